@@ -1,0 +1,437 @@
+//! Finding packs, reading their manifests, and putting them in load order: dependencies
+//! before dependants, then by id.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use super::diagnostic::Diagnostics;
+use super::doc::PackManifest;
+use super::yaml::{self, Loc};
+use crate::rules::{PackInfo, nearest};
+
+/// A folder to look for packs in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackFolder {
+    /// The folder: a pack itself (it has a `pack.yaml`) or a folder of packs.
+    pub path: PathBuf,
+    /// Whether a missing folder is an error (it is not for the default `mods` folder).
+    pub required: bool,
+}
+
+/// A pack found on disk with a readable manifest.
+#[derive(Clone, Debug)]
+pub struct Pack {
+    /// Its folder, as found.
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: PackManifest,
+    /// Its parsed version.
+    pub version: semver::Version,
+}
+
+impl Pack {
+    /// Its id.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.manifest.id.value
+    }
+
+    /// Its manifest file.
+    #[must_use]
+    pub fn manifest_path(&self) -> PathBuf {
+        self.dir.join("pack.yaml")
+    }
+
+    /// What the catalog keeps of it.
+    #[must_use]
+    pub fn info(&self) -> PackInfo {
+        PackInfo {
+            id: self.id().to_string(),
+            name: self
+                .manifest
+                .name
+                .clone()
+                .unwrap_or_else(|| self.id().to_string()),
+            version: self.version.to_string(),
+            description: self.manifest.description.clone().unwrap_or_default(),
+            authors: self.manifest.authors.clone(),
+        }
+    }
+}
+
+/// Whether `id` is a valid id: `[a-z0-9_]+`.
+#[must_use]
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// Every pack in `folders`, with their manifests read and checked.
+pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Vec<Pack> {
+    let mut packs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for folder in folders {
+        // The same folder named twice (say `mods` and a scenario's `../../mods`) is read once.
+        if let Ok(canonical) = folder.path.canonicalize()
+            && !seen.insert(canonical)
+        {
+            continue;
+        }
+        if !folder.path.is_dir() {
+            if folder.required {
+                diags.error(
+                    &folder.path,
+                    Loc::default(),
+                    "this folder does not exist; give the folder that holds your packs",
+                );
+            }
+            continue;
+        }
+        if folder.path.join("pack.yaml").is_file() {
+            packs.extend(read_manifest(&folder.path, diags));
+            continue;
+        }
+        for dir in subfolders(&folder.path, diags) {
+            if dir.join("pack.yaml").is_file() {
+                packs.extend(read_manifest(&dir, diags));
+            } else if has_yaml(&dir) {
+                diags.warning(
+                    &dir,
+                    Loc::default(),
+                    "this folder has YAML files but no pack.yaml, so it is not loaded as a pack",
+                );
+            }
+        }
+    }
+    packs
+}
+
+fn subfolders(path: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
+    match std::fs::read_dir(path) {
+        Ok(entries) => {
+            let mut dirs: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir() && !is_hidden(p))
+                .collect();
+            dirs.sort();
+            dirs
+        }
+        Err(e) => {
+            diags.error(
+                path,
+                Loc::default(),
+                format!("cannot read this folder: {e}"),
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn has_yaml(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .is_ok_and(|entries| entries.filter_map(Result::ok).any(|e| is_yaml(&e.path())))
+}
+
+/// Whether a file or folder name starts with a dot or ends with `~` (editor leftovers).
+#[must_use]
+pub fn is_hidden(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.') || n.ends_with('~') || n.starts_with('#'))
+}
+
+/// Whether `path` is a YAML file (`.yaml` or `.yml`) that is not an editor leftover.
+#[must_use]
+pub fn is_yaml(path: &Path) -> bool {
+    !is_hidden(path)
+        && path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e == "yaml" || e == "yml")
+}
+
+fn read_manifest(dir: &Path, diags: &mut Diagnostics) -> Option<Pack> {
+    let path = dir.join("pack.yaml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.error(
+                &path,
+                Loc::default(),
+                format!("cannot read the manifest: {e}"),
+            );
+            return None;
+        }
+    };
+    let node = match yaml::parse(&text) {
+        Ok(n) => n,
+        Err(e) => {
+            diags.error(&path, e.loc, e.message);
+            return None;
+        }
+    };
+    let manifest: PackManifest = match yaml::from_node(&node) {
+        Ok(m) => m,
+        Err(e) => {
+            diags.error(&path, e.loc.unwrap_or(node.loc), e.message);
+            return None;
+        }
+    };
+    let mut ok = true;
+    if !valid_id(&manifest.id) {
+        diags.error(
+            &path,
+            manifest.id.loc,
+            format!(
+                "pack id '{}' may only use lowercase letters, digits and '_'",
+                manifest.id.value
+            ),
+        );
+        ok = false;
+    }
+    let version = match semver::Version::parse(&manifest.version) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            diags.error(
+                &path,
+                manifest.version.loc,
+                format!(
+                    "version '{}' is not a semantic version like 1.2.0: {e}",
+                    manifest.version.value
+                ),
+            );
+            None
+        }
+    };
+    for req in &manifest.requires {
+        if let Some(v) = &req.version
+            && let Err(e) = semver::VersionReq::parse(v)
+        {
+            diags.error(
+                &path,
+                v.loc,
+                format!(
+                    "version requirement '{}' is not valid semver (e.g. ^1.2): {e}",
+                    v.value
+                ),
+            );
+            ok = false;
+        }
+    }
+    match version {
+        Some(version) if ok => Some(Pack {
+            dir: dir.to_path_buf(),
+            manifest,
+            version,
+        }),
+        _ => None,
+    }
+}
+
+/// The packs to load, in load order, each with its dependencies (transitively, nearest
+/// first). `only` limits the load to those packs and what they require.
+pub struct Ordered {
+    /// The packs in load order.
+    pub packs: Vec<Pack>,
+    /// For each pack (by load index), the load indices of its dependencies: its direct
+    /// requirements in the order listed, then theirs.
+    pub deps: Vec<Vec<usize>>,
+}
+
+/// Check requirements and put the packs in load order.
+pub fn order(found: Vec<Pack>, only: Option<&[String]>, diags: &mut Diagnostics) -> Ordered {
+    let mut by_id: HashMap<String, Pack> = HashMap::new();
+    for pack in found {
+        if let Some(first) = by_id.get(pack.id()) {
+            diags.error(
+                &pack.manifest_path(),
+                pack.manifest.id.loc,
+                format!(
+                    "pack id '{}' is already used by {}; pack ids must be unique",
+                    pack.id(),
+                    first.manifest_path().display()
+                ),
+            );
+            continue;
+        }
+        by_id.insert(pack.id().to_string(), pack);
+    }
+    let wanted: Vec<String> = match only {
+        Some(ids) => ids.to_vec(),
+        None => {
+            let mut all: Vec<String> = by_id.keys().cloned().collect();
+            all.sort();
+            all
+        }
+    };
+    // Packs whose requirements cannot be met are left out, with their dependants.
+    let mut state: HashMap<String, Visit> = HashMap::new();
+    for id in &wanted {
+        visit(id, &by_id, &mut state, &mut Vec::new(), diags);
+    }
+    let selected: Vec<String> = state
+        .iter()
+        .filter(|(_, v)| **v == Visit::Good)
+        .map(|(id, _)| id.clone())
+        .collect();
+    // Kahn's algorithm, ready packs taken in id order.
+    let mut remaining: BTreeSet<String> = selected.iter().cloned().collect();
+    let mut packs: Vec<Pack> = Vec::new();
+    while !remaining.is_empty() {
+        let next = remaining.iter().find(|id| {
+            by_id[*id]
+                .manifest
+                .requires
+                .iter()
+                .all(|r| !remaining.contains(&r.id.value))
+        });
+        let Some(next) = next.cloned() else { break };
+        remaining.remove(&next);
+        if let Some(pack) = by_id.remove(&next) {
+            packs.push(pack);
+        }
+    }
+    let index: HashMap<String, usize> = packs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id().to_string(), i))
+        .collect();
+    let deps = packs
+        .iter()
+        .map(|p| {
+            let mut out: Vec<usize> = Vec::new();
+            let mut queue: Vec<usize> = p
+                .manifest
+                .requires
+                .iter()
+                .filter_map(|r| index.get(&r.id.value).copied())
+                .collect();
+            let mut i = 0;
+            while i < queue.len() {
+                let d = queue[i];
+                i += 1;
+                if out.contains(&d) {
+                    continue;
+                }
+                out.push(d);
+                queue.extend(
+                    packs[d]
+                        .manifest
+                        .requires
+                        .iter()
+                        .filter_map(|r| index.get(&r.id.value).copied()),
+                );
+            }
+            out
+        })
+        .collect();
+    Ordered { packs, deps }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Visit {
+    InProgress,
+    Good,
+    Bad,
+}
+
+fn visit(
+    id: &str,
+    packs: &HashMap<String, Pack>,
+    state: &mut HashMap<String, Visit>,
+    path: &mut Vec<String>,
+    diags: &mut Diagnostics,
+) -> bool {
+    match state.get(id) {
+        Some(Visit::Good) => return true,
+        Some(Visit::Bad) => return false,
+        Some(Visit::InProgress) => {
+            let start = path.iter().position(|p| p == id).unwrap_or(0);
+            let mut cycle: Vec<String> = path[start..].to_vec();
+            cycle.push(id.to_string());
+            let text = cycle.join(" → ");
+            for member in &path[start..] {
+                if let Some(p) = packs.get(member) {
+                    diags.error(
+                        &p.manifest_path(),
+                        p.manifest.id.loc,
+                        format!("dependency cycle: {text}; a pack cannot require itself, even through others"),
+                    );
+                }
+                state.insert(member.clone(), Visit::Bad);
+            }
+            return false;
+        }
+        None => {}
+    }
+    let Some(pack) = packs.get(id) else {
+        return false;
+    };
+    state.insert(id.to_string(), Visit::InProgress);
+    path.push(id.to_string());
+    let mut good = true;
+    for req in &pack.manifest.requires {
+        let rid = &req.id.value;
+        let Some(dep) = packs.get(rid) else {
+            let hint = nearest(rid, packs.keys().map(String::as_str))
+                .map(|n| format!(" (did you mean '{n}'?)"))
+                .unwrap_or_default();
+            diags.error(
+                &pack.manifest_path(),
+                req.id.loc,
+                format!(
+                    "pack '{}' requires '{rid}', which was not found{hint}; found: {}",
+                    pack.id(),
+                    sorted_ids(packs)
+                ),
+            );
+            good = false;
+            continue;
+        };
+        if let Some(v) = &req.version
+            && let Ok(wanted) = semver::VersionReq::parse(v)
+            && !wanted.matches(&dep.version)
+        {
+            diags.error(
+                &pack.manifest_path(),
+                v.loc,
+                format!(
+                    "pack '{}' requires '{rid}' {}, but the loaded '{rid}' is version {}",
+                    pack.id(),
+                    v.value,
+                    dep.version
+                ),
+            );
+            good = false;
+            continue;
+        }
+        if !visit(rid, packs, state, path, diags) {
+            if state.get(id) == Some(&Visit::Bad) {
+                // This pack is part of a reported cycle.
+                path.pop();
+                return false;
+            }
+            diags.error(
+                &pack.manifest_path(),
+                req.id.loc,
+                format!(
+                    "pack '{}' cannot be loaded because its dependency '{rid}' has errors",
+                    pack.id()
+                ),
+            );
+            good = false;
+        }
+    }
+    path.pop();
+    state.insert(id.to_string(), if good { Visit::Good } else { Visit::Bad });
+    good
+}
+
+fn sorted_ids(packs: &HashMap<String, Pack>) -> String {
+    let mut ids: Vec<&str> = packs.keys().map(String::as_str).collect();
+    ids.sort_unstable();
+    ids.join(", ")
+}

@@ -1,0 +1,371 @@
+//! Content loading: YAML packs into a compiled [`Catalog`], with every diagnostic.
+//!
+//! Loading never stops at the first problem: it returns the catalog (when there were no
+//! errors) *and* all diagnostics, each with file, line and column. This is the only layer
+//! that knows both the YAML document types ([`doc`]) and the runtime catalog types.
+//!
+//! Must not: resolve moves, run scripts or know about the UI.
+
+mod compile;
+pub mod diagnostic;
+pub mod discover;
+pub mod doc;
+mod registry;
+pub mod yaml;
+
+use std::path::{Path, PathBuf};
+
+pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use discover::PackFolder;
+use doc::{RulesDoc, SECTIONS};
+use registry::{Registry, Source};
+use yaml::{Loc, Node, Value};
+
+use crate::rules::{Catalog, nearest};
+
+/// What to load.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Folders to look for packs in, in order.
+    pub folders: Vec<PackFolder>,
+    /// Load only these packs and what they require (all found packs when `None`).
+    pub only: Option<Vec<String>>,
+    /// A last rules patch on top of the packs' (a scenario's `rules:`), and its file.
+    pub rules_patch: Option<(PathBuf, RulesDoc)>,
+}
+
+impl LoadOptions {
+    /// The usual folders: `content` (must exist) and `mods` (may be missing).
+    #[must_use]
+    pub fn standard(content: &Path, mods: &Path) -> LoadOptions {
+        LoadOptions {
+            folders: vec![
+                PackFolder {
+                    path: content.to_path_buf(),
+                    required: true,
+                },
+                PackFolder {
+                    path: mods.to_path_buf(),
+                    required: false,
+                },
+            ],
+            ..LoadOptions::default()
+        }
+    }
+}
+
+/// The result of a load.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The catalog, when the load had no errors.
+    pub catalog: Option<Catalog>,
+    /// Every diagnostic, sorted by file and position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Loaded {
+    /// Number of errors.
+    #[must_use]
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// Number of warnings.
+    #[must_use]
+    pub fn warning_count(&self) -> usize {
+        self.diagnostics.len() - self.error_count()
+    }
+}
+
+/// The files read during a load; entries refer to them by index.
+#[derive(Debug, Default)]
+pub struct Files(Vec<PathBuf>);
+
+impl Files {
+    fn add(&mut self, path: PathBuf) -> usize {
+        self.0.push(path);
+        self.0.len() - 1
+    }
+
+    /// The path of file `index`.
+    #[must_use]
+    pub fn path(&self, index: usize) -> &Path {
+        self.0.get(index).map_or(Path::new("?"), PathBuf::as_path)
+    }
+}
+
+/// Every section's entries, gathered from all packs.
+#[derive(Debug, Default)]
+pub(crate) struct Sections {
+    pub areas: Registry<doc::AreaDoc>,
+    pub token_types: Registry<doc::TokenTypeDoc>,
+    pub abilities: Registry<doc::AbilityDoc>,
+    pub cards: Registry<doc::CardDoc>,
+    pub decks: Registry<doc::DeckDoc>,
+    /// `rules` sections in load order; `pack` is `None` for the scenario's patch.
+    pub rules: Vec<(RulesDoc, Option<usize>, usize)>,
+}
+
+/// Load packs as `options` says.
+#[must_use]
+pub fn load(options: &LoadOptions) -> Loaded {
+    let mut diags = Diagnostics::default();
+    let found = discover::discover(&options.folders, &mut diags);
+    if let Some(only) = &options.only {
+        for id in only {
+            if !found.iter().any(|p| p.id() == id) {
+                let hint = nearest(id, found.iter().map(discover::Pack::id))
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
+                let path = options
+                    .rules_patch
+                    .as_ref()
+                    .map_or_else(|| PathBuf::from("."), |(p, _)| p.clone());
+                diags.error(
+                    &path,
+                    Loc::default(),
+                    format!("pack '{id}' was not found in the pack folders{hint}"),
+                );
+            }
+        }
+    }
+    let ordered = discover::order(found, options.only.as_deref(), &mut diags);
+    let pack_ids: Vec<String> = ordered.packs.iter().map(|p| p.id().to_string()).collect();
+    let mut files = Files::default();
+    let mut sections = Sections::default();
+    for (index, pack) in ordered.packs.iter().enumerate() {
+        for file in pack_files(&pack.dir, &mut diags) {
+            let file_index = files.add(file);
+            read_document(
+                index,
+                file_index,
+                &pack_ids,
+                &ordered.deps[index],
+                &files,
+                &mut sections,
+                &mut diags,
+            );
+        }
+    }
+    if let Some((path, doc)) = &options.rules_patch {
+        let file_index = files.add(path.clone());
+        sections.rules.push((doc.clone(), None, file_index));
+    }
+    let catalog = if ordered.packs.is_empty() {
+        None
+    } else {
+        compile::compile(&ordered, &pack_ids, &files, &sections, &mut diags)
+    };
+    let catalog = if diags.has_errors() || ordered.packs.is_empty() {
+        if ordered.packs.is_empty() && !diags.has_errors() {
+            let path = options
+                .folders
+                .first()
+                .map_or_else(|| PathBuf::from("."), |f| f.path.clone());
+            diags.error(
+                &path,
+                Loc::default(),
+                "no packs found: a pack is a folder with a pack.yaml",
+            );
+        }
+        None
+    } else {
+        catalog
+    };
+    Loaded {
+        catalog,
+        diagnostics: diags.into_sorted(),
+    }
+}
+
+/// Every content document of a pack (its YAML files other than the root `pack.yaml`),
+/// in path order.
+fn pack_files(dir: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(e) => e,
+            Err(e) => {
+                diags.error(
+                    &folder,
+                    Loc::default(),
+                    format!("cannot read this folder: {e}"),
+                );
+                continue;
+            }
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                if !discover::is_hidden(&path) {
+                    stack.push(path);
+                }
+            } else if discover::is_yaml(&path) && path != dir.join("pack.yaml") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_document(
+    pack: usize,
+    file: usize,
+    pack_ids: &[String],
+    deps: &[usize],
+    files: &Files,
+    sections: &mut Sections,
+    diags: &mut Diagnostics,
+) {
+    let path = files.path(file);
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.error(path, Loc::default(), format!("cannot read this file: {e}"));
+            return;
+        }
+    };
+    let root = match yaml::parse(&text) {
+        Ok(n) => n,
+        Err(e) => {
+            diags.error(path, e.loc, format!("YAML syntax: {}", e.message));
+            return;
+        }
+    };
+    let entries = match &root.value {
+        Value::Null => return,
+        Value::Map(entries) => entries,
+        other => {
+            diags.error(
+                path,
+                root.loc,
+                format!(
+                    "a content file is a mapping of sections ({}), found {}",
+                    SECTIONS.join(", "),
+                    other.describe()
+                ),
+            );
+            return;
+        }
+    };
+    for (key, value) in entries {
+        let Value::Str(name) = &key.value else {
+            diags.error(path, key.loc, "section names are strings");
+            continue;
+        };
+        let source = |loc| Source { pack, file, loc };
+        match name.as_str() {
+            "rules" => match yaml::from_node::<RulesDoc>(value) {
+                Ok(doc) => sections.rules.push((doc, Some(pack), file)),
+                Err(e) => diags.error(path, e.loc.unwrap_or(value.loc), e.message),
+            },
+            "areas" => add_all(
+                &mut sections.areas,
+                value,
+                source,
+                pack_ids,
+                deps,
+                files,
+                diags,
+            ),
+            "token_types" => {
+                add_all(
+                    &mut sections.token_types,
+                    value,
+                    source,
+                    pack_ids,
+                    deps,
+                    files,
+                    diags,
+                );
+            }
+            "abilities" => {
+                add_all(
+                    &mut sections.abilities,
+                    value,
+                    source,
+                    pack_ids,
+                    deps,
+                    files,
+                    diags,
+                );
+            }
+            "cards" => add_all(
+                &mut sections.cards,
+                value,
+                source,
+                pack_ids,
+                deps,
+                files,
+                diags,
+            ),
+            "decks" => add_all(
+                &mut sections.decks,
+                value,
+                source,
+                pack_ids,
+                deps,
+                files,
+                diags,
+            ),
+            other => {
+                let hint = nearest(other, SECTIONS.iter().copied())
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
+                diags.error(
+                    path,
+                    key.loc,
+                    format!(
+                        "unknown section '{other}'{hint}; sections are {}",
+                        SECTIONS.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn add_all<T>(
+    registry: &mut Registry<T>,
+    section: &Node,
+    source: impl Fn(Loc) -> Source,
+    pack_ids: &[String],
+    deps: &[usize],
+    files: &Files,
+    diags: &mut Diagnostics,
+) where
+    T: registry::Entry + for<'a> serde::Deserialize<'a>,
+{
+    let items = match &section.value {
+        Value::Null => return,
+        Value::Seq(items) => items,
+        other => {
+            let path = files.path(source(section.loc).file);
+            diags.error(
+                path,
+                section.loc,
+                format!(
+                    "expected a list of {} entries (`- id: ...`), found {}",
+                    T::KIND,
+                    other.describe()
+                ),
+            );
+            return;
+        }
+    };
+    for item in items {
+        match yaml::from_node::<T>(item) {
+            Ok(doc) => {
+                let loc = doc.id().loc;
+                registry.add(doc, source(loc), pack_ids, deps, files, diags);
+            }
+            Err(e) => {
+                let path = files.path(source(item.loc).file);
+                diags.error(path, e.loc.unwrap_or(item.loc), e.message);
+            }
+        }
+    }
+}

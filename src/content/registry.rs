@@ -1,0 +1,402 @@
+//! Entries of one section gathered from every pack, with the patches of other packs
+//! applied field by field, and the pack-aware resolution of references.
+
+use std::collections::HashMap;
+
+use super::Files;
+use super::diagnostic::Diagnostics;
+use super::doc::{AbilityDoc, AreaDoc, CardDoc, DeckDoc, TokenTypeDoc};
+use super::yaml::{Loc, Located};
+use crate::rules::nearest;
+
+/// A document type whose entries can patch each other.
+pub trait Entry: Sized {
+    /// What the section calls an entry (`card`, `token type`…).
+    const KIND: &'static str;
+    /// The entry's id as written.
+    fn id(&self) -> &Located<String>;
+    /// Replace the fields `other` gives; the names of the fields replaced.
+    fn patch(&mut self, other: Self) -> Vec<&'static str>;
+}
+
+macro_rules! entry {
+    ($ty:ty, $kind:literal, [$($field:ident),*]) => {
+        impl Entry for $ty {
+            const KIND: &'static str = $kind;
+
+            fn id(&self) -> &Located<String> {
+                &self.id
+            }
+
+            fn patch(&mut self, other: Self) -> Vec<&'static str> {
+                let mut changed = Vec::new();
+                $(
+                    if other.$field.is_some() {
+                        self.$field = other.$field;
+                        changed.push(stringify!($field));
+                    }
+                )*
+                changed
+            }
+        }
+    };
+}
+
+entry!(AreaDoc, "area", [name, description, offsets, grid]);
+entry!(
+    TokenTypeDoc,
+    "token type",
+    [
+        name,
+        description,
+        aura,
+        on_destroyed,
+        income_multiplier,
+        between_turns,
+        script
+    ]
+);
+entry!(
+    AbilityDoc,
+    "ability",
+    [
+        name,
+        description,
+        effect,
+        amount,
+        owner,
+        value,
+        kind,
+        player,
+        condition,
+        into,
+        max_value,
+        script
+    ]
+);
+entry!(
+    CardDoc,
+    "card",
+    [name, value, token, ability, area, description]
+);
+entry!(DeckDoc, "deck", [name, description, stacks]);
+
+/// Where a field's current value came from: a pack (load index) and a file (index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The pack, by load index.
+    pub pack: usize,
+    /// The file, by index into [`Files`].
+    pub file: usize,
+    /// The location of the entry (or patch) that set it.
+    pub loc: Loc,
+}
+
+/// One entry of a section.
+#[derive(Debug)]
+pub struct Record<T> {
+    /// The pack that defines it, by load index.
+    pub pack: usize,
+    /// Its id within that pack.
+    pub id: String,
+    /// The document, patches applied.
+    pub doc: T,
+    /// Where it was defined.
+    pub defined: Source,
+    /// Fields set by patches, and where.
+    pub patched: HashMap<&'static str, Source>,
+}
+
+impl<T> Record<T> {
+    /// Where `field`'s value came from.
+    #[must_use]
+    pub fn source(&self, field: &str) -> Source {
+        self.patched.get(field).copied().unwrap_or(self.defined)
+    }
+}
+
+/// Every entry of one section, in load order.
+#[derive(Debug)]
+pub struct Registry<T> {
+    /// The entries; an entry's index is its catalog id.
+    pub records: Vec<Record<T>>,
+    index: HashMap<(usize, String), usize>,
+}
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Registry {
+            records: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+/// The packs a reference from one pack may see: itself first, then its dependencies.
+pub struct View<'a> {
+    /// The pack's load index, or `None` for a view of every loaded pack (scenarios).
+    pub pack: Option<usize>,
+    /// Its dependencies, transitively.
+    pub deps: &'a [usize],
+    /// Every pack id, by load index.
+    pub pack_ids: &'a [String],
+}
+
+impl View<'_> {
+    fn sees(&self, pack: usize) -> bool {
+        self.pack.is_none_or(|p| p == pack) || self.deps.contains(&pack)
+    }
+}
+
+impl<T: Entry> Registry<T> {
+    /// Add an entry defined (or patched, for `other:id`) by `source.pack`.
+    pub fn add(
+        &mut self,
+        doc: T,
+        source: Source,
+        pack_ids: &[String],
+        deps: &[usize],
+        files: &Files,
+        diags: &mut Diagnostics,
+    ) {
+        let path = files.path(source.file);
+        let written = doc.id().value.clone();
+        let loc = doc.id().loc;
+        let (target_pack, id) = match written.split_once(':') {
+            Some((p, id)) => (Some(p.to_string()), id.to_string()),
+            None => (None, written.clone()),
+        };
+        if !super::discover::valid_id(&id) {
+            diags.error(
+                path,
+                loc,
+                format!("{} id '{written}' may only use lowercase letters, digits and '_' (with an optional 'pack:' prefix to patch)", T::KIND),
+            );
+            return;
+        }
+        let own = &pack_ids[source.pack];
+        match target_pack {
+            Some(p) if p != *own => self.patch(doc, &p, &id, source, pack_ids, deps, files, diags),
+            _ => {
+                let key = (source.pack, id.clone());
+                if let Some(&first) = self.index.get(&key) {
+                    let f = &self.records[first].defined;
+                    diags.error(
+                        path,
+                        loc,
+                        format!(
+                            "{} '{id}' is already defined at {}:{}:{}; ids must be unique within a pack",
+                            T::KIND,
+                            files.path(f.file).display(),
+                            f.loc.line,
+                            f.loc.column
+                        ),
+                    );
+                    return;
+                }
+                self.index.insert(key, self.records.len());
+                self.records.push(Record {
+                    pack: source.pack,
+                    id,
+                    doc,
+                    defined: source,
+                    patched: HashMap::new(),
+                });
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn patch(
+        &mut self,
+        doc: T,
+        target_pack: &str,
+        id: &str,
+        source: Source,
+        pack_ids: &[String],
+        deps: &[usize],
+        files: &Files,
+        diags: &mut Diagnostics,
+    ) {
+        let path = files.path(source.file);
+        let loc = doc.id().loc;
+        let own = &pack_ids[source.pack];
+        let Some(tp) = pack_ids.iter().position(|p| p == target_pack) else {
+            diags.error(
+                path,
+                loc,
+                format!(
+                    "'{target_pack}:{id}' patches pack '{target_pack}', which is not loaded{}",
+                    hint(target_pack, pack_ids.iter().map(String::as_str))
+                ),
+            );
+            return;
+        };
+        if !deps.contains(&tp) {
+            diags.error(
+                path,
+                loc,
+                format!(
+                    "pack '{own}' patches '{target_pack}:{id}' but does not require '{target_pack}'; add `- {{ id: {target_pack} }}` to `requires` in its pack.yaml"
+                ),
+            );
+            return;
+        }
+        let Some(&index) = self.index.get(&(tp, id.to_string())) else {
+            let ids = self
+                .records
+                .iter()
+                .filter(|r| r.pack == tp)
+                .map(|r| r.id.as_str());
+            diags.error(
+                path,
+                loc,
+                format!(
+                    "pack '{target_pack}' has no {} '{id}' to patch{}",
+                    T::KIND,
+                    hint(id, ids)
+                ),
+            );
+            return;
+        };
+        let record = &mut self.records[index];
+        for field in record.doc.patch(doc) {
+            if let Some(earlier) = record.patched.get(field)
+                && earlier.pack != source.pack
+            {
+                diags.warning(
+                    path,
+                    loc,
+                    format!(
+                        "field `{field}` of {target_pack}:{id} is also patched by pack '{}' at {}:{}:{}; this patch, later in load order, wins",
+                        pack_ids[earlier.pack],
+                        files.path(earlier.file).display(),
+                        earlier.loc.line,
+                        earlier.loc.column
+                    ),
+                );
+            }
+            record.patched.insert(field, source);
+        }
+    }
+
+    /// Resolve a reference written in the view's pack: `pack:id` exactly, or an id of the
+    /// pack itself, then of its dependencies. Reports unknown and ambiguous names.
+    pub fn resolve(
+        &self,
+        name: &Located<String>,
+        view: &View<'_>,
+        path: &std::path::Path,
+        files: &Files,
+        diags: &mut Diagnostics,
+    ) -> Option<usize> {
+        let written = name.value.as_str();
+        if let Some((p, id)) = written.split_once(':') {
+            let Some(pack) = view.pack_ids.iter().position(|x| x == p) else {
+                diags.error(
+                    path,
+                    name.loc,
+                    format!(
+                        "unknown pack '{p}' in '{written}'{}",
+                        hint(p, view.pack_ids.iter().map(String::as_str))
+                    ),
+                );
+                return None;
+            };
+            if !view.sees(pack) {
+                let own = view.pack.map_or("this", |i| view.pack_ids[i].as_str());
+                diags.error(
+                    path,
+                    name.loc,
+                    format!("'{written}' is in pack '{p}', which pack '{own}' does not require; add it to `requires` in pack.yaml"),
+                );
+                return None;
+            }
+            return match self.index.get(&(pack, id.to_string())) {
+                Some(&i) => Some(i),
+                None => {
+                    let ids = self
+                        .records
+                        .iter()
+                        .filter(|r| r.pack == pack)
+                        .map(|r| r.id.as_str());
+                    diags.error(
+                        path,
+                        name.loc,
+                        format!("unknown {} '{written}'{}", T::KIND, hint(id, ids)),
+                    );
+                    None
+                }
+            };
+        }
+        if let Some(own) = view.pack
+            && let Some(&i) = self.index.get(&(own, written.to_string()))
+        {
+            return Some(i);
+        }
+        let candidates: Vec<usize> = view
+            .deps
+            .iter()
+            .filter_map(|&d| self.index.get(&(d, written.to_string())).copied())
+            .chain(if view.pack.is_none() {
+                self.records
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.id == written)
+                    .map(|(i, _)| i)
+                    .collect::<Vec<_>>()
+            } else {
+                Vec::new()
+            })
+            .collect();
+        let mut candidates = candidates;
+        candidates.dedup();
+        match candidates.as_slice() {
+            [one] => Some(*one),
+            [] => {
+                let visible = self
+                    .records
+                    .iter()
+                    .filter(|r| view.sees(r.pack))
+                    .map(|r| r.id.as_str());
+                diags.error(
+                    path,
+                    name.loc,
+                    format!("unknown {} '{written}'{}", T::KIND, hint(written, visible)),
+                );
+                None
+            }
+            many => {
+                let list: Vec<String> = many
+                    .iter()
+                    .map(|&i| {
+                        let r = &self.records[i];
+                        format!(
+                            "'{}:{}' ({}:{})",
+                            view.pack_ids[r.pack],
+                            r.id,
+                            files.path(r.defined.file).display(),
+                            r.defined.loc.line
+                        )
+                    })
+                    .collect();
+                diags.error(
+                    path,
+                    name.loc,
+                    format!(
+                        "{} '{written}' is ambiguous: it could be {}; write the one you mean with its pack prefix",
+                        T::KIND,
+                        list.join(" or ")
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+fn hint<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    nearest(name, candidates)
+        .map(|n| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default()
+}

@@ -1,0 +1,18 @@
+//! Small file-system helpers for the edges (command line, profile).
+
+use std::io::Write as _;
+use std::path::Path;
+
+/// Write `bytes` to `path` atomically: a temporary file in the same folder, flushed to
+/// disk, then renamed over the target. A crash leaves the old file or the new one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

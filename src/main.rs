@@ -1,0 +1,5 @@
+//! The `tokensmith` binary: the command line.
+
+fn main() -> std::process::ExitCode {
+    tokensmith::cli::main()
+}

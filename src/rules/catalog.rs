@@ -1,0 +1,494 @@
+//! The compiled catalog: every rule number, area, token type, ability, card and deck of the
+//! loaded packs, addressed by dense integer ids.
+//!
+//! This is the runtime form of content. The YAML document types live in `content` and are
+//! converted into these types there; nothing here knows about YAML or files. Names and
+//! descriptions are kept beside the definitions for tools and the UI, never read on the
+//! hot path of move resolution.
+
+use super::ids::{AbilityId, AreaId, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId};
+
+/// The largest board side the engine supports.
+pub const MAX_SIDE: u8 = 16;
+/// The largest number of cells a board may have (its fixed storage size).
+pub const MAX_CELLS: usize = 144;
+/// The largest number of stacks in a deck.
+pub const MAX_STACKS: usize = 8;
+/// The largest number of cards in one stack.
+pub const MAX_STACK_CARDS: usize = 8;
+
+/// Where an entry was defined: for "where does this come from" in tools and diagnostics.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Origin {
+    /// The id of the pack that defined the entry.
+    pub pack: String,
+    /// The file, relative to the folder the pack was found in (e.g. `base/cards.yaml`).
+    pub file: String,
+    /// 1-based line of the entry's id.
+    pub line: u32,
+    /// 1-based column of the entry's id.
+    pub column: u32,
+}
+
+/// The human side of an entry: its qualified id, name, description and origin.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Meta {
+    /// The id within its pack (`push_row`).
+    pub id: String,
+    /// The display name (falls back to the id).
+    pub name: String,
+    /// A one-line description.
+    pub description: String,
+    /// Where it was defined.
+    pub origin: Origin,
+}
+
+impl Meta {
+    /// `pack:id`, the id that names this entry exactly.
+    #[must_use]
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.origin.pack, self.id)
+    }
+}
+
+/// The rule numbers of the game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ruleset {
+    /// Board width in cells.
+    pub width: u8,
+    /// Board height in cells.
+    pub height: u8,
+    /// Stacks per deck.
+    pub stacks: u8,
+    /// Fewest cards in a stack.
+    pub stack_min: u8,
+    /// Most cards in a stack.
+    pub stack_max: u8,
+    /// The game ends when a seat's score reaches this.
+    pub score_limit: i64,
+    /// The compensation token for the second seat, if any.
+    pub opening_token: Option<OpeningToken>,
+}
+
+/// The token put on the board before the first move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpeningToken {
+    /// Its owner.
+    pub seat: Seat,
+    /// Its value.
+    pub value: i32,
+    /// Its type.
+    pub kind: TokenTypeId,
+    /// The cells to choose from, uniformly at random.
+    pub cells: Vec<Cell>,
+}
+
+/// A set of offsets around a placed token, in a fixed order.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Area {
+    /// The named area this came from, if it was named.
+    pub id: Option<AreaId>,
+    /// The offsets, in the order effects visit them.
+    pub offsets: Vec<Offset>,
+}
+
+/// A named area of the catalog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AreaDef {
+    /// Id, name, origin.
+    pub meta: Meta,
+    /// The offsets.
+    pub offsets: Vec<Offset>,
+}
+
+/// Which tokens an aura reaches, relative to the aura's owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relation {
+    /// Tokens of the same seat.
+    Friendly,
+    /// Tokens of the other seat.
+    Enemy,
+    /// Tokens of either seat.
+    All,
+}
+
+impl Relation {
+    /// Whether a token of seat `other` is reached by an aura of a token of seat `owner`.
+    #[must_use]
+    pub fn includes(self, owner: Seat, other: Seat) -> bool {
+        match self {
+            Relation::Friendly => owner == other,
+            Relation::Enemy => owner != other,
+            Relation::All => true,
+        }
+    }
+}
+
+/// A passive income bonus a token gives to the tokens around it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Aura {
+    /// The cells it reaches.
+    pub area: Area,
+    /// Whose tokens it reaches.
+    pub to: Relation,
+    /// The income each reached token receives.
+    pub income: i32,
+}
+
+/// What a token becomes instead of being destroyed by losing value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Becomes {
+    /// The new type.
+    pub kind: TokenTypeId,
+    /// The new value.
+    pub value: i32,
+}
+
+/// A between-turns effect of a token type: damage to the first token in each direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Turret {
+    /// Damage per hit.
+    pub amount: i32,
+    /// The directions it looks in, each followed cell by cell.
+    pub directions: Vec<Offset>,
+}
+
+/// A token type and its passive properties.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenTypeDef {
+    /// Id, name, origin.
+    pub meta: Meta,
+    /// Income it gives to the tokens around it.
+    pub aura: Option<Aura>,
+    /// What it becomes when destroyed by losing value.
+    pub on_destroyed: Option<Becomes>,
+    /// Its income multiplier (1 for plain tokens).
+    pub income_multiplier: i32,
+    /// What it does between turns.
+    pub between_turns: Option<Turret>,
+    /// Its script, whose hooks the engine calls.
+    pub script: Option<ScriptId>,
+}
+
+/// How much a `damage` effect lowers each target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Amount {
+    /// A fixed amount.
+    Fixed(i32),
+    /// The number of the mover's tokens on the area's cells, counted before damage lands.
+    FriendlyInArea,
+}
+
+/// Self or opponent, relative to the seat that plays the card.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The seat playing the card.
+    Mover,
+    /// The other seat.
+    Opponent,
+}
+
+impl Side {
+    /// The seat this side means when `mover` plays.
+    #[must_use]
+    pub fn seat(self, mover: Seat) -> Seat {
+        match self {
+            Side::Mover => mover,
+            Side::Opponent => mover.other(),
+        }
+    }
+}
+
+/// A built-in effect with its parameters, or a script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Lower each target token's value.
+    Damage {
+        /// By how much.
+        amount: Amount,
+    },
+    /// Move each target token one cell away from the placed token.
+    Push,
+    /// Move each target token to its mirror cell through the placed token.
+    Flip,
+    /// Create a token on each empty target cell.
+    Spawn {
+        /// Whose tokens.
+        owner: Side,
+        /// Their value.
+        value: i32,
+        /// Their type.
+        kind: TokenTypeId,
+    },
+    /// Bank an extra turn.
+    ExtraTurn {
+        /// For whom.
+        player: Side,
+        /// Only if every cell of the area is on the board and holds a token.
+        area_full: bool,
+    },
+    /// The placed token swaps cells with the previous last-placed token.
+    SwapWithLast,
+    /// Change the type of each target token.
+    Transform {
+        /// The new type.
+        into: TokenTypeId,
+        /// Only tokens of at most this value.
+        max_value: Option<i32>,
+    },
+    /// The mover's next placed token gets extra value.
+    NextTokenBonus {
+        /// How much.
+        amount: i32,
+    },
+    /// A script's `on_place` hook.
+    Script(ScriptId),
+}
+
+impl Effect {
+    /// The effect's name as written in YAML.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Effect::Damage { .. } => "damage",
+            Effect::Push => "push",
+            Effect::Flip => "flip",
+            Effect::Spawn { .. } => "spawn",
+            Effect::ExtraTurn { .. } => "extra_turn",
+            Effect::SwapWithLast => "swap_with_last",
+            Effect::Transform { .. } => "transform",
+            Effect::NextTokenBonus { .. } => "next_token_bonus",
+            Effect::Script(_) => "script",
+        }
+    }
+}
+
+/// An ability: an effect a card applies over its area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AbilityDef {
+    /// Id, name, origin.
+    pub meta: Meta,
+    /// What it does.
+    pub effect: Effect,
+}
+
+/// A card: the token it places and the ability it triggers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CardDef {
+    /// Id, name, origin.
+    pub meta: Meta,
+    /// The placed token's value.
+    pub value: i32,
+    /// The placed token's type.
+    pub token: TokenTypeId,
+    /// The ability, if any.
+    pub ability: Option<AbilityId>,
+    /// The ability's area (empty when the card has none).
+    pub area: Area,
+}
+
+/// A ready deck: stacks of cards, top first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeckDef {
+    /// Id, name, origin.
+    pub meta: Meta,
+    /// The stacks, each top card first.
+    pub stacks: Vec<Vec<CardId>>,
+}
+
+/// A script file the catalog refers to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptDef {
+    /// The pack it belongs to.
+    pub pack: String,
+    /// Its path relative to the pack folder (`scripts/vortex.lua`).
+    pub path: String,
+    /// Where to read it from (the pack folder joined with `path`).
+    pub file: String,
+}
+
+/// A loaded pack, as its manifest describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackInfo {
+    /// Its id.
+    pub id: String,
+    /// Its display name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Its description.
+    pub description: String,
+    /// Its authors.
+    pub authors: Vec<String>,
+}
+
+/// Everything the engine needs to play, compiled from the loaded packs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Catalog {
+    /// The rule numbers.
+    pub rules: Ruleset,
+    /// Named areas.
+    pub areas: Vec<AreaDef>,
+    /// Token types.
+    pub token_types: Vec<TokenTypeDef>,
+    /// Abilities.
+    pub abilities: Vec<AbilityDef>,
+    /// Cards.
+    pub cards: Vec<CardDef>,
+    /// Ready decks.
+    pub decks: Vec<DeckDef>,
+    /// Script files.
+    pub scripts: Vec<ScriptDef>,
+    /// The loaded packs, in load order.
+    pub packs: Vec<PackInfo>,
+}
+
+/// Why a name could not be resolved to a catalog entry.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    /// No entry has that name.
+    #[error("unknown {kind} '{name}'{}", did_you_mean(.suggestion.as_deref()))]
+    Unknown {
+        /// What was looked for (`card`, `token type`…).
+        kind: &'static str,
+        /// The name as written.
+        name: String,
+        /// The nearest existing name.
+        suggestion: Option<String>,
+    },
+    /// Several packs define that id.
+    #[error("'{name}' is ambiguous: it could be {}; write one of them in full", .candidates.join(" or "))]
+    Ambiguous {
+        /// The name as written.
+        name: String,
+        /// The qualified candidates.
+        candidates: Vec<String>,
+    },
+}
+
+fn did_you_mean(s: Option<&str>) -> String {
+    s.map(|s| format!(" (did you mean '{s}'?)"))
+        .unwrap_or_default()
+}
+
+/// The candidate closest to `name`, if it is close enough to be a likely typo.
+#[must_use]
+pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.to_string())
+}
+
+fn lookup<'a>(
+    kind: &'static str,
+    name: &str,
+    metas: impl Iterator<Item = &'a Meta> + Clone,
+) -> Result<usize, LookupError> {
+    let (pack, id) = match name.split_once(':') {
+        Some((pack, id)) => (Some(pack), id),
+        None => (None, name),
+    };
+    let matches: Vec<usize> = metas
+        .clone()
+        .enumerate()
+        .filter(|(_, m)| m.id == id && pack.is_none_or(|p| m.origin.pack == p))
+        .map(|(i, _)| i)
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(*one),
+        [] => {
+            let keys: Vec<String> = metas
+                .map(|m| {
+                    if pack.is_some() {
+                        m.key()
+                    } else {
+                        m.id.clone()
+                    }
+                })
+                .collect();
+            Err(LookupError::Unknown {
+                kind,
+                name: name.to_string(),
+                suggestion: nearest(name, keys.iter().map(String::as_str)),
+            })
+        }
+        many => {
+            let all: Vec<&Meta> = metas.collect();
+            Err(LookupError::Ambiguous {
+                name: name.to_string(),
+                candidates: many.iter().map(|&i| all[i].key()).collect(),
+            })
+        }
+    }
+}
+
+fn to_id<T>(index: usize, make: fn(u16) -> T) -> T {
+    // Catalog vectors are bounded far below u16::MAX by the loader.
+    make(u16::try_from(index).unwrap_or(u16::MAX))
+}
+
+impl Catalog {
+    /// The card called `name` (`push_row` or `base:push_row`).
+    pub fn card_named(&self, name: &str) -> Result<CardId, LookupError> {
+        lookup("card", name, self.cards.iter().map(|c| &c.meta)).map(|i| to_id(i, CardId))
+    }
+
+    /// The token type called `name`.
+    pub fn token_type_named(&self, name: &str) -> Result<TokenTypeId, LookupError> {
+        lookup("token type", name, self.token_types.iter().map(|t| &t.meta))
+            .map(|i| to_id(i, TokenTypeId))
+    }
+
+    /// The ability called `name`.
+    pub fn ability_named(&self, name: &str) -> Result<AbilityId, LookupError> {
+        lookup("ability", name, self.abilities.iter().map(|a| &a.meta)).map(|i| to_id(i, AbilityId))
+    }
+
+    /// The deck called `name`.
+    pub fn deck_named(&self, name: &str) -> Result<DeckId, LookupError> {
+        lookup("deck", name, self.decks.iter().map(|d| &d.meta)).map(|i| to_id(i, DeckId))
+    }
+
+    /// The area called `name`.
+    pub fn area_named(&self, name: &str) -> Result<AreaId, LookupError> {
+        lookup("area", name, self.areas.iter().map(|a| &a.meta)).map(|i| to_id(i, AreaId))
+    }
+
+    /// A card's definition.
+    #[must_use]
+    pub fn card(&self, id: CardId) -> &CardDef {
+        &self.cards[id.index()]
+    }
+
+    /// A token type's definition.
+    #[must_use]
+    pub fn token_type(&self, id: TokenTypeId) -> &TokenTypeDef {
+        &self.token_types[id.index()]
+    }
+
+    /// An ability's definition.
+    #[must_use]
+    pub fn ability(&self, id: AbilityId) -> &AbilityDef {
+        &self.abilities[id.index()]
+    }
+
+    /// A deck's definition.
+    #[must_use]
+    pub fn deck(&self, id: DeckId) -> &DeckDef {
+        &self.decks[id.index()]
+    }
+
+    /// Every card id, in catalog order.
+    pub fn card_ids(&self) -> impl Iterator<Item = CardId> + '_ {
+        (0..self.cards.len()).map(|i| to_id(i, CardId))
+    }
+
+    /// Whether any entry uses a script (then moves snapshot the state to stay atomic).
+    #[must_use]
+    pub fn has_scripts(&self) -> bool {
+        !self.scripts.is_empty()
+    }
+}

@@ -1,0 +1,447 @@
+//! The primitive changes to a game — damage, move, swap, remove, spawn, set type, bank a
+//! turn, change a score — each implemented once and each reporting its event.
+//!
+//! Built-in abilities, token properties and script hooks all change the game only through
+//! [`Effects`]; that is what keeps events complete and tracking (the last placed token,
+//! destruction, `on_destroyed`) consistent whatever made the change.
+
+use rand::RngExt;
+
+use super::board::Token;
+use super::catalog::Catalog;
+use super::event::{Cause, Event, EventKind, RemoveReason};
+use super::hooks::{HookError, Hooks};
+use super::ids::{CardId, Cell, Offset, Seat, TokenTypeId};
+use super::state::{GameState, GameView};
+
+/// How deep `on_destroyed` hooks may trigger each other before the move is refused.
+const MAX_DEPTH: u8 = 16;
+
+/// What became of a token asked to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MoveResult {
+    /// It moved to the empty cell.
+    Moved,
+    /// The destination was off the board: it was removed.
+    Removed,
+    /// The destination was taken: it stayed.
+    Blocked,
+    /// There was no token to move.
+    NoToken,
+}
+
+/// Mutable access to a game during a move, for the engine and for script hooks.
+pub struct Effects<'a> {
+    state: &'a mut GameState,
+    catalog: &'a Catalog,
+    hooks: &'a dyn Hooks,
+    events: &'a mut Vec<Event>,
+    cause: Cause,
+    mover: Seat,
+    origin: Cell,
+    area: &'a [Offset],
+    depth: u8,
+}
+
+impl<'a> Effects<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        state: &'a mut GameState,
+        catalog: &'a Catalog,
+        hooks: &'a dyn Hooks,
+        events: &'a mut Vec<Event>,
+        cause: Cause,
+        mover: Seat,
+        origin: Cell,
+        area: &'a [Offset],
+    ) -> Effects<'a> {
+        Effects {
+            state,
+            catalog,
+            hooks,
+            events,
+            cause,
+            mover,
+            origin,
+            area,
+            depth: 0,
+        }
+    }
+
+    /// The game as it stands now.
+    #[must_use]
+    pub fn state(&self) -> &GameState {
+        self.state
+    }
+
+    /// The catalog.
+    #[must_use]
+    pub fn catalog(&self) -> &'a Catalog {
+        self.catalog
+    }
+
+    /// A read-only view of the game.
+    #[must_use]
+    pub fn view(&self) -> GameView<'_> {
+        GameView {
+            state: self.state,
+            catalog: self.catalog,
+        }
+    }
+
+    /// The seat acting (the mover, or the owner of the token whose hook runs).
+    #[must_use]
+    pub fn mover(&self) -> Seat {
+        self.mover
+    }
+
+    /// The cell the effect is centred on (the placed token, or the hook's token).
+    #[must_use]
+    pub fn origin(&self) -> Cell {
+        self.origin
+    }
+
+    /// The on-board cells of the area, in area order.
+    pub fn targets(&self) -> impl Iterator<Item = Cell> + '_ {
+        let origin = self.origin;
+        self.area
+            .iter()
+            .map(move |&o| origin.offset(o))
+            .filter(|&c| self.state.board.contains(c))
+    }
+
+    /// The area's offsets.
+    #[must_use]
+    pub fn area(&self) -> &'a [Offset] {
+        self.area
+    }
+
+    /// What the next changes are attributed to.
+    #[must_use]
+    pub fn cause(&self) -> Cause {
+        self.cause
+    }
+
+    /// Attribute the next changes to `cause` (a script sets its current line).
+    pub fn set_cause(&mut self, cause: Cause) {
+        self.cause = cause;
+    }
+
+    /// Run `f` with a different acting seat, origin, area and cause, then restore them.
+    pub(crate) fn scoped<T>(
+        &mut self,
+        mover: Seat,
+        origin: Cell,
+        area: &'a [Offset],
+        cause: Cause,
+        f: impl FnOnce(&mut Effects<'a>) -> T,
+    ) -> T {
+        let saved = (self.mover, self.origin, self.area, self.cause);
+        (self.mover, self.origin, self.area, self.cause) = (mover, origin, area, cause);
+        let result = f(self);
+        (self.mover, self.origin, self.area, self.cause) = saved;
+        result
+    }
+
+    fn emit(&mut self, kind: EventKind) {
+        self.events.push(Event {
+            kind,
+            cause: self.cause,
+        });
+    }
+
+    fn index(&self, cell: Cell) -> Result<usize, HookError> {
+        self.state
+            .board
+            .index(cell)
+            .ok_or_else(|| HookError::new(format!("cell {cell} is off the board")))
+    }
+
+    /// Lower the value of the token on `cell` without resolving its destruction yet.
+    /// Returns false when the cell is empty.
+    pub(crate) fn lower(&mut self, index: usize, amount: i32) -> bool {
+        let Some(token) = self.state.board.at_mut(index) else {
+            return false;
+        };
+        token.value = token.value.saturating_sub(amount);
+        let value = token.value;
+        let cell = self.state.board.cell(index);
+        self.emit(EventKind::Damaged {
+            cell,
+            amount,
+            value,
+        });
+        true
+    }
+
+    /// Destroy the token at `index` if its value is 0 or below (or let it become what its
+    /// type's `on_destroyed` says), then run its type's `on_destroyed` hook.
+    pub(crate) fn settle(&mut self, index: usize) -> Result<(), HookError> {
+        let Some(token) = self.state.board.at(index) else {
+            return Ok(());
+        };
+        if token.value > 0 {
+            return Ok(());
+        }
+        let cell = self.state.board.cell(index);
+        let def = self.catalog.token_type(token.kind);
+        if let Some(becomes) = def.on_destroyed {
+            if let Some(t) = self.state.board.at_mut(index) {
+                t.kind = becomes.kind;
+                t.value = becomes.value;
+            }
+            let saved = self.cause;
+            self.cause = Cause::TokenType {
+                kind: token.kind,
+                cell,
+            };
+            self.emit(EventKind::Transformed {
+                cell,
+                from: token.kind,
+                to: becomes.kind,
+                value: becomes.value,
+            });
+            self.cause = saved;
+        } else {
+            self.state.board.take(index);
+            self.untrack(index, None);
+            self.emit(EventKind::Removed {
+                cell,
+                token,
+                reason: RemoveReason::Destroyed,
+            });
+        }
+        if let Some(script) = def.script {
+            if self.depth >= MAX_DEPTH {
+                return Err(HookError::new(format!(
+                    "on_destroyed hooks triggered each other more than {MAX_DEPTH} times deep"
+                )));
+            }
+            self.depth += 1;
+            let hooks = self.hooks;
+            let result = hooks.on_destroyed(script, self, cell, token);
+            self.depth -= 1;
+            result?;
+        }
+        Ok(())
+    }
+
+    /// Keep the last-placed tracking right when the token at `from` moves to `to` (or
+    /// leaves the board, `None`).
+    fn untrack(&mut self, from: usize, to: Option<usize>) {
+        let to = to.and_then(|t| u8::try_from(t).ok());
+        for slot in [&mut self.state.last_placed, &mut self.state.prev_placed] {
+            if *slot == u8::try_from(from).ok() {
+                *slot = to;
+            }
+        }
+    }
+
+    /// Lower the value of the token on `cell` by `amount` and resolve its destruction.
+    /// Returns false when the cell is empty.
+    pub fn damage(&mut self, cell: Cell, amount: i32) -> Result<bool, HookError> {
+        let index = self.index(cell)?;
+        if !self.lower(index, amount) {
+            return Ok(false);
+        }
+        self.settle(index)?;
+        Ok(true)
+    }
+
+    /// Set the value of the token on `cell` (0 or below destroys it).
+    /// Returns false when the cell is empty.
+    pub fn set_value(&mut self, cell: Cell, value: i32) -> Result<bool, HookError> {
+        let index = self.index(cell)?;
+        let Some(token) = self.state.board.at_mut(index) else {
+            return Ok(false);
+        };
+        let from = token.value;
+        token.value = value;
+        self.emit(EventKind::ValueSet {
+            cell,
+            from,
+            to: value,
+        });
+        self.settle(index)?;
+        Ok(true)
+    }
+
+    /// Move the token on `from` to `to`: off the board removes it; a taken cell blocks it.
+    pub fn move_token(&mut self, from: Cell, to: Cell) -> Result<MoveResult, HookError> {
+        let index = self.index(from)?;
+        Ok(self.move_index(index, to))
+    }
+
+    pub(crate) fn move_index(&mut self, index: usize, to: Cell) -> MoveResult {
+        let from = self.state.board.cell(index);
+        if self.state.board.at(index).is_none() {
+            return MoveResult::NoToken;
+        }
+        match self.state.board.index(to) {
+            None => {
+                if let Some(token) = self.state.board.take(index) {
+                    self.untrack(index, None);
+                    self.emit(EventKind::Removed {
+                        cell: from,
+                        token,
+                        reason: RemoveReason::OffBoard,
+                    });
+                }
+                MoveResult::Removed
+            }
+            Some(dest) if self.state.board.at(dest).is_some() => MoveResult::Blocked,
+            Some(dest) => {
+                let token = self.state.board.take(index);
+                self.state.board.put(dest, token);
+                self.untrack(index, Some(dest));
+                self.emit(EventKind::Moved { from, to });
+                MoveResult::Moved
+            }
+        }
+    }
+
+    /// Swap the contents of two on-board cells.
+    pub(crate) fn swap_indices(&mut self, a: usize, b: usize) {
+        let ta = self.state.board.take(a);
+        let tb = self.state.board.take(b);
+        self.state.board.put(a, tb);
+        self.state.board.put(b, ta);
+        let (pa, pb) = (self.state.last_placed, self.state.prev_placed);
+        let map = |slot: Option<u8>| {
+            let s = slot.map(usize::from);
+            if s == Some(a) {
+                u8::try_from(b).ok()
+            } else if s == Some(b) {
+                u8::try_from(a).ok()
+            } else {
+                slot
+            }
+        };
+        self.state.last_placed = map(pa);
+        self.state.prev_placed = map(pb);
+        let (ca, cb) = (self.state.board.cell(a), self.state.board.cell(b));
+        self.emit(EventKind::Swapped { a: ca, b: cb });
+    }
+
+    /// Swap the tokens (or emptiness) of two cells.
+    pub fn swap(&mut self, a: Cell, b: Cell) -> Result<(), HookError> {
+        let (ia, ib) = (self.index(a)?, self.index(b)?);
+        if ia != ib {
+            self.swap_indices(ia, ib);
+        }
+        Ok(())
+    }
+
+    /// Remove the token on `cell`. Returns false when the cell is empty.
+    pub fn remove(&mut self, cell: Cell) -> Result<bool, HookError> {
+        let index = self.index(cell)?;
+        let Some(token) = self.state.board.take(index) else {
+            return Ok(false);
+        };
+        self.untrack(index, None);
+        self.emit(EventKind::Removed {
+            cell,
+            token,
+            reason: RemoveReason::Removed,
+        });
+        Ok(true)
+    }
+
+    /// Create a token on an empty cell. Returns false when the cell is taken.
+    pub fn spawn(
+        &mut self,
+        cell: Cell,
+        seat: Seat,
+        value: i32,
+        kind: TokenTypeId,
+    ) -> Result<bool, HookError> {
+        let index = self.index(cell)?;
+        if self.state.board.at(index).is_some() {
+            return Ok(false);
+        }
+        if kind.index() >= self.catalog.token_types.len() {
+            return Err(HookError::new(format!("unknown token type #{}", kind.0)));
+        }
+        let token = Token {
+            value,
+            kind,
+            card: None,
+            seat,
+        };
+        self.state.board.put(index, Some(token));
+        self.emit(EventKind::Spawned { cell, token });
+        self.settle(index)?;
+        Ok(true)
+    }
+
+    /// Change the type of the token on `cell`, keeping owner and value.
+    /// Returns false when the cell is empty.
+    pub fn set_type(&mut self, cell: Cell, kind: TokenTypeId) -> Result<bool, HookError> {
+        let index = self.index(cell)?;
+        if kind.index() >= self.catalog.token_types.len() {
+            return Err(HookError::new(format!("unknown token type #{}", kind.0)));
+        }
+        let Some(token) = self.state.board.at_mut(index) else {
+            return Ok(false);
+        };
+        let from = token.kind;
+        token.kind = kind;
+        let value = token.value;
+        self.emit(EventKind::Transformed {
+            cell,
+            from,
+            to: kind,
+            value,
+        });
+        Ok(true)
+    }
+
+    /// Send the played card to the bottom of its stack.
+    pub(crate) fn cycle(&mut self, seat: Seat, stack: u8, card: CardId) {
+        if let Some(s) = self.state.seats[seat.index()].stack_mut(usize::from(stack)) {
+            s.cycle();
+        }
+        self.emit(EventKind::Cycled { seat, stack, card });
+    }
+
+    /// Bank an extra turn for `seat`.
+    pub fn extra_turn(&mut self, seat: Seat) {
+        let slot = &mut self.state.seats[seat.index()].extra_turns;
+        *slot = slot.saturating_add(1);
+        self.emit(EventKind::ExtraTurnBanked { seat });
+    }
+
+    /// Add `amount` to the value of `seat`'s next placed token.
+    pub fn next_token_bonus(&mut self, seat: Seat, amount: i32) {
+        let slot = &mut self.state.seats[seat.index()].bonus;
+        *slot = slot.saturating_add(amount);
+        self.emit(EventKind::BonusBanked { seat, amount });
+    }
+
+    /// Add `amount` (possibly negative) to `seat`'s score.
+    pub fn add_score(&mut self, seat: Seat, amount: i64) {
+        let score = &mut self.state.seats[seat.index()].score;
+        *score = score.saturating_add(amount);
+        let total = *score;
+        self.emit(EventKind::ScoreChanged {
+            seat,
+            amount,
+            total,
+        });
+    }
+
+    /// An integer in `1..=n` from the game's seeded generator.
+    pub fn random(&mut self, n: i64) -> Result<i64, HookError> {
+        if n < 1 {
+            return Err(HookError::new(format!(
+                "random(n) needs n of at least 1, got {n}"
+            )));
+        }
+        Ok(self.state.rng.random_range(1..=n))
+    }
+
+    /// Write a line to the game's log.
+    pub fn log(&mut self, text: String) {
+        self.emit(EventKind::Log { text });
+    }
+}

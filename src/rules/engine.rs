@@ -1,0 +1,490 @@
+//! Move resolution in the exact order of the rules: place, ability, cycle, between turns,
+//! score, end check, next seat.
+//!
+//! A move is all or nothing: a refused move changes nothing, and a move whose script hook
+//! fails is rolled back (state and events) before the error is returned.
+
+use rand::RngExt;
+
+use super::abilities;
+use super::board::Token;
+use super::catalog::{Catalog, MAX_CELLS};
+use super::effects::Effects;
+use super::event::{Cause, Event, EventKind};
+use super::hooks::{HookError, Hooks};
+use super::ids::{CardId, Cell, Seat};
+use super::state::{GameState, GameView, Outcome};
+
+/// Which card a move plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Play {
+    /// The top card of one of the seat's stacks (0-based); it then cycles to the bottom.
+    Stack(u8),
+    /// Any card of the catalog, stacks untouched (the sandbox).
+    Card(CardId),
+}
+
+/// A seat's move: a card and an empty cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Move {
+    /// The seat moving.
+    pub seat: Seat,
+    /// The card played.
+    pub play: Play,
+    /// Where its token goes.
+    pub cell: Cell,
+}
+
+/// Why a move was refused. The state is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MoveError {
+    /// The game has ended.
+    #[error("the game is over")]
+    GameOver,
+    /// The other seat is to move.
+    #[error("it is seat {turn}'s turn, not seat {seat}'s")]
+    NotYourTurn {
+        /// Who tried to move.
+        seat: Seat,
+        /// Who is to move.
+        turn: Seat,
+    },
+    /// The cell is not on the board.
+    #[error("cell {0} is off the board")]
+    OffBoard(Cell),
+    /// The cell holds a token.
+    #[error("cell {0} is not empty")]
+    NotEmpty(Cell),
+    /// The stack does not exist or is empty.
+    #[error("seat {seat} has no stack {}", .stack + 1)]
+    NoSuchStack {
+        /// Whose.
+        seat: Seat,
+        /// Which (0-based).
+        stack: u8,
+    },
+    /// The card is not in the catalog.
+    #[error("card #{0} is not in the loaded content")]
+    UnknownCard(u16),
+    /// A script hook failed; the move was rolled back.
+    #[error("{0}")]
+    Script(#[from] HookError),
+}
+
+/// Why a deck cannot be used with the loaded rules.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeckError {
+    /// Wrong number of stacks.
+    #[error("seat {seat}'s deck has {found} stacks; the rules want {wanted}")]
+    StackCount {
+        /// Whose deck.
+        seat: Seat,
+        /// How many it has.
+        found: usize,
+        /// How many the rules want.
+        wanted: u8,
+    },
+    /// A stack too small or too large.
+    #[error("seat {seat}'s stack {} has {found} cards; stacks hold {min} to {max}", .stack + 1)]
+    StackSize {
+        /// Whose deck.
+        seat: Seat,
+        /// Which stack (0-based).
+        stack: usize,
+        /// How many cards it has.
+        found: usize,
+        /// Fewest allowed.
+        min: u8,
+        /// Most allowed.
+        max: u8,
+    },
+    /// A card twice in one deck.
+    #[error("seat {seat}'s deck has card '{card}' more than once")]
+    Duplicate {
+        /// Whose deck.
+        seat: Seat,
+        /// The card id.
+        card: String,
+    },
+    /// A card id outside the catalog.
+    #[error("seat {seat}'s deck names card #{card}, which is not in the loaded content")]
+    UnknownCard {
+        /// Whose deck.
+        seat: Seat,
+        /// The raw id.
+        card: u16,
+    },
+}
+
+/// The rules engine: a catalog and the hooks its scripts run through.
+#[derive(Clone, Copy)]
+pub struct Engine<'a> {
+    /// The content being played.
+    pub catalog: &'a Catalog,
+    /// Script hooks ([`NoHooks`](super::NoHooks) for content without scripts).
+    pub hooks: &'a dyn Hooks,
+}
+
+impl<'a> Engine<'a> {
+    /// An engine for `catalog` whose scripts run through `hooks`.
+    #[must_use]
+    pub fn new(catalog: &'a Catalog, hooks: &'a dyn Hooks) -> Engine<'a> {
+        Engine { catalog, hooks }
+    }
+
+    /// Check a deck against the rules: stack count and sizes, no card twice.
+    pub fn check_deck(&self, seat: Seat, stacks: &[Vec<CardId>]) -> Result<(), DeckError> {
+        let rules = &self.catalog.rules;
+        if stacks.len() != usize::from(rules.stacks) {
+            return Err(DeckError::StackCount {
+                seat,
+                found: stacks.len(),
+                wanted: rules.stacks,
+            });
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, stack) in stacks.iter().enumerate() {
+            if stack.len() < usize::from(rules.stack_min)
+                || stack.len() > usize::from(rules.stack_max)
+            {
+                return Err(DeckError::StackSize {
+                    seat,
+                    stack: i,
+                    found: stack.len(),
+                    min: rules.stack_min,
+                    max: rules.stack_max,
+                });
+            }
+            for &card in stack {
+                if card.index() >= self.catalog.cards.len() {
+                    return Err(DeckError::UnknownCard { seat, card: card.0 });
+                }
+                if !seen.insert(card) {
+                    return Err(DeckError::Duplicate {
+                        seat,
+                        card: self.catalog.card(card).meta.id.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A new game with these decks (seat 1's, seat 2's): the opening token is placed with
+    /// the seeded generator, and its event appended to `events`.
+    pub fn new_game(
+        &self,
+        decks: [&[Vec<CardId>]; 2],
+        seed: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<GameState, DeckError> {
+        self.check_deck(Seat::One, decks[0])?;
+        self.check_deck(Seat::Two, decks[1])?;
+        let mut state = GameState::new(self.catalog, decks, seed);
+        if let Some(opening) = &self.catalog.rules.opening_token {
+            let cells: Vec<usize> = opening
+                .cells
+                .iter()
+                .filter_map(|&c| state.board.index(c))
+                .collect();
+            if !cells.is_empty() {
+                let index = cells[state.rng.random_range(0..cells.len())];
+                let token = Token {
+                    value: opening.value,
+                    kind: opening.kind,
+                    card: None,
+                    seat: opening.seat,
+                };
+                state.board.put(index, Some(token));
+                events.push(Event {
+                    kind: EventKind::Placed {
+                        cell: state.board.cell(index),
+                        token,
+                    },
+                    cause: Cause::Rules,
+                });
+            }
+        }
+        Ok(state)
+    }
+
+    /// Whether `mv` is legal now; the card it would play.
+    pub fn check(&self, state: &GameState, mv: Move) -> Result<CardId, MoveError> {
+        if state.is_over() {
+            return Err(MoveError::GameOver);
+        }
+        if mv.seat != state.turn {
+            return Err(MoveError::NotYourTurn {
+                seat: mv.seat,
+                turn: state.turn,
+            });
+        }
+        let Some(index) = state.board.index(mv.cell) else {
+            return Err(MoveError::OffBoard(mv.cell));
+        };
+        if state.board.at(index).is_some() {
+            return Err(MoveError::NotEmpty(mv.cell));
+        }
+        match mv.play {
+            Play::Stack(s) => state
+                .seat(mv.seat)
+                .stacks()
+                .get(usize::from(s))
+                .and_then(|st| st.top())
+                .ok_or(MoveError::NoSuchStack {
+                    seat: mv.seat,
+                    stack: s,
+                }),
+            Play::Card(card) if card.index() < self.catalog.cards.len() => Ok(card),
+            Play::Card(card) => Err(MoveError::UnknownCard(card.0)),
+        }
+    }
+
+    /// Play `mv`, appending its events. On error nothing changed (state and events).
+    pub fn play(
+        &self,
+        state: &mut GameState,
+        mv: Move,
+        events: &mut Vec<Event>,
+    ) -> Result<(), MoveError> {
+        let card = self.check(state, mv)?;
+        if !self.catalog.has_scripts() {
+            // Without scripts nothing after the legality check can fail.
+            return self
+                .resolve(state, mv, card, events)
+                .map_err(MoveError::from);
+        }
+        let snapshot = state.clone();
+        let mark = events.len();
+        self.resolve(state, mv, card, events).map_err(|e| {
+            *state = snapshot;
+            events.truncate(mark);
+            MoveError::from(e)
+        })
+    }
+
+    fn resolve(
+        &self,
+        state: &mut GameState,
+        mv: Move,
+        card: CardId,
+        events: &mut Vec<Event>,
+    ) -> Result<(), HookError> {
+        let def = self.catalog.card(card);
+        let seat = mv.seat;
+        // 1. Place.
+        let index = state.board.index(mv.cell).unwrap_or(0);
+        let bonus = std::mem::take(&mut state.seats[seat.index()].bonus);
+        let token = Token {
+            value: def.value.saturating_add(bonus),
+            kind: def.token,
+            card: Some(card),
+            seat,
+        };
+        state.board.put(index, Some(token));
+        state.prev_placed = state.last_placed;
+        state.last_placed = u8::try_from(index).ok();
+        events.push(Event {
+            kind: EventKind::Placed {
+                cell: mv.cell,
+                token,
+            },
+            cause: Cause::Card(card),
+        });
+        {
+            let mut fx = Effects::new(
+                state,
+                self.catalog,
+                self.hooks,
+                events,
+                Cause::Card(card),
+                seat,
+                mv.cell,
+                &def.area.offsets,
+            );
+            // A token placed at value 0 or below is destroyed at once.
+            fx.settle(index)?;
+            // 2. Ability.
+            if let Some(ability) = def.ability {
+                fx.set_cause(Cause::Ability { card, ability });
+                abilities::resolve(&mut fx, self.hooks, &self.catalog.ability(ability).effect)?;
+            }
+            // 3. Cycle.
+            if let Play::Stack(s) = mv.play {
+                fx.set_cause(Cause::Card(card));
+                fx.cycle(seat, s, card);
+            }
+            // 4. Between turns.
+            self.between_turns(&mut fx)?;
+        }
+        // 5. Score.
+        let incomes = self.incomes(state)?;
+        for seat in Seat::BOTH {
+            let income = incomes[seat.index()];
+            let score = &mut state.seats[seat.index()].score;
+            *score = score.saturating_add(income);
+            events.push(Event {
+                kind: EventKind::Scored {
+                    seat,
+                    income,
+                    total: *score,
+                },
+                cause: Cause::Rules,
+            });
+        }
+        state.moves += 1;
+        // 6. End check.
+        let limit = self.catalog.rules.score_limit;
+        let [s1, s2] = [state.score(Seat::One), state.score(Seat::Two)];
+        if s1 >= limit || s2 >= limit || state.board.is_full() {
+            let winner = match s1.cmp(&s2) {
+                std::cmp::Ordering::Greater => Some(Seat::One),
+                std::cmp::Ordering::Less => Some(Seat::Two),
+                std::cmp::Ordering::Equal => None,
+            };
+            state.outcome = Some(Outcome { winner });
+            events.push(Event {
+                kind: EventKind::GameOver { winner },
+                cause: Cause::Rules,
+            });
+            return Ok(());
+        }
+        // 7. Next.
+        let banked = &mut state.seats[seat.index()].extra_turns;
+        let (next, extra) = if *banked > 0 {
+            *banked -= 1;
+            (seat, true)
+        } else {
+            (seat.other(), false)
+        };
+        state.turn = next;
+        events.push(Event {
+            kind: EventKind::NextTurn { seat: next, extra },
+            cause: Cause::Rules,
+        });
+        Ok(())
+    }
+
+    /// Every turret fires (targets chosen first, then all hits land together), then every
+    /// scripted token's `between_turns` hook runs, row by row.
+    fn between_turns(&self, fx: &mut Effects<'_>) -> Result<(), HookError> {
+        let mut hits: Vec<(usize, i32, Cause)> = Vec::new();
+        let mut scripted: Vec<usize> = Vec::new();
+        {
+            let board = fx.state().board();
+            for (index, token) in board.indexed() {
+                let def = self.catalog.token_type(token.kind);
+                if def.script.is_some() {
+                    scripted.push(index);
+                }
+                let Some(turret) = &def.between_turns else {
+                    continue;
+                };
+                let from = board.cell(index);
+                let cause = Cause::TokenType {
+                    kind: token.kind,
+                    cell: from,
+                };
+                for &dir in &turret.directions {
+                    let mut cell = from.offset(dir);
+                    while let Some(i) = board.index(cell) {
+                        if board.at(i).is_some() {
+                            hits.push((i, turret.amount, cause));
+                            break;
+                        }
+                        cell = cell.offset(dir);
+                    }
+                }
+            }
+        }
+        let saved = fx.cause();
+        for &(index, amount, cause) in &hits {
+            fx.set_cause(cause);
+            fx.lower(index, amount);
+        }
+        for &(index, _, cause) in &hits {
+            fx.set_cause(cause);
+            fx.settle(index)?;
+        }
+        for index in scripted {
+            let Some(token) = fx.state().board().at(index) else {
+                continue;
+            };
+            let def = self.catalog.token_type(token.kind);
+            let Some(script) = def.script else {
+                continue;
+            };
+            let cell = fx.state().board().cell(index);
+            let cause = Cause::TokenType {
+                kind: token.kind,
+                cell,
+            };
+            let hooks = self.hooks;
+            fx.scoped(token.seat, cell, &[], cause, |fx| {
+                hooks.between_turns(script, fx, cell)
+            })?;
+        }
+        fx.set_cause(saved);
+        Ok(())
+    }
+
+    /// Both seats' income on the current board: for each token
+    /// `(value + aura bonuses received) × multiplier`, adjusted by `income` hooks.
+    pub fn incomes(&self, state: &GameState) -> Result<[i64; 2], HookError> {
+        let board = &state.board;
+        let mut bonus = [0i32; MAX_CELLS];
+        for (index, token) in board.indexed() {
+            let Some(aura) = &self.catalog.token_type(token.kind).aura else {
+                continue;
+            };
+            let cell = board.cell(index);
+            for &offset in &aura.area.offsets {
+                if let Some(j) = board.index(cell.offset(offset))
+                    && board
+                        .at(j)
+                        .is_some_and(|t| aura.to.includes(token.seat, t.seat))
+                {
+                    bonus[j] = bonus[j].saturating_add(aura.income);
+                }
+            }
+        }
+        let mut totals = [0i64; 2];
+        for (index, token) in board.indexed() {
+            let def = self.catalog.token_type(token.kind);
+            let mut income = (i64::from(token.value) + i64::from(bonus[index]))
+                * i64::from(def.income_multiplier);
+            if let Some(script) = def.script {
+                let view = GameView {
+                    state,
+                    catalog: self.catalog,
+                };
+                income = self
+                    .hooks
+                    .income(script, &view, board.cell(index), income)?;
+            }
+            let total = &mut totals[token.seat.index()];
+            *total = total.saturating_add(income);
+        }
+        Ok(totals)
+    }
+
+    /// Every legal move of the seat to move: each hand card on each empty cell.
+    pub fn legal_moves(&self, state: &GameState) -> Vec<Move> {
+        if state.is_over() {
+            return Vec::new();
+        }
+        let seat = state.turn;
+        let hand: Vec<u8> = state.seat(seat).hand().map(|(s, _)| s).collect();
+        let mut moves = Vec::with_capacity(hand.len() * state.board.len());
+        for cell in state.board.empty_cells() {
+            for &s in &hand {
+                moves.push(Move {
+                    seat,
+                    play: Play::Stack(s),
+                    cell,
+                });
+            }
+        }
+        moves
+    }
+}

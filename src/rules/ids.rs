@@ -1,0 +1,159 @@
+//! Small value types shared by the whole rules core: seats, cells, offsets and the dense
+//! integer ids of catalog entries.
+//!
+//! Ids are indices into the [`Catalog`](super::Catalog)'s vectors. They are only meaningful
+//! together with the catalog that issued them.
+
+use std::fmt;
+
+/// One of the two seats at the table. Seat 1 moves first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Seat {
+    /// The seat that moves first.
+    One = 1,
+    /// The seat that moves second.
+    Two = 2,
+}
+
+impl Seat {
+    /// Both seats, seat 1 first.
+    pub const BOTH: [Seat; 2] = [Seat::One, Seat::Two];
+
+    /// The other seat.
+    #[must_use]
+    pub fn other(self) -> Seat {
+        match self {
+            Seat::One => Seat::Two,
+            Seat::Two => Seat::One,
+        }
+    }
+
+    /// 0 for seat 1, 1 for seat 2: the index into per-seat arrays.
+    #[must_use]
+    pub fn index(self) -> usize {
+        self as usize - 1
+    }
+
+    /// The seat numbered `n` (1 or 2).
+    #[must_use]
+    pub fn from_number(n: i64) -> Option<Seat> {
+        match n {
+            1 => Some(Seat::One),
+            2 => Some(Seat::Two),
+            _ => None,
+        }
+    }
+
+    /// The seat's number, 1 or 2.
+    #[must_use]
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+}
+
+impl fmt::Display for Seat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+/// A cell position `(x, y)`: `x` the column from the left, `y` the row from the top.
+/// It may lie off the board; the [`Board`](super::Board) says whether it is on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Cell {
+    /// Column, 0 at the left.
+    pub x: i32,
+    /// Row, 0 at the top.
+    pub y: i32,
+}
+
+impl Cell {
+    /// The cell at `(x, y)`.
+    #[must_use]
+    pub const fn new(x: i32, y: i32) -> Cell {
+        Cell { x, y }
+    }
+
+    /// This cell moved by `offset`.
+    #[must_use]
+    pub fn offset(self, offset: Offset) -> Cell {
+        Cell::new(self.x + i32::from(offset.dx), self.y + i32::from(offset.dy))
+    }
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {})", self.x, self.y)
+    }
+}
+
+/// A displacement `(dx, dy)`; `dy > 0` points down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Offset {
+    /// Columns to the right.
+    pub dx: i8,
+    /// Rows down.
+    pub dy: i8,
+}
+
+impl Offset {
+    /// The offset `(dx, dy)`.
+    #[must_use]
+    pub const fn new(dx: i8, dy: i8) -> Offset {
+        Offset { dx, dy }
+    }
+
+    /// Chebyshev distance from the origin: the number of king steps.
+    #[must_use]
+    pub fn reach(self) -> i32 {
+        i32::from(self.dx.unsigned_abs().max(self.dy.unsigned_abs()))
+    }
+}
+
+impl fmt::Display for Offset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {}]", self.dx, self.dy)
+    }
+}
+
+macro_rules! dense_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u16);
+
+        impl $name {
+            /// The index of this entry in its catalog vector.
+            #[must_use]
+            pub fn index(self) -> usize {
+                usize::from(self.0)
+            }
+        }
+    };
+}
+
+dense_id!(
+    /// A card of the catalog.
+    CardId
+);
+dense_id!(
+    /// A token type of the catalog.
+    TokenTypeId
+);
+dense_id!(
+    /// An ability of the catalog.
+    AbilityId
+);
+dense_id!(
+    /// A named area of the catalog.
+    AreaId
+);
+dense_id!(
+    /// A ready deck of the catalog.
+    DeckId
+);
+dense_id!(
+    /// A script file referenced by the catalog (the Lua host loads it).
+    ScriptId
+);

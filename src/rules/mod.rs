@@ -1,0 +1,28 @@
+//! The pure rules core: board, tokens, game state, move resolution, income and events.
+//!
+//! Must not: touch the file system, a clock, Lua or the UI. Everything here is
+//! deterministic given the catalog, the seed and the moves. Scripts arrive through the
+//! [`Hooks`] trait; this module does not know what language they are written in.
+
+mod abilities;
+mod board;
+mod catalog;
+mod effects;
+mod engine;
+mod event;
+mod hooks;
+mod ids;
+mod state;
+
+pub use board::{Board, Token};
+pub use catalog::{
+    AbilityDef, Amount, Area, AreaDef, Aura, Becomes, CardDef, Catalog, DeckDef, Effect,
+    LookupError, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta, OpeningToken, Origin,
+    PackInfo, Relation, Ruleset, ScriptDef, Side, TokenTypeDef, Turret, nearest,
+};
+pub use effects::{Effects, MoveResult};
+pub use engine::{DeckError, Engine, Move, MoveError, Play};
+pub use event::{Cause, Event, EventKind, RemoveReason};
+pub use hooks::{HookError, Hooks, NoHooks};
+pub use ids::{AbilityId, AreaId, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId};
+pub use state::{GameState, GameView, Outcome, SeatState, Stack};

@@ -1,0 +1,233 @@
+//! The game state: board, stacks, scores, turn, banked extra turns and bonuses, and the
+//! seeded random generator. Small and `Clone`: the AI copies it for every simulated move.
+
+use rand::SeedableRng;
+use rand_pcg::Pcg32;
+
+use super::board::{Board, Token};
+use super::catalog::{Catalog, MAX_STACK_CARDS, MAX_STACKS};
+use super::ids::{CardId, Cell, Seat};
+
+/// One stack of cards. The top card is in the hand; playing it sends it to the bottom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Stack {
+    cards: [CardId; MAX_STACK_CARDS],
+    len: u8,
+    top: u8,
+}
+
+impl Stack {
+    /// A stack of these cards, top first (at most [`MAX_STACK_CARDS`] are kept).
+    #[must_use]
+    pub fn new(cards: &[CardId]) -> Stack {
+        let mut stack = Stack {
+            cards: [CardId(0); MAX_STACK_CARDS],
+            len: 0,
+            top: 0,
+        };
+        for (slot, &card) in stack.cards.iter_mut().zip(cards) {
+            *slot = card;
+            stack.len += 1;
+        }
+        stack
+    }
+
+    /// The top card (the one in the hand), if the stack has any card.
+    #[must_use]
+    pub fn top(&self) -> Option<CardId> {
+        (self.len > 0).then(|| self.cards[usize::from(self.top)])
+    }
+
+    /// Number of cards.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Whether the stack holds no card.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cards in their current order, top first.
+    pub fn cards(&self) -> impl Iterator<Item = CardId> + '_ {
+        let len = usize::from(self.len);
+        (0..len).map(move |i| self.cards[(usize::from(self.top) + i) % len])
+    }
+
+    /// Send the top card to the bottom.
+    pub(crate) fn cycle(&mut self) {
+        if self.len > 0 {
+            self.top = (self.top + 1) % self.len;
+        }
+    }
+}
+
+/// What one seat has: its stacks, score, banked extra turns and next-token bonus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SeatState {
+    stacks: [Stack; MAX_STACKS],
+    stack_count: u8,
+    /// The seat's score.
+    pub score: i64,
+    /// Extra turns banked and not yet used.
+    pub extra_turns: u8,
+    /// Value added to the seat's next placed token.
+    pub bonus: i32,
+}
+
+impl SeatState {
+    pub(crate) fn new(stacks: &[Vec<CardId>]) -> SeatState {
+        let mut seat = SeatState {
+            stacks: [Stack::new(&[]); MAX_STACKS],
+            stack_count: 0,
+            score: 0,
+            extra_turns: 0,
+            bonus: 0,
+        };
+        for (slot, cards) in seat.stacks.iter_mut().zip(stacks) {
+            *slot = Stack::new(cards);
+            seat.stack_count += 1;
+        }
+        seat
+    }
+
+    /// The seat's stacks.
+    #[must_use]
+    pub fn stacks(&self) -> &[Stack] {
+        &self.stacks[..usize::from(self.stack_count)]
+    }
+
+    pub(crate) fn stack_mut(&mut self, index: usize) -> Option<&mut Stack> {
+        self.stacks[..usize::from(self.stack_count)].get_mut(index)
+    }
+
+    /// The hand: the top card of each stack, by stack index.
+    pub fn hand(&self) -> impl Iterator<Item = (u8, CardId)> + '_ {
+        self.stacks()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.top().map(|c| (u8::try_from(i).unwrap_or(u8::MAX), c)))
+    }
+
+    /// The stack whose top card is `card`, if the card is in the hand.
+    #[must_use]
+    pub fn stack_of(&self, card: CardId) -> Option<u8> {
+        self.hand().find(|&(_, c)| c == card).map(|(i, _)| i)
+    }
+}
+
+/// How a finished game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Outcome {
+    /// The winner, or `None` for a draw.
+    pub winner: Option<Seat>,
+}
+
+/// The whole state of one game. It does not hold the catalog: every operation takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameState {
+    pub(crate) board: Board,
+    pub(crate) seats: [SeatState; 2],
+    pub(crate) turn: Seat,
+    pub(crate) last_placed: Option<u8>,
+    pub(crate) prev_placed: Option<u8>,
+    pub(crate) outcome: Option<Outcome>,
+    pub(crate) moves: u32,
+    pub(crate) rng: Pcg32,
+}
+
+impl GameState {
+    pub(crate) fn new(catalog: &Catalog, decks: [&[Vec<CardId>]; 2], seed: u64) -> GameState {
+        GameState {
+            board: Board::new(catalog.rules.width, catalog.rules.height),
+            seats: [SeatState::new(decks[0]), SeatState::new(decks[1])],
+            turn: Seat::One,
+            last_placed: None,
+            prev_placed: None,
+            outcome: None,
+            moves: 0,
+            rng: Pcg32::seed_from_u64(seed),
+        }
+    }
+
+    /// The board.
+    #[must_use]
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// One seat's stacks, score, extra turns and bonus.
+    #[must_use]
+    pub fn seat(&self, seat: Seat) -> &SeatState {
+        &self.seats[seat.index()]
+    }
+
+    /// The seat to move.
+    #[must_use]
+    pub fn turn(&self) -> Seat {
+        self.turn
+    }
+
+    /// A seat's score.
+    #[must_use]
+    pub fn score(&self, seat: Seat) -> i64 {
+        self.seats[seat.index()].score
+    }
+
+    /// How the game ended, once it has.
+    #[must_use]
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.outcome
+    }
+
+    /// Whether the game is over.
+    #[must_use]
+    pub fn is_over(&self) -> bool {
+        self.outcome.is_some()
+    }
+
+    /// Moves played so far.
+    #[must_use]
+    pub fn moves_played(&self) -> u32 {
+        self.moves
+    }
+
+    /// The cell of the last placed token, if it is still on the board.
+    #[must_use]
+    pub fn last_placed(&self) -> Option<Cell> {
+        self.last_placed.map(|i| self.board.cell(usize::from(i)))
+    }
+
+    /// Setup (scenarios, the sandbox): put a token on a cell, replacing what was there.
+    /// Returns false when the cell is off the board.
+    pub fn set_token(&mut self, cell: Cell, token: Option<Token>) -> bool {
+        match self.board.index(cell) {
+            Some(i) => {
+                self.board.put(i, token);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Setup: set a seat's score.
+    pub fn set_score(&mut self, seat: Seat, score: i64) {
+        self.seats[seat.index()].score = score;
+    }
+
+    /// Setup: set the seat to move.
+    pub fn set_turn(&mut self, seat: Seat) {
+        self.turn = seat;
+    }
+}
+
+/// A read-only view of a game with its catalog: what income hooks and evaluators see.
+#[derive(Clone, Copy, Debug)]
+pub struct GameView<'a> {
+    /// The game.
+    pub state: &'a GameState,
+    /// Its catalog.
+    pub catalog: &'a Catalog,
+}

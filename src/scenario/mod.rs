@@ -1,0 +1,367 @@
+//! Scenarios: rules tests as data files, run through the real engine.
+//!
+//! A scenario names packs, sets up a position, plays moves and states what must hold.
+//! Running one gives [`Outcome::Pass`], [`Outcome::Fail`] with a readable difference, or a
+//! [`ScenarioError`] when the file itself cannot be used (exit code 2 on the command line).
+//!
+//! Must not: implement any rule itself. It only drives [`Engine`] and compares.
+
+pub mod doc;
+mod report;
+
+use std::path::{Path, PathBuf};
+
+use crate::content::diagnostic::Diagnostic;
+use crate::content::yaml::{self, Loc, Located};
+use crate::content::{self, LoadOptions, PackFolder};
+use crate::rules::{
+    CardId, Catalog, Cell, Engine, Event, GameState, Move, NoHooks, Play, Seat, Token,
+};
+pub use doc::ScenarioDoc;
+use doc::{TokenDoc, WinnerDoc};
+
+/// Where packs are looked for, besides a scenario's own `pack_dirs`.
+#[derive(Clone, Debug)]
+pub struct PackPaths {
+    /// The content folder.
+    pub content: PathBuf,
+    /// The mods folder.
+    pub mods: PathBuf,
+}
+
+/// A scenario that cannot be run: every problem, with locations.
+#[derive(Debug, Clone)]
+pub struct ScenarioError {
+    /// The problems.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The result of a scenario that could be run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every expectation held.
+    Pass,
+    /// Some did not: a readable report.
+    Fail(String),
+}
+
+/// A scenario run: its name and outcome.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The scenario's name (its file name when it has none).
+    pub name: String,
+    /// Pass or fail.
+    pub outcome: Outcome,
+    /// Every event of the game, in order.
+    pub events: Vec<Event>,
+}
+
+/// Read and run the scenario at `path`.
+pub fn run_file(path: &Path, packs: &PackPaths) -> Result<Run, ScenarioError> {
+    let err = |loc: Loc, message: String| ScenarioError {
+        diagnostics: vec![Diagnostic::error(path, loc, message)],
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err(Loc::default(), format!("cannot read the scenario: {e}")))?;
+    let node = yaml::parse(&text).map_err(|e| err(e.loc, format!("YAML syntax: {}", e.message)))?;
+    let doc: ScenarioDoc =
+        yaml::from_node(&node).map_err(|e| err(e.loc.unwrap_or(node.loc), e.message))?;
+    run(path, &doc, packs)
+}
+
+/// Run a parsed scenario; `path` locates its messages and its `pack_dirs`.
+pub fn run(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Run, ScenarioError> {
+    let catalog = load(path, doc, packs)?;
+    let mut setup = Setup {
+        path,
+        catalog: &catalog,
+        problems: Vec::new(),
+    };
+    let name = doc.name.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+    });
+    let engine = Engine::new(&catalog, &NoHooks);
+    let mut events = Vec::new();
+    let state = setup.start(doc, &engine, &mut events);
+    let moves = setup.moves(doc);
+    if !setup.problems.is_empty() {
+        return Err(ScenarioError {
+            diagnostics: setup.problems,
+        });
+    }
+    let (Some(mut state), Some(moves)) = (state, moves) else {
+        return Err(ScenarioError {
+            diagnostics: setup.problems,
+        });
+    };
+    let mut failures = Vec::new();
+    let last = moves.len().checked_sub(1);
+    let mut refusal: Option<String> = None;
+    for (i, (seat, card, cell, loc)) in moves.into_iter().enumerate() {
+        let seat = seat.unwrap_or(state.turn());
+        let before = state.clone();
+        let result = match state.seat(seat).stack_of(card) {
+            Some(stack) => engine
+                .play(
+                    &mut state,
+                    Move {
+                        seat,
+                        play: Play::Stack(stack),
+                        cell,
+                    },
+                    &mut events,
+                )
+                .map_err(|e| e.to_string()),
+            // Report what the engine would refuse first; the hand is checked last.
+            None => Err(engine
+                .check(
+                    &state,
+                    Move {
+                        seat,
+                        play: Play::Card(card),
+                        cell,
+                    },
+                )
+                .err()
+                .map_or_else(
+                    || {
+                        format!(
+                            "card '{}' is not in seat {seat}'s hand",
+                            catalog.card(card).meta.id
+                        )
+                    },
+                    |e| e.to_string(),
+                )),
+        };
+        if let Err(message) = result {
+            if state != before {
+                failures.push(format!(
+                    "move {} was refused ({message}) but the state changed: a refused move must change nothing",
+                    i + 1
+                ));
+            }
+            if Some(i) == last && doc.expect.error.is_some() {
+                refusal = Some(message);
+            } else {
+                failures.push(format!(
+                    "line {}: move {} (seat {seat}, {} at {cell}) was refused: {message}",
+                    loc.line,
+                    i + 1,
+                    catalog.card(card).meta.id
+                ));
+                break;
+            }
+        }
+    }
+    report::check(
+        &engine,
+        &state,
+        doc,
+        refusal.as_deref(),
+        &mut setup,
+        &mut failures,
+    );
+    if !setup.problems.is_empty() {
+        return Err(ScenarioError {
+            diagnostics: setup.problems,
+        });
+    }
+    let outcome = if failures.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(failures.join("\n"))
+    };
+    Ok(Run {
+        name,
+        outcome,
+        events,
+    })
+}
+
+fn load(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Catalog, ScenarioError> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut options = LoadOptions::standard(&packs.content, &packs.mods);
+    for dir in &doc.pack_dirs {
+        options.folders.push(PackFolder {
+            path: base.join(&dir.value),
+            required: true,
+        });
+    }
+    options.only = Some(match &doc.packs {
+        Some(ids) => ids.iter().map(|i| i.value.clone()).collect(),
+        None => vec!["base".to_string()],
+    });
+    options.rules_patch = Some((path.to_path_buf(), doc.rules.clone().unwrap_or_default()));
+    let loaded = content::load(&options);
+    match loaded.catalog {
+        Some(catalog) => Ok(catalog),
+        None => Err(ScenarioError {
+            diagnostics: loaded.diagnostics,
+        }),
+    }
+}
+
+/// Turns the scenario's names and numbers into engine values, collecting problems.
+pub(crate) struct Setup<'a> {
+    path: &'a Path,
+    catalog: &'a Catalog,
+    problems: Vec<Diagnostic>,
+}
+
+type PlannedMove = (Option<Seat>, CardId, Cell, Loc);
+
+impl Setup<'_> {
+    fn problem(&mut self, loc: Loc, message: impl Into<String>) {
+        self.problems
+            .push(Diagnostic::error(self.path, loc, message));
+    }
+
+    fn seat(&mut self, n: &Located<i64>) -> Option<Seat> {
+        let seat = Seat::from_number(n.value);
+        if seat.is_none() {
+            self.problem(n.loc, format!("seat must be 1 or 2, found {}", n.value));
+        }
+        seat
+    }
+
+    fn cell(at: &Located<[i64; 2]>) -> Cell {
+        let c = |v: i64| i32::try_from(v).unwrap_or(i32::MAX);
+        Cell::new(c(at.value[0]), c(at.value[1]))
+    }
+
+    fn card(&mut self, name: &Located<String>) -> Option<CardId> {
+        match self.catalog.card_named(&name.value) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.problem(name.loc, e.to_string());
+                None
+            }
+        }
+    }
+
+    pub(crate) fn token(&mut self, t: &Located<TokenDoc>) -> Option<(Cell, Token)> {
+        let seat = self.seat(&t.seat);
+        let kind = match &t.kind {
+            Some(k) => self
+                .catalog
+                .token_type_named(&k.value)
+                .map_err(|e| (k.loc, e)),
+            None => self
+                .catalog
+                .token_type_named("basic")
+                .map_err(|e| (t.loc, e)),
+        };
+        let kind = match kind {
+            Ok(k) => Some(k),
+            Err((loc, e)) => {
+                self.problem(loc, e.to_string());
+                None
+            }
+        };
+        let doc: &TokenDoc = &t.value;
+        let value = i32::try_from(doc.value.value).ok();
+        if value.is_none() {
+            self.problem(doc.value.loc, "value is out of range");
+        }
+        Some((
+            Self::cell(&t.at),
+            Token {
+                value: value?,
+                kind: kind?,
+                card: None,
+                seat: seat?,
+            },
+        ))
+    }
+
+    fn start(
+        &mut self,
+        doc: &ScenarioDoc,
+        engine: &Engine<'_>,
+        events: &mut Vec<Event>,
+    ) -> Option<GameState> {
+        let Some(default) = self.catalog.decks.first().map(|d| d.stacks.clone()) else {
+            self.problem(
+                Loc::default(),
+                "the loaded packs have no deck; give `decks:` for both seats",
+            );
+            return None;
+        };
+        let mut decks = [default.clone(), default];
+        for (&n, deck) in &doc.decks {
+            let Some(seat) = Seat::from_number(i64::from(n)) else {
+                self.problem(
+                    deck.loc,
+                    format!("decks are given per seat, 1 or 2; found {n}"),
+                );
+                continue;
+            };
+            let stacks: Vec<Vec<CardId>> = deck
+                .iter()
+                .map(|s| s.iter().filter_map(|c| self.card(c)).collect())
+                .collect();
+            if let Err(e) = engine.check_deck(seat, &stacks) {
+                self.problem(deck.loc, e.to_string());
+            }
+            decks[seat.index()] = stacks;
+        }
+        if !self.problems.is_empty() {
+            return None;
+        }
+        let mut state = match engine.new_game([&decks[0], &decks[1]], doc.seed.unwrap_or(0), events)
+        {
+            Ok(s) => s,
+            Err(e) => {
+                self.problem(Loc::default(), e.to_string());
+                return None;
+            }
+        };
+        for t in &doc.board {
+            let Some((cell, token)) = self.token(t) else {
+                continue;
+            };
+            if state.board().get(cell).is_some() {
+                self.problem(t.at.loc, format!("cell {cell} already holds a token"));
+            } else if !state.set_token(cell, Some(token)) {
+                self.problem(t.at.loc, format!("cell {cell} is off the board"));
+            }
+        }
+        for (&n, &score) in &doc.scores {
+            match Seat::from_number(i64::from(n)) {
+                Some(seat) => state.set_score(seat, score),
+                None => self.problem(
+                    Loc::default(),
+                    format!("scores are given per seat, 1 or 2; found {n}"),
+                ),
+            }
+        }
+        if let Some(turn) = &doc.turn
+            && let Some(seat) = self.seat(turn)
+        {
+            state.set_turn(seat);
+        }
+        Some(state)
+    }
+
+    fn moves(&mut self, doc: &ScenarioDoc) -> Option<Vec<PlannedMove>> {
+        let mut out = Vec::new();
+        for m in &doc.moves {
+            let seat = match &m.seat {
+                Some(s) => Some(self.seat(s)?),
+                None => None,
+            };
+            let card = self.card(&m.card)?;
+            out.push((seat, card, Self::cell(&m.at), m.loc));
+        }
+        Some(out)
+    }
+}
+
+fn winner_text(w: Option<WinnerDoc>) -> String {
+    match w {
+        Some(WinnerDoc::Seat(s)) => format!("seat {s}"),
+        Some(WinnerDoc::Draw) => "a draw".to_string(),
+        None => "no result (the game goes on)".to_string(),
+    }
+}
