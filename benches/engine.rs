@@ -1,1 +1,146 @@
-fn main() {}
+//! Engine throughput on the base pack, one core.
+//!
+//! - `moves/clone_apply_score`: clone a mid-game state and play one legal move (the move
+//!   includes between-turns effects and scoring), over a fixed set of positions.
+//! - `playouts/random`: whole games from the opening, uniformly random legal moves.
+//!
+//! Run with `cargo bench --bench engine`; figures are per element (move or playout).
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg32;
+use tokensmith::content::{self, LoadOptions, PackFolder};
+use tokensmith::rules::{Catalog, Engine, GameState, Move, NoHooks, Play};
+
+fn base() -> Catalog {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let loaded = content::load(&LoadOptions {
+        folders: vec![PackFolder {
+            path: root.join("content"),
+            required: true,
+        }],
+        only: Some(vec!["base".into()]),
+        rules_patch: None,
+    });
+    match loaded.catalog {
+        Some(c) => c,
+        None => panic!("the base pack does not load: {:?}", loaded.diagnostics),
+    }
+}
+
+/// A uniformly random legal move without building the whole move list.
+fn random_move(state: &GameState, rng: &mut Pcg32) -> Option<Move> {
+    let board = state.board();
+    let empty = board.empty_count();
+    if empty == 0 || state.is_over() {
+        return None;
+    }
+    let pick = rng.random_range(0..empty);
+    let cell = board.empty_cells().nth(pick)?;
+    let seat = state.turn();
+    let stacks = state.seat(seat).stacks().len();
+    let stack = u8::try_from(rng.random_range(0..stacks)).ok()?;
+    Some(Move {
+        seat,
+        play: Play::Stack(stack),
+        cell,
+    })
+}
+
+fn positions(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<(GameState, Move)> {
+    let mut rng = Pcg32::seed_from_u64(7);
+    let mut out = Vec::with_capacity(n);
+    let mut events = Vec::new();
+    let decks = catalog.decks.len();
+    while out.len() < n {
+        let d1 = &catalog.decks[rng.random_range(0..decks)].stacks;
+        let d2 = &catalog.decks[rng.random_range(0..decks)].stacks;
+        let Ok(mut state) = engine.new_game([d1, d2], rng.random(), &mut events) else {
+            continue;
+        };
+        let depth = rng.random_range(0..30);
+        for _ in 0..depth {
+            let Some(mv) = random_move(&state, &mut rng) else {
+                break;
+            };
+            if engine.play(&mut state, mv, &mut events).is_err() {
+                break;
+            }
+        }
+        if let Some(mv) = random_move(&state, &mut rng) {
+            out.push((state, mv));
+        }
+        events.clear();
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let catalog = base();
+    let engine = Engine::new(&catalog, &NoHooks);
+    let set = positions(&engine, &catalog, 1024);
+
+    let mut group = c.benchmark_group("moves");
+    group.throughput(Throughput::Elements(set.len() as u64));
+    group.bench_function("clone_apply_score", |b| {
+        let mut events = Vec::with_capacity(64);
+        b.iter(|| {
+            for (state, mv) in &set {
+                let mut s = state.clone();
+                events.clear();
+                let _ = black_box(engine.play(&mut s, *mv, &mut events));
+                black_box(&s);
+            }
+        });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("parts");
+    group.throughput(Throughput::Elements(set.len() as u64));
+    group.bench_function("clone", |b| {
+        b.iter(|| {
+            for (state, _) in &set {
+                black_box(state.clone());
+            }
+        });
+    });
+    group.bench_function("incomes", |b| {
+        b.iter(|| {
+            for (state, _) in &set {
+                let _ = black_box(engine.incomes(state));
+            }
+        });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("playouts");
+    const PLAYOUTS: u64 = 64;
+    group.throughput(Throughput::Elements(PLAYOUTS));
+    let deck = &catalog.decks[0].stacks;
+    group.bench_function("random", |b| {
+        let mut rng = Pcg32::seed_from_u64(11);
+        let mut events = Vec::with_capacity(64);
+        b.iter(|| {
+            for _ in 0..PLAYOUTS {
+                events.clear();
+                let Ok(mut state) = engine.new_game([deck, deck], rng.random(), &mut events) else {
+                    continue;
+                };
+                while let Some(mv) = random_move(&state, &mut rng) {
+                    events.clear();
+                    if engine.play(&mut state, mv, &mut events).is_err() {
+                        break;
+                    }
+                }
+                black_box(&state);
+            }
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -95,25 +95,20 @@ fn validate(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
 /// One line on a load: packs and cards loaded, errors and warnings.
 #[must_use]
 pub fn summary(loaded: &Loaded) -> String {
-    let (packs, cards) = loaded
-        .catalog
-        .as_ref()
-        .map_or((0, 0), |c| (c.packs.len(), c.cards.len()));
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    format!(
-        "{}, {}, {}, {}",
-        plural(packs, "pack"),
-        plural(cards, "card"),
-        plural(loaded.error_count(), "error"),
-        plural(loaded.warning_count(), "warning")
-    )
+    let mut parts = vec![plural(loaded.packs.len(), "pack")];
+    if let Some(c) = &loaded.catalog {
+        parts.push(plural(c.cards.len(), "card"));
+    }
+    parts.push(plural(loaded.error_count(), "error"));
+    parts.push(plural(loaded.warning_count(), "warning"));
+    parts.join(", ")
 }
 
 fn validation_json(loaded: &Loaded) -> serde_json::Value {
     let packs: Vec<serde_json::Value> = loaded
-        .catalog
+        .packs
         .iter()
-        .flat_map(|c| &c.packs)
         .map(|p| serde_json::json!({ "id": p.id, "name": p.name, "version": p.version }))
         .collect();
     let counts = loaded.catalog.as_ref().map(|c| {

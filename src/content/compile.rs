@@ -83,20 +83,20 @@ pub(super) fn compile(
         Some(rules) => compile_all(&mut cx, &sections.decks, |cx, r| compile_deck(cx, r, rules)),
         None => Vec::new(),
     };
-    Some(Catalog {
-        rules: rules?,
-        areas: all(areas)?,
-        token_types: all(token_types)?,
-        abilities: all(abilities)?,
-        cards: all(cards)?,
-        decks: all(decks)?,
-        scripts: cx.scripts,
-        packs: ordered
+    Some(Catalog::new(
+        rules?,
+        all(areas)?,
+        all(token_types)?,
+        all(abilities)?,
+        all(cards)?,
+        all(decks)?,
+        cx.scripts,
+        ordered
             .packs
             .iter()
             .map(super::discover::Pack::info)
             .collect(),
-    })
+    ))
 }
 
 fn all<D>(v: Vec<Option<D>>) -> Option<Vec<D>> {
@@ -282,10 +282,10 @@ impl Ctx<'_> {
                 let sections = self.sections;
                 let index = self.resolve(&sections.areas, &name, source, pack)?;
                 let offsets = self.areas.get(index).cloned().flatten()?;
-                Some(Area {
-                    id: Some(AreaId(u16::try_from(index).unwrap_or(u16::MAX))),
+                Some(Area::new(
+                    Some(AreaId(u16::try_from(index).unwrap_or(u16::MAX))),
                     offsets,
-                })
+                ))
             }
             AreaRef::Offsets(list) => {
                 let located: Vec<Located<[i64; 2]>> =
@@ -295,12 +295,12 @@ impl Ctx<'_> {
                     self.error(source, area.loc, "an area needs at least one offset");
                     return None;
                 }
-                Some(Area { id: None, offsets })
+                Some(Area::new(None, offsets))
             }
             AreaRef::Grid(grid) => {
                 let grid = Located::new(grid.clone(), area.loc);
                 self.grid(source, &grid)
-                    .map(|offsets| Area { id: None, offsets })
+                    .map(|offsets| Area::new(None, offsets))
             }
         }
     }

@@ -61,6 +61,8 @@ pub struct Loaded {
     pub catalog: Option<Catalog>,
     /// Every diagnostic, sorted by file and position.
     pub diagnostics: Vec<Diagnostic>,
+    /// The packs that were found and ordered for loading, in load order.
+    pub packs: Vec<crate::rules::PackInfo>,
 }
 
 impl Loaded {
@@ -175,6 +177,7 @@ pub fn load(options: &LoadOptions) -> Loaded {
     Loaded {
         catalog,
         diagnostics: diags.into_sorted(),
+        packs: ordered.packs.iter().map(discover::Pack::info).collect(),
     }
 }
 

@@ -270,11 +270,44 @@ impl de::Error for DeError {
     }
 
     fn invalid_type(unexp: de::Unexpected<'_>, exp: &dyn de::Expected) -> Self {
-        Self::custom(format!("expected {exp}, found {}", unexpected(unexp)))
+        Self::custom(format!(
+            "expected {}, found {}",
+            expected(exp),
+            unexpected(unexp)
+        ))
     }
 
     fn invalid_value(unexp: de::Unexpected<'_>, exp: &dyn de::Expected) -> Self {
-        Self::custom(format!("expected {exp}, found {}", unexpected(unexp)))
+        Self::custom(format!(
+            "expected {}, found {}",
+            expected(exp),
+            unexpected(unexp)
+        ))
+    }
+
+    fn invalid_length(len: usize, exp: &dyn de::Expected) -> Self {
+        Self::custom(format!("expected {}, found {len} items", expected(exp)))
+    }
+}
+
+/// What was expected, in the words of the content docs rather than Rust's.
+fn expected(exp: &dyn de::Expected) -> String {
+    let text = exp.to_string();
+    match text.as_str() {
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer".to_string(),
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number (0 or more)".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        "a sequence" => "a list".to_string(),
+        "a map" => "a mapping".to_string(),
+        "an array of length 2" => "a pair like [1, 0]".to_string(),
+        _ if text.starts_with("struct ") => "a mapping".to_string(),
+        _ if text.starts_with("an array of length ") => {
+            format!(
+                "a list of {} items",
+                text.trim_start_matches("an array of length ")
+            )
+        }
+        _ => text,
     }
 }
 

@@ -7,7 +7,7 @@
 use super::catalog::{Amount, Effect};
 use super::effects::{Effects, MoveResult};
 use super::hooks::{HookError, Hooks};
-use super::ids::{Cell, Offset};
+use super::ids::Cell;
 
 /// Cells whose token already moved during the current ability.
 #[derive(Default)]
@@ -47,7 +47,9 @@ pub(crate) fn resolve(
         Effect::Spawn { owner, value, kind } => {
             let seat = owner.seat(fx.mover());
             for cell in targets(fx) {
-                fx.spawn(cell, seat, value, kind)?;
+                if fx.state().board().get(cell).is_none() {
+                    fx.spawn(cell, seat, value, kind)?;
+                }
             }
             Ok(())
         }
@@ -88,20 +90,25 @@ pub(crate) fn resolve(
     }
 }
 
-fn targets(fx: &Effects<'_>) -> Vec<Cell> {
-    fx.targets().collect()
+/// The on-board target cells, in area order. The area outlives the borrow of `fx`, so
+/// effects can change the game while walking it.
+fn targets<'a>(fx: &Effects<'a>) -> impl Iterator<Item = Cell> + use<'a> {
+    let origin = fx.origin();
+    let (width, height) = (fx.state().board().width(), fx.state().board().height());
+    fx.area()
+        .iter()
+        .map(move |&o| origin.offset(o))
+        .filter(move |c| c.x >= 0 && c.y >= 0 && c.x < width && c.y < height)
 }
 
 fn damage(fx: &mut Effects<'_>, amount: Amount) -> Result<(), HookError> {
-    let cells = targets(fx);
     let amount = match amount {
         Amount::Fixed(n) => n,
         Amount::FriendlyInArea => {
             let mover = fx.mover();
             let board = fx.state().board();
-            let count = cells
-                .iter()
-                .filter(|&&c| board.get(c).is_some_and(|t| t.seat == mover))
+            let count = targets(fx)
+                .filter(|&c| board.get(c).is_some_and(|t| t.seat == mover))
                 .count();
             i32::try_from(count).unwrap_or(i32::MAX)
         }
@@ -109,7 +116,7 @@ fn damage(fx: &mut Effects<'_>, amount: Amount) -> Result<(), HookError> {
     if amount == 0 {
         return Ok(());
     }
-    for cell in cells {
+    for cell in targets(fx) {
         fx.damage(cell, amount)?;
     }
     Ok(())
@@ -139,34 +146,25 @@ fn displace(
     destination: impl Fn(Cell, Cell) -> Cell,
 ) -> Result<(), HookError> {
     let origin = fx.origin();
-    let mut order: Vec<(usize, Offset)> = fx.area().iter().copied().enumerate().collect();
-    order.sort_by_key(|&(i, o)| (-o.reach(), i));
-    let is_target = |cell: Cell| fx.area().iter().any(|&o| origin.offset(o) == cell);
+    let area = fx.area();
+    let is_target = |cell: Cell| area.iter().any(|&o| origin.offset(o) == cell);
     let mut moved = Moved::default();
-    let mut plan = Vec::with_capacity(order.len());
-    for &(_, offset) in &order {
+    for &offset in fx.area_farthest_first() {
         let target = origin.offset(offset);
-        let dest = destination(origin, target);
-        plan.push((
-            target,
-            dest,
-            swaps == Swaps::WithUnmovedTargets && is_target(dest),
-        ));
-    }
-    for (target, dest, swap_allowed) in plan {
         let Some(index) = fx.state().board().index(target) else {
             continue;
         };
         if fx.state().board().at(index).is_none() || moved.has(index) {
             continue;
         }
+        let dest = destination(origin, target);
         match fx.move_index(index, dest) {
             MoveResult::Moved => {
                 if let Some(d) = fx.state().board().index(dest) {
                     moved.set(d);
                 }
             }
-            MoveResult::Blocked if swap_allowed => {
+            MoveResult::Blocked if swaps == Swaps::WithUnmovedTargets && is_target(dest) => {
                 if let Some(d) = fx.state().board().index(dest)
                     && !moved.has(d)
                 {

@@ -1,6 +1,10 @@
 //! The board: fixed-size cell storage, so that cloning a game state is one `memcpy`.
+//!
+//! Cells are stored as parallel arrays (value, type, card, seat) plus a bitset of the
+//! occupied cells. Walking the tokens visits only tokens, "is the board full" is a
+//! population count, and income is a branch-free pass over the values.
 
-use super::catalog::MAX_CELLS;
+use super::catalog::{Catalog, MAX_CELLS};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 
 /// A token on the board.
@@ -16,12 +20,55 @@ pub struct Token {
     pub seat: Seat,
 }
 
+/// Words of the occupancy bitset (64 cells each).
+const WORDS: usize = MAX_CELLS.div_ceil(64);
+/// The stored card of a token no card placed.
+const NO_CARD: u16 = u16::MAX;
+
 /// A rectangular board of at most [`MAX_CELLS`] cells.
+///
+/// Invariants: a cell is occupied exactly when its bit is set; an empty cell has value 0
+/// and seat 0. `base` is each seat's `Σ value × multiplier` and `auras` the cells whose
+/// token type has an aura, both kept up to date by every change (which is why the
+/// mutators take the catalog) and rebuilt by [`Board::rebind`] when the catalog changes.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Board {
     width: u8,
     height: u8,
-    cells: [Option<Token>; MAX_CELLS],
+    occupied: [u64; WORDS],
+    auras: [u64; WORDS],
+    turrets: [u64; WORDS],
+    scripted: [u64; WORDS],
+    base: [i64; 2],
+    value: [i32; MAX_CELLS],
+    kind: [u16; MAX_CELLS],
+    card: [u16; MAX_CELLS],
+    seat: [u8; MAX_CELLS],
+}
+
+/// The set bits of an occupancy bitset, lowest first.
+#[derive(Clone)]
+struct Bits {
+    words: [u64; WORDS],
+    word: usize,
+}
+
+impl Iterator for Bits {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.word < WORDS {
+            let w = &mut self.words[self.word];
+            if *w != 0 {
+                let bit = w.trailing_zeros() as usize;
+                *w &= *w - 1;
+                return Some(self.word * 64 + bit);
+            }
+            self.word += 1;
+        }
+        None
+    }
 }
 
 impl std::fmt::Debug for Board {
@@ -44,7 +91,15 @@ impl Board {
         Board {
             width,
             height,
-            cells: [None; MAX_CELLS],
+            occupied: [0; WORDS],
+            auras: [0; WORDS],
+            turrets: [0; WORDS],
+            scripted: [0; WORDS],
+            base: [0; 2],
+            value: [0; MAX_CELLS],
+            kind: [0; MAX_CELLS],
+            card: [NO_CARD; MAX_CELLS],
+            seat: [0; MAX_CELLS],
         }
     }
 
@@ -79,6 +134,7 @@ impl Board {
     }
 
     /// The storage index of `cell`, if it is on the board.
+    #[inline]
     #[must_use]
     pub fn index(&self, cell: Cell) -> Option<usize> {
         if self.contains(cell) {
@@ -98,60 +154,221 @@ impl Board {
         )
     }
 
+    #[inline]
+    fn is_occupied(&self, index: usize) -> bool {
+        index < MAX_CELLS && self.occupied[index / 64] & (1 << (index % 64)) != 0
+    }
+
     /// The token on `cell`, if any (none off the board).
     #[must_use]
     pub fn get(&self, cell: Cell) -> Option<Token> {
-        self.index(cell).and_then(|i| self.cells[i])
+        self.index(cell).and_then(|i| self.at(i))
     }
 
     /// The token at storage index `index`.
+    #[inline]
     #[must_use]
     pub fn at(&self, index: usize) -> Option<Token> {
-        self.cells.get(index).copied().flatten()
+        if !self.is_occupied(index) {
+            return None;
+        }
+        let seat = if self.seat[index] == 2 {
+            Seat::Two
+        } else {
+            Seat::One
+        };
+        let card = self.card[index];
+        Some(Token {
+            value: self.value[index],
+            kind: TokenTypeId(self.kind[index]),
+            card: (card != NO_CARD).then_some(CardId(card)),
+            seat,
+        })
     }
 
-    pub(crate) fn at_mut(&mut self, index: usize) -> Option<&mut Token> {
-        self.cells.get_mut(index).and_then(Option::as_mut)
-    }
-
-    pub(crate) fn put(&mut self, index: usize, token: Option<Token>) {
-        if let Some(slot) = self.cells.get_mut(index) {
-            *slot = token;
+    /// Add (`sign` 1) or remove (`sign` -1) the token at `index` from the cached sums.
+    fn account(&mut self, index: usize, sign: i64, catalog: &Catalog) {
+        let kind = catalog.kind(TokenTypeId(self.kind[index]));
+        let income = sign * i64::from(self.value[index]) * i64::from(kind.multiplier);
+        match self.seat[index] {
+            1 => self.base[0] += income,
+            2 => self.base[1] += income,
+            _ => {}
+        }
+        let (word, mask) = (index / 64, 1u64 << (index % 64));
+        for (set, has) in [
+            (&mut self.auras, kind.aura),
+            (&mut self.turrets, kind.turret),
+            (&mut self.scripted, kind.script),
+        ] {
+            if sign > 0 && has {
+                set[word] |= mask;
+            } else {
+                set[word] &= !mask;
+            }
         }
     }
 
-    pub(crate) fn take(&mut self, index: usize) -> Option<Token> {
-        self.cells.get_mut(index).and_then(Option::take)
+    /// Set the value of the token at `index` (no-op on an empty cell).
+    pub(crate) fn set_value(&mut self, index: usize, value: i32, catalog: &Catalog) {
+        if self.is_occupied(index) {
+            let multiplier = catalog.kind(TokenTypeId(self.kind[index])).multiplier;
+            let change = (i64::from(value) - i64::from(self.value[index])) * i64::from(multiplier);
+            match self.seat[index] {
+                1 => self.base[0] += change,
+                2 => self.base[1] += change,
+                _ => {}
+            }
+            self.value[index] = value;
+        }
+    }
+
+    /// Set the type of the token at `index` (no-op on an empty cell).
+    pub(crate) fn set_kind(&mut self, index: usize, kind: TokenTypeId, catalog: &Catalog) {
+        if self.is_occupied(index) {
+            self.account(index, -1, catalog);
+            self.kind[index] = kind.0;
+            self.account(index, 1, catalog);
+        }
+    }
+
+    pub(crate) fn put(&mut self, index: usize, token: Option<Token>, catalog: &Catalog) {
+        if index >= MAX_CELLS {
+            return;
+        }
+        if self.is_occupied(index) {
+            self.account(index, -1, catalog);
+        }
+        let mask = 1u64 << (index % 64);
+        let word = &mut self.occupied[index / 64];
+        match token {
+            Some(t) => {
+                *word |= mask;
+                self.value[index] = t.value;
+                self.kind[index] = t.kind.0;
+                self.card[index] = t.card.map_or(NO_CARD, |c| c.0);
+                self.seat[index] = t.seat.number();
+                self.account(index, 1, catalog);
+            }
+            None => {
+                *word &= !mask;
+                self.value[index] = 0;
+                self.kind[index] = 0;
+                self.card[index] = NO_CARD;
+                self.seat[index] = 0;
+            }
+        }
+    }
+
+    pub(crate) fn take(&mut self, index: usize, catalog: &Catalog) -> Option<Token> {
+        let token = self.at(index);
+        if token.is_some() {
+            self.put(index, None, catalog);
+        }
+        token
+    }
+
+    /// Recompute the cached income sums and aura cells for `catalog` (after the catalog
+    /// a game is played with has changed, e.g. on a live reload).
+    pub fn rebind(&mut self, catalog: &Catalog) {
+        self.base = [0; 2];
+        self.auras = [0; WORDS];
+        self.turrets = [0; WORDS];
+        self.scripted = [0; WORDS];
+        for index in self.occupied() {
+            self.account(index, 1, catalog);
+        }
+    }
+
+    /// Each seat's `Σ value × multiplier`: income before auras and hooks.
+    #[must_use]
+    pub fn base_income(&self) -> [i64; 2] {
+        self.base
+    }
+
+    /// The storage indices of tokens whose type has an aura.
+    pub(crate) fn aura_cells(&self) -> impl Iterator<Item = usize> + use<> {
+        Bits {
+            words: self.auras,
+            word: 0,
+        }
+    }
+
+    /// The storage indices of tokens whose type fires between turns.
+    pub(crate) fn turret_cells(&self) -> impl Iterator<Item = usize> + use<> {
+        Bits {
+            words: self.turrets,
+            word: 0,
+        }
+    }
+
+    /// The storage indices of tokens whose type has a script.
+    pub(crate) fn scripted_cells(&self) -> impl Iterator<Item = usize> + use<> {
+        Bits {
+            words: self.scripted,
+            word: 0,
+        }
     }
 
     /// Every token with its cell, row by row from the top left.
     pub fn tokens(&self) -> impl Iterator<Item = (Cell, Token)> + '_ {
-        self.cells[..self.len()]
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| t.map(|t| (self.cell(i), t)))
+        self.indexed().map(|(i, t)| (self.cell(i), t))
     }
 
-    /// Every token with its storage index.
+    /// Every token with its storage index, row by row.
     pub fn indexed(&self) -> impl Iterator<Item = (usize, Token)> + '_ {
-        self.cells[..self.len()]
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| t.map(|t| (i, t)))
+        Bits {
+            words: self.occupied,
+            word: 0,
+        }
+        .filter_map(|i| self.at(i).map(|t| (i, t)))
+    }
+
+    /// The storage indices of the occupied cells, in order.
+    pub(crate) fn occupied(&self) -> impl Iterator<Item = usize> + use<> {
+        Bits {
+            words: self.occupied,
+            word: 0,
+        }
+    }
+
+    /// The raw type and seat number of the token at an occupied `index`.
+    #[inline]
+    pub(crate) fn kind_seat(&self, index: usize) -> (u16, u8) {
+        (self.kind[index], self.seat[index])
+    }
+
+    /// Number of tokens on the board.
+    #[must_use]
+    pub fn token_count(&self) -> usize {
+        self.occupied.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// Every empty cell, row by row.
     pub fn empty_cells(&self) -> impl Iterator<Item = Cell> + '_ {
-        self.cells[..self.len()]
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.is_none())
-            .map(|(i, _)| self.cell(i))
+        let len = self.len();
+        let mut words = [0u64; WORDS];
+        for (i, w) in words.iter_mut().enumerate() {
+            let start = i * 64;
+            let valid = match len.saturating_sub(start) {
+                0 => 0,
+                n if n >= 64 => u64::MAX,
+                n => (1u64 << n) - 1,
+            };
+            *w = !self.occupied[i] & valid;
+        }
+        Bits { words, word: 0 }.map(|i| self.cell(i))
+    }
+
+    /// Number of empty cells.
+    #[must_use]
+    pub fn empty_count(&self) -> usize {
+        self.len() - self.token_count()
     }
 
     /// Whether no cell is empty.
     #[must_use]
     pub fn is_full(&self) -> bool {
-        self.cells[..self.len()].iter().all(Option::is_some)
+        self.token_count() == self.len()
     }
 }

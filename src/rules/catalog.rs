@@ -90,6 +90,40 @@ pub struct Area {
     pub id: Option<AreaId>,
     /// The offsets, in the order effects visit them.
     pub offsets: Vec<Offset>,
+    /// The offsets farthest first (Chebyshev distance), ties in area order: the order in
+    /// which `push` and `flip` visit targets. Computed once by [`Area::new`].
+    by_reach: Vec<Offset>,
+}
+
+impl Area {
+    /// An area of these offsets.
+    #[must_use]
+    pub fn new(id: Option<AreaId>, offsets: Vec<Offset>) -> Area {
+        let mut by_reach = offsets.clone();
+        by_reach.sort_by_key(|o| std::cmp::Reverse(o.reach()));
+        Area {
+            id,
+            offsets,
+            by_reach,
+        }
+    }
+
+    /// An area with no cells.
+    pub const EMPTY: Area = Area {
+        id: None,
+        offsets: Vec::new(),
+        by_reach: Vec::new(),
+    };
+
+    /// The offsets farthest first, ties in area order.
+    #[must_use]
+    pub fn farthest_first(&self) -> &[Offset] {
+        if self.by_reach.len() == self.offsets.len() {
+            &self.by_reach
+        } else {
+            &self.offsets
+        }
+    }
 }
 
 /// A named area of the catalog.
@@ -341,6 +375,32 @@ pub struct Catalog {
     pub scripts: Vec<ScriptDef>,
     /// The loaded packs, in load order.
     pub packs: Vec<PackInfo>,
+    /// Per token type, what the engine's inner loops need (see [`Catalog::reindex`]).
+    kinds: Vec<KindInfo>,
+}
+
+/// The few facts about a token type that the engine's inner loops read, packed small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct KindInfo {
+    /// Income multiplier.
+    pub multiplier: i32,
+    /// Whether it has an aura.
+    pub aura: bool,
+    /// Whether it fires between turns.
+    pub turret: bool,
+    /// Whether it has a script.
+    pub script: bool,
+}
+
+impl KindInfo {
+    fn of(def: &TokenTypeDef) -> KindInfo {
+        KindInfo {
+            multiplier: def.income_multiplier,
+            aura: def.aura.is_some(),
+            turret: def.between_turns.is_some(),
+            script: def.script.is_some(),
+        }
+    }
 }
 
 /// Why a name could not be resolved to a catalog entry.
@@ -431,6 +491,49 @@ fn to_id<T>(index: usize, make: fn(u16) -> T) -> T {
 }
 
 impl Catalog {
+    /// A catalog of these definitions.
+    #[allow(clippy::too_many_arguments)]
+    #[must_use]
+    pub fn new(
+        rules: Ruleset,
+        areas: Vec<AreaDef>,
+        token_types: Vec<TokenTypeDef>,
+        abilities: Vec<AbilityDef>,
+        cards: Vec<CardDef>,
+        decks: Vec<DeckDef>,
+        scripts: Vec<ScriptDef>,
+        packs: Vec<PackInfo>,
+    ) -> Catalog {
+        let mut catalog = Catalog {
+            rules,
+            areas,
+            token_types,
+            abilities,
+            cards,
+            decks,
+            scripts,
+            packs,
+            kinds: Vec::new(),
+        };
+        catalog.reindex();
+        catalog
+    }
+
+    /// Recompute the packed per-type table after changing `token_types` in place.
+    pub fn reindex(&mut self) {
+        self.kinds = self.token_types.iter().map(KindInfo::of).collect();
+    }
+
+    /// The packed facts about a token type (computed afresh if the table is stale).
+    #[inline]
+    #[must_use]
+    pub fn kind(&self, id: TokenTypeId) -> KindInfo {
+        match self.kinds.get(id.index()) {
+            Some(k) if self.kinds.len() == self.token_types.len() => *k,
+            _ => KindInfo::of(self.token_type(id)),
+        }
+    }
+
     /// The card called `name` (`push_row` or `base:push_row`).
     pub fn card_named(&self, name: &str) -> Result<CardId, LookupError> {
         lookup("card", name, self.cards.iter().map(|c| &c.meta)).map(|i| to_id(i, CardId))
@@ -484,6 +587,16 @@ impl Catalog {
     /// Every card id, in catalog order.
     pub fn card_ids(&self) -> impl Iterator<Item = CardId> + '_ {
         (0..self.cards.len()).map(|i| to_id(i, CardId))
+    }
+
+    /// Whether any token type has an aura.
+    #[must_use]
+    pub fn any_aura(&self) -> bool {
+        if self.kinds.len() == self.token_types.len() {
+            self.kinds.iter().any(|k| k.aura)
+        } else {
+            self.token_types.iter().any(|t| t.aura.is_some())
+        }
     }
 
     /// Whether any entry uses a script (then moves snapshot the state to stay atomic).

@@ -8,7 +8,7 @@
 use rand::RngExt;
 
 use super::board::Token;
-use super::catalog::Catalog;
+use super::catalog::{Area, Catalog};
 use super::event::{Cause, Event, EventKind, RemoveReason};
 use super::hooks::{HookError, Hooks};
 use super::ids::{CardId, Cell, Offset, Seat, TokenTypeId};
@@ -39,7 +39,7 @@ pub struct Effects<'a> {
     cause: Cause,
     mover: Seat,
     origin: Cell,
-    area: &'a [Offset],
+    area: &'a Area,
     depth: u8,
 }
 
@@ -53,7 +53,7 @@ impl<'a> Effects<'a> {
         cause: Cause,
         mover: Seat,
         origin: Cell,
-        area: &'a [Offset],
+        area: &'a Area,
     ) -> Effects<'a> {
         Effects {
             state,
@@ -105,15 +105,22 @@ impl<'a> Effects<'a> {
     pub fn targets(&self) -> impl Iterator<Item = Cell> + '_ {
         let origin = self.origin;
         self.area
+            .offsets
             .iter()
             .map(move |&o| origin.offset(o))
             .filter(|&c| self.state.board.contains(c))
     }
 
-    /// The area's offsets.
+    /// The area's offsets, in area order.
     #[must_use]
     pub fn area(&self) -> &'a [Offset] {
-        self.area
+        &self.area.offsets
+    }
+
+    /// The area's offsets farthest first, ties in area order.
+    #[must_use]
+    pub fn area_farthest_first(&self) -> &'a [Offset] {
+        self.area.farthest_first()
     }
 
     /// What the next changes are attributed to.
@@ -132,7 +139,7 @@ impl<'a> Effects<'a> {
         &mut self,
         mover: Seat,
         origin: Cell,
-        area: &'a [Offset],
+        area: &'a Area,
         cause: Cause,
         f: impl FnOnce(&mut Effects<'a>) -> T,
     ) -> T {
@@ -160,11 +167,11 @@ impl<'a> Effects<'a> {
     /// Lower the value of the token on `cell` without resolving its destruction yet.
     /// Returns false when the cell is empty.
     pub(crate) fn lower(&mut self, index: usize, amount: i32) -> bool {
-        let Some(token) = self.state.board.at_mut(index) else {
+        let Some(token) = self.state.board.at(index) else {
             return false;
         };
-        token.value = token.value.saturating_sub(amount);
-        let value = token.value;
+        let value = token.value.saturating_sub(amount);
+        self.state.board.set_value(index, value, self.catalog);
         let cell = self.state.board.cell(index);
         self.emit(EventKind::Damaged {
             cell,
@@ -186,10 +193,10 @@ impl<'a> Effects<'a> {
         let cell = self.state.board.cell(index);
         let def = self.catalog.token_type(token.kind);
         if let Some(becomes) = def.on_destroyed {
-            if let Some(t) = self.state.board.at_mut(index) {
-                t.kind = becomes.kind;
-                t.value = becomes.value;
-            }
+            self.state.board.set_kind(index, becomes.kind, self.catalog);
+            self.state
+                .board
+                .set_value(index, becomes.value, self.catalog);
             let saved = self.cause;
             self.cause = Cause::TokenType {
                 kind: token.kind,
@@ -203,7 +210,7 @@ impl<'a> Effects<'a> {
             });
             self.cause = saved;
         } else {
-            self.state.board.take(index);
+            self.state.board.take(index, self.catalog);
             self.untrack(index, None);
             self.emit(EventKind::Removed {
                 cell,
@@ -252,11 +259,11 @@ impl<'a> Effects<'a> {
     /// Returns false when the cell is empty.
     pub fn set_value(&mut self, cell: Cell, value: i32) -> Result<bool, HookError> {
         let index = self.index(cell)?;
-        let Some(token) = self.state.board.at_mut(index) else {
+        let Some(token) = self.state.board.at(index) else {
             return Ok(false);
         };
         let from = token.value;
-        token.value = value;
+        self.state.board.set_value(index, value, self.catalog);
         self.emit(EventKind::ValueSet {
             cell,
             from,
@@ -279,7 +286,7 @@ impl<'a> Effects<'a> {
         }
         match self.state.board.index(to) {
             None => {
-                if let Some(token) = self.state.board.take(index) {
+                if let Some(token) = self.state.board.take(index, self.catalog) {
                     self.untrack(index, None);
                     self.emit(EventKind::Removed {
                         cell: from,
@@ -291,8 +298,8 @@ impl<'a> Effects<'a> {
             }
             Some(dest) if self.state.board.at(dest).is_some() => MoveResult::Blocked,
             Some(dest) => {
-                let token = self.state.board.take(index);
-                self.state.board.put(dest, token);
+                let token = self.state.board.take(index, self.catalog);
+                self.state.board.put(dest, token, self.catalog);
                 self.untrack(index, Some(dest));
                 self.emit(EventKind::Moved { from, to });
                 MoveResult::Moved
@@ -302,10 +309,10 @@ impl<'a> Effects<'a> {
 
     /// Swap the contents of two on-board cells.
     pub(crate) fn swap_indices(&mut self, a: usize, b: usize) {
-        let ta = self.state.board.take(a);
-        let tb = self.state.board.take(b);
-        self.state.board.put(a, tb);
-        self.state.board.put(b, ta);
+        let ta = self.state.board.take(a, self.catalog);
+        let tb = self.state.board.take(b, self.catalog);
+        self.state.board.put(a, tb, self.catalog);
+        self.state.board.put(b, ta, self.catalog);
         let (pa, pb) = (self.state.last_placed, self.state.prev_placed);
         let map = |slot: Option<u8>| {
             let s = slot.map(usize::from);
@@ -335,7 +342,7 @@ impl<'a> Effects<'a> {
     /// Remove the token on `cell`. Returns false when the cell is empty.
     pub fn remove(&mut self, cell: Cell) -> Result<bool, HookError> {
         let index = self.index(cell)?;
-        let Some(token) = self.state.board.take(index) else {
+        let Some(token) = self.state.board.take(index, self.catalog) else {
             return Ok(false);
         };
         self.untrack(index, None);
@@ -368,7 +375,7 @@ impl<'a> Effects<'a> {
             card: None,
             seat,
         };
-        self.state.board.put(index, Some(token));
+        self.state.board.put(index, Some(token), self.catalog);
         self.emit(EventKind::Spawned { cell, token });
         self.settle(index)?;
         Ok(true)
@@ -381,11 +388,11 @@ impl<'a> Effects<'a> {
         if kind.index() >= self.catalog.token_types.len() {
             return Err(HookError::new(format!("unknown token type #{}", kind.0)));
         }
-        let Some(token) = self.state.board.at_mut(index) else {
+        let Some(token) = self.state.board.at(index) else {
             return Ok(false);
         };
         let from = token.kind;
-        token.kind = kind;
+        self.state.board.set_kind(index, kind, self.catalog);
         let value = token.value;
         self.emit(EventKind::Transformed {
             cell,

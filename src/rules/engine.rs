@@ -8,12 +8,15 @@ use rand::RngExt;
 
 use super::abilities;
 use super::board::Token;
-use super::catalog::{Catalog, MAX_CELLS};
+use super::catalog::{Area, Catalog, MAX_CELLS, Relation};
 use super::effects::Effects;
 use super::event::{Cause, Event, EventKind};
 use super::hooks::{HookError, Hooks};
-use super::ids::{CardId, Cell, Seat};
+use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::{GameState, GameView, Outcome};
+
+/// The area of hooks that have none (a token's `between_turns`).
+static NO_AREA: Area = Area::EMPTY;
 
 /// Which card a move plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,7 +145,7 @@ impl<'a> Engine<'a> {
                 wanted: rules.stacks,
             });
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = vec![false; self.catalog.cards.len()];
         for (i, stack) in stacks.iter().enumerate() {
             if stack.len() < usize::from(rules.stack_min)
                 || stack.len() > usize::from(rules.stack_max)
@@ -159,7 +162,7 @@ impl<'a> Engine<'a> {
                 if card.index() >= self.catalog.cards.len() {
                     return Err(DeckError::UnknownCard { seat, card: card.0 });
                 }
-                if !seen.insert(card) {
+                if std::mem::replace(&mut seen[card.index()], true) {
                     return Err(DeckError::Duplicate {
                         seat,
                         card: self.catalog.card(card).meta.id.clone(),
@@ -195,7 +198,7 @@ impl<'a> Engine<'a> {
                     card: None,
                     seat: opening.seat,
                 };
-                state.board.put(index, Some(token));
+                state.board.put(index, Some(token), self.catalog);
                 events.push(Event {
                     kind: EventKind::Placed {
                         cell: state.board.cell(index),
@@ -281,7 +284,7 @@ impl<'a> Engine<'a> {
             card: Some(card),
             seat,
         };
-        state.board.put(index, Some(token));
+        state.board.put(index, Some(token), self.catalog);
         state.prev_placed = state.last_placed;
         state.last_placed = u8::try_from(index).ok();
         events.push(Event {
@@ -300,7 +303,7 @@ impl<'a> Engine<'a> {
                 Cause::Card(card),
                 seat,
                 mv.cell,
-                &def.area.offsets,
+                &def.area,
             );
             // A token placed at value 0 or below is destroyed at once.
             fx.settle(index)?;
@@ -368,35 +371,33 @@ impl<'a> Engine<'a> {
     /// Every turret fires (targets chosen first, then all hits land together), then every
     /// scripted token's `between_turns` hook runs, row by row.
     fn between_turns(&self, fx: &mut Effects<'_>) -> Result<(), HookError> {
+        let board = fx.state().board();
+        let mut turrets = board.turret_cells().peekable();
+        let scripted = board.scripted_cells();
+        if turrets.peek().is_none() && self.catalog.scripts.is_empty() {
+            return Ok(());
+        }
         let mut hits: Vec<(usize, i32, Cause)> = Vec::new();
-        let mut scripted: Vec<usize> = Vec::new();
-        {
-            let board = fx.state().board();
-            for (index, token) in board.indexed() {
-                let def = self.catalog.token_type(token.kind);
-                if def.script.is_some() {
-                    scripted.push(index);
-                }
-                let Some(turret) = &def.between_turns else {
-                    continue;
-                };
-                let from = board.cell(index);
-                let cause = Cause::TokenType {
-                    kind: token.kind,
-                    cell: from,
-                };
-                for &dir in &turret.directions {
-                    let mut cell = from.offset(dir);
-                    while let Some(i) = board.index(cell) {
-                        if board.at(i).is_some() {
-                            hits.push((i, turret.amount, cause));
-                            break;
-                        }
-                        cell = cell.offset(dir);
+        for index in turrets {
+            let (kind, _) = board.kind_seat(index);
+            let kind = TokenTypeId(kind);
+            let Some(turret) = &self.catalog.token_type(kind).between_turns else {
+                continue;
+            };
+            let from = board.cell(index);
+            let cause = Cause::TokenType { kind, cell: from };
+            for &dir in &turret.directions {
+                let mut cell = from.offset(dir);
+                while let Some(i) = board.index(cell) {
+                    if board.at(i).is_some() {
+                        hits.push((i, turret.amount, cause));
+                        break;
                     }
+                    cell = cell.offset(dir);
                 }
             }
         }
+        let scripted: Vec<usize> = scripted.collect();
         let saved = fx.cause();
         for &(index, amount, cause) in &hits {
             fx.set_cause(cause);
@@ -420,7 +421,7 @@ impl<'a> Engine<'a> {
                 cell,
             };
             let hooks = self.hooks;
-            fx.scoped(token.seat, cell, &[], cause, |fx| {
+            fx.scoped(token.seat, cell, &NO_AREA, cause, |fx| {
                 hooks.between_turns(script, fx, cell)
             })?;
         }
@@ -431,6 +432,53 @@ impl<'a> Engine<'a> {
     /// Both seats' income on the current board: for each token
     /// `(value + aura bonuses received) × multiplier`, adjusted by `income` hooks.
     pub fn incomes(&self, state: &GameState) -> Result<[i64; 2], HookError> {
+        let board = &state.board;
+        let catalog = self.catalog;
+        // The common case in one tight pass: values times multipliers. Auras add
+        // `income × the receiver's multiplier` to the receiver's seat afterwards.
+        if catalog.has_scripts() {
+            return self.incomes_with_hooks(state);
+        }
+        let mut totals = board.base_income();
+        self.for_each_aura_bonus(state, |seat, kind, bonus| {
+            let multiplier = catalog.kind(kind).multiplier;
+            let total = &mut totals[seat.index()];
+            *total += i64::from(bonus) * i64::from(multiplier);
+        });
+        Ok(totals)
+    }
+
+    /// Call `f(receiver's seat, receiver's type, income)` for every aura bonus a token
+    /// gives another.
+    fn for_each_aura_bonus(&self, state: &GameState, mut f: impl FnMut(Seat, TokenTypeId, i32)) {
+        let board = &state.board;
+        for index in board.aura_cells() {
+            let (kind, seat) = board.kind_seat(index);
+            let Some(aura) = &self.catalog.token_type(TokenTypeId(kind)).aura else {
+                continue;
+            };
+            let cell = board.cell(index);
+            for &offset in &aura.area.offsets {
+                let Some(j) = board.index(cell.offset(offset)) else {
+                    continue;
+                };
+                let (other_kind, other) = board.kind_seat(j);
+                let reached = match aura.to {
+                    Relation::Friendly => other == seat,
+                    Relation::Enemy => other != 0 && other != seat,
+                    Relation::All => other != 0,
+                };
+                if reached {
+                    let receiver = if other == 2 { Seat::Two } else { Seat::One };
+                    f(receiver, TokenTypeId(other_kind), aura.income);
+                }
+            }
+        }
+    }
+
+    /// Incomes when some token has an `income` hook: each token's full income is built
+    /// first, so the hook sees it and may change it.
+    fn incomes_with_hooks(&self, state: &GameState) -> Result<[i64; 2], HookError> {
         let board = &state.board;
         let mut bonus = [0i32; MAX_CELLS];
         for (index, token) in board.indexed() {

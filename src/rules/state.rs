@@ -202,14 +202,20 @@ impl GameState {
 
     /// Setup (scenarios, the sandbox): put a token on a cell, replacing what was there.
     /// Returns false when the cell is off the board.
-    pub fn set_token(&mut self, cell: Cell, token: Option<Token>) -> bool {
+    pub fn set_token(&mut self, catalog: &Catalog, cell: Cell, token: Option<Token>) -> bool {
         match self.board.index(cell) {
             Some(i) => {
-                self.board.put(i, token);
+                self.board.put(i, token, catalog);
                 true
             }
             None => false,
         }
+    }
+
+    /// Recompute what the board caches from the catalog, after the catalog this game is
+    /// played with has changed (a live reload). Nothing else in the state depends on it.
+    pub fn rebind(&mut self, catalog: &Catalog) {
+        self.board.rebind(catalog);
     }
 
     /// Setup: set a seat's score.

@@ -323,7 +323,7 @@ impl Setup<'_> {
             };
             if state.board().get(cell).is_some() {
                 self.problem(t.at.loc, format!("cell {cell} already holds a token"));
-            } else if !state.set_token(cell, Some(token)) {
+            } else if !state.set_token(self.catalog, cell, Some(token)) {
                 self.problem(t.at.loc, format!("cell {cell} is off the board"));
             }
         }

@@ -1,0 +1,136 @@
+//! The command line: output formats and exit codes, run as a real process.
+
+use std::process::{Command, Output};
+
+use crate::support::{TempPacks, root};
+
+fn tokensmith(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tokensmith"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn validate_is_clean_on_the_shipped_packs() {
+    let out = tokensmith(&["validate"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let text = stdout(&out);
+    let last = text.lines().last().unwrap_or_default();
+    assert!(last.ends_with(", 0 errors, 0 warnings"), "{text}");
+    assert!(last.starts_with("3 packs, "), "{text}");
+}
+
+#[test]
+fn validate_json_reports_counts_and_diagnostics() {
+    let out = tokensmith(&["validate", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["errors"], 0);
+    assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(0));
+    assert_eq!(v["packs"][0]["id"], "base");
+}
+
+#[test]
+fn validate_reports_errors_with_locations_and_exit_code_1() {
+    let packs = TempPacks::new(&[
+        ("broken/pack.yaml", "id: broken\nversion: 1.0.0\n"),
+        ("broken/cards.yaml", "cards:\n  - id: a\n    value: three\n"),
+    ]);
+    let dir = packs.path().to_string_lossy().into_owned();
+    let out = tokensmith(&["--content", &dir, "validate"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let expected = format!("{dir}/broken/cards.yaml:3:12: error: expected an integer");
+    assert!(text.contains(&expected), "{text}");
+
+    let json = tokensmith(&["--content", &dir, "validate", "--json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("valid JSON");
+    assert_eq!(v["ok"], false);
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(3), Some(12))
+    );
+    assert_eq!(d["severity"], "error");
+}
+
+#[test]
+fn scenario_exit_codes_say_pass_fail_or_unreadable() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        p.to_string_lossy().into_owned()
+    };
+    let pass = write(
+        "pass.yaml",
+        "name: placing scores\nrules: { opening_token: null }\nmoves:\n  - { seat: 1, card: weaken_row, at: [0, 0] }\nexpect:\n  scores: { 1: 3, 2: 0 }\n",
+    );
+    let fail = write(
+        "fail.yaml",
+        "name: wrong score\nrules: { opening_token: null }\nmoves:\n  - { seat: 1, card: weaken_row, at: [0, 0] }\nexpect:\n  scores: { 1: 4 }\n",
+    );
+    let bad = write("bad.yaml", "name: typo\nmovs: []\n");
+
+    let out = tokensmith(&["scenario", &pass]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("1 passed, 0 failed"));
+
+    let out = tokensmith(&["scenario", &pass, &fail]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("FAIL  wrong score"), "{text}");
+    assert!(
+        text.contains("score of seat 1: expected 4, found 3"),
+        "{text}"
+    );
+
+    let out = tokensmith(&["scenario", &bad]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stdout(&out);
+    assert!(
+        text.contains("bad.yaml:2:1: error: unknown field `movs` (did you mean `moves`?)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn committed_schemas_are_current() {
+    for (name, schema) in tokensmith::cli::schemas() {
+        let path = root().join("schemas").join(name);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        let current = tokensmith::cli::schema_text(&schema).expect("schema serializes");
+        assert!(
+            committed == current,
+            "{} is stale: run `cargo run -- schema --out schemas` and commit the result",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn content_schema_lists_exactly_the_sections_the_loader_reads() {
+    let (_, schema) = tokensmith::cli::schemas()
+        .into_iter()
+        .find(|(n, _)| *n == "content.schema.json")
+        .expect("content schema");
+    let value = serde_json::to_value(&schema).expect("json");
+    let mut keys: Vec<&str> = value["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    let mut sections = tokensmith::content::doc::SECTIONS.to_vec();
+    sections.sort_unstable();
+    assert_eq!(keys, sections);
+}

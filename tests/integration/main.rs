@@ -1,0 +1,14 @@
+//! The integration tests, one crate (built once) with a module per area.
+//!
+//! - `scenarios`: every rules scenario under `tests/scenarios/` passes.
+//! - `packs`: every shipped pack loads with zero diagnostics.
+//! - `diagnostics`: each kind of bad input is reported at its exact place.
+//! - `cli`: the command line's output formats and exit codes.
+//! - `properties`: random legal games keep the engine's invariants.
+
+mod cli;
+mod diagnostics;
+mod packs;
+mod properties;
+mod scenarios;
+mod support;

@@ -1,0 +1,81 @@
+//! Helpers shared by the test modules.
+
+use std::path::{Path, PathBuf};
+
+use tokensmith::content::{self, LoadOptions, Loaded, PackFolder};
+use tokensmith::rules::Catalog;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Load the shipped base pack alone.
+pub fn base_catalog() -> Catalog {
+    let loaded = load_folders(&[root().join("content")], Some(&["base"]));
+    assert!(
+        loaded.diagnostics.is_empty(),
+        "base pack diagnostics: {:#?}",
+        loaded.diagnostics
+    );
+    loaded.catalog.expect("the base pack loads")
+}
+
+/// Load the packs in these folders (all of them, or only these ids and what they require).
+pub fn load_folders(folders: &[PathBuf], only: Option<&[&str]>) -> Loaded {
+    content::load(&LoadOptions {
+        folders: folders
+            .iter()
+            .map(|p| PackFolder {
+                path: p.clone(),
+                required: true,
+            })
+            .collect(),
+        only: only.map(|ids| ids.iter().map(|s| (*s).to_string()).collect()),
+        rules_patch: None,
+    })
+}
+
+/// A folder of packs written from `(relative path, text)` pairs, deleted on drop.
+pub struct TempPacks {
+    dir: tempfile::TempDir,
+}
+
+impl TempPacks {
+    /// Write the files into a fresh temporary folder.
+    pub fn new(files: &[(&str, &str)]) -> TempPacks {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        for (rel, text) in files {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("create folders");
+            std::fs::write(&path, text).expect("write a file");
+        }
+        TempPacks { dir }
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Load every pack in the folder and the diagnostics as `path:line:col: severity: message`
+    /// lines, paths relative to the folder.
+    pub fn diagnostics(&self) -> Vec<String> {
+        let loaded = load_folders(&[self.path().to_path_buf()], None);
+        loaded
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let rel = d.path.strip_prefix(self.path()).unwrap_or(&d.path);
+                format!(
+                    "{}:{}:{}: {}: {}",
+                    rel.display(),
+                    d.line,
+                    d.column,
+                    d.severity,
+                    d.message
+                )
+            })
+            .collect()
+    }
+}
