@@ -68,9 +68,19 @@ pub fn valid_id(id: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
+/// The packs found in the pack folders.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Packs with a readable, valid manifest.
+    pub packs: Vec<Pack>,
+    /// Ids of packs whose manifest has errors (already reported).
+    pub broken: Vec<String>,
+}
+
 /// Every pack in `folders`, with their manifests read and checked.
-pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Vec<Pack> {
-    let mut packs = Vec::new();
+pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
+    let mut found = Found::default();
+    let packs = &mut found;
     let mut seen = std::collections::HashSet::new();
     for folder in folders {
         // The same folder named twice (say `mods` and a scenario's `../../mods`) is read once.
@@ -90,12 +100,12 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Vec<Pack> {
             continue;
         }
         if folder.path.join("pack.yaml").is_file() {
-            packs.extend(read_manifest(&folder.path, diags));
+            read_manifest(&folder.path, packs, diags);
             continue;
         }
         for dir in subfolders(&folder.path, diags) {
             if dir.join("pack.yaml").is_file() {
-                packs.extend(read_manifest(&dir, diags));
+                read_manifest(&dir, packs, diags);
             } else if has_yaml(&dir) {
                 diags.warning(
                     &dir,
@@ -105,7 +115,7 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Vec<Pack> {
             }
         }
     }
-    packs
+    found
 }
 
 fn subfolders(path: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
@@ -153,7 +163,17 @@ pub fn is_yaml(path: &Path) -> bool {
             .is_some_and(|e| e == "yaml" || e == "yml")
 }
 
-fn read_manifest(dir: &Path, diags: &mut Diagnostics) -> Option<Pack> {
+fn read_manifest(dir: &Path, found: &mut Found, diags: &mut Diagnostics) {
+    match check_manifest(dir, diags) {
+        Ok(pack) => found.packs.push(pack),
+        Err(Some(id)) => found.broken.push(id),
+        Err(None) => {}
+    }
+}
+
+/// A pack from its manifest, or the id of a pack whose manifest has errors (when the id
+/// could be read).
+fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<String>> {
     let path = dir.join("pack.yaml");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -163,21 +183,21 @@ fn read_manifest(dir: &Path, diags: &mut Diagnostics) -> Option<Pack> {
                 Loc::default(),
                 format!("cannot read the manifest: {e}"),
             );
-            return None;
+            return Err(None);
         }
     };
     let node = match yaml::parse(&text) {
         Ok(n) => n,
         Err(e) => {
             diags.error(&path, e.loc, e.message);
-            return None;
+            return Err(None);
         }
     };
     let manifest: PackManifest = match yaml::from_node(&node) {
         Ok(m) => m,
         Err(e) => {
             diags.error(&path, e.loc.unwrap_or(node.loc), e.message);
-            return None;
+            return Err(manifest_id(&node));
         }
     };
     let mut ok = true;
@@ -192,7 +212,7 @@ fn read_manifest(dir: &Path, diags: &mut Diagnostics) -> Option<Pack> {
         );
         ok = false;
     }
-    let version = match semver::Version::parse(&manifest.version) {
+    let version = match semver::Version::parse(&manifest.version.value) {
         Ok(v) => Some(v),
         Err(e) => {
             diags.error(
@@ -208,7 +228,7 @@ fn read_manifest(dir: &Path, diags: &mut Diagnostics) -> Option<Pack> {
     };
     for req in &manifest.requires {
         if let Some(v) = &req.version
-            && let Err(e) = semver::VersionReq::parse(v)
+            && let Err(e) = semver::VersionReq::parse(&v.value)
         {
             diags.error(
                 &path,
@@ -222,11 +242,24 @@ fn read_manifest(dir: &Path, diags: &mut Diagnostics) -> Option<Pack> {
         }
     }
     match version {
-        Some(version) if ok => Some(Pack {
+        Some(version) if ok => Ok(Pack {
             dir: dir.to_path_buf(),
             manifest,
             version,
         }),
+        _ => Err(Some(manifest.id.value)),
+    }
+}
+
+/// The `id:` of a manifest that did not deserialize, if it is there.
+fn manifest_id(node: &yaml::Node) -> Option<String> {
+    match &node.value {
+        yaml::Value::Map(entries) => entries
+            .iter()
+            .find_map(|(k, v)| match (&k.value, &v.value) {
+                (yaml::Value::Str(k), yaml::Value::Str(v)) if k == "id" => Some(v.clone()),
+                _ => None,
+            }),
         _ => None,
     }
 }
@@ -242,9 +275,10 @@ pub struct Ordered {
 }
 
 /// Check requirements and put the packs in load order.
-pub fn order(found: Vec<Pack>, only: Option<&[String]>, diags: &mut Diagnostics) -> Ordered {
+pub fn order(found: Found, only: Option<&[String]>, diags: &mut Diagnostics) -> Ordered {
+    let broken = found.broken;
     let mut by_id: HashMap<String, Pack> = HashMap::new();
-    for pack in found {
+    for pack in found.packs {
         if let Some(first) = by_id.get(pack.id()) {
             diags.error(
                 &pack.manifest_path(),
@@ -269,6 +303,9 @@ pub fn order(found: Vec<Pack>, only: Option<&[String]>, diags: &mut Diagnostics)
     };
     // Packs whose requirements cannot be met are left out, with their dependants.
     let mut state: HashMap<String, Visit> = HashMap::new();
+    for id in &broken {
+        state.insert(id.clone(), Visit::Bad);
+    }
     for id in &wanted {
         visit(id, &by_id, &mut state, &mut Vec::new(), diags);
     }
@@ -376,6 +413,18 @@ fn visit(
     for req in &pack.manifest.requires {
         let rid = &req.id.value;
         let Some(dep) = packs.get(rid) else {
+            if state.get(rid) == Some(&Visit::Bad) {
+                diags.error(
+                    &pack.manifest_path(),
+                    req.id.loc,
+                    format!(
+                        "pack '{}' cannot be loaded because its dependency '{rid}' has errors",
+                        pack.id()
+                    ),
+                );
+                good = false;
+                continue;
+            }
             let hint = nearest(rid, packs.keys().map(String::as_str))
                 .map(|n| format!(" (did you mean '{n}'?)"))
                 .unwrap_or_default();
@@ -392,7 +441,7 @@ fn visit(
             continue;
         };
         if let Some(v) = &req.version
-            && let Ok(wanted) = semver::VersionReq::parse(v)
+            && let Ok(wanted) = semver::VersionReq::parse(&v.value)
             && !wanted.matches(&dep.version)
         {
             diags.error(

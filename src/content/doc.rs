@@ -21,7 +21,7 @@ pub struct PackManifest {
     /// Display name.
     pub name: Option<String>,
     /// Semantic version, e.g. `1.2.0`.
-    pub version: Located<String>,
+    pub version: Located<VersionText>,
     /// Who made it.
     #[serde(default)]
     pub authors: Vec<String>,
@@ -39,7 +39,64 @@ pub struct Requirement {
     /// The required pack's id.
     pub id: Located<String>,
     /// A semver requirement, e.g. `^1` (default: any version).
-    pub version: Option<Located<String>>,
+    pub version: Option<Located<VersionText>>,
+}
+
+/// A version or version requirement as written. YAML reads an unquoted `1.0` as a
+/// number; it is kept as text so that the semver check can say what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionText(pub String);
+
+impl std::ops::Deref for VersionText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for VersionText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for VersionText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = VersionText;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a version like 1.2.0")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<VersionText, E> {
+                Ok(VersionText(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<VersionText, E> {
+                Ok(VersionText(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<VersionText, E> {
+                Ok(VersionText(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<VersionText, E> {
+                Ok(VersionText(format!("{v:?}")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for VersionText {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Version".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A semantic version (1.2.0) or requirement (^1.2).",
+            "type": "string"
+        })
+    }
 }
 
 /// A content document: any `*.yaml` file of a pack other than `pack.yaml`.
@@ -91,6 +148,27 @@ pub struct RulesDoc {
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "Option<OpeningTokenDoc>")]
     pub opening_token: Option<Located<Option<OpeningTokenDoc>>>,
+}
+
+impl RulesDoc {
+    /// Take the fields `other` gives (used to rebuild a rules section key by key).
+    pub fn merge(&mut self, other: RulesDoc) {
+        if other.board.is_some() {
+            self.board = other.board;
+        }
+        if other.stacks.is_some() {
+            self.stacks = other.stacks;
+        }
+        if other.stack_size.is_some() {
+            self.stack_size = other.stack_size;
+        }
+        if other.score_limit.is_some() {
+            self.score_limit = other.score_limit;
+        }
+        if other.opening_token.is_some() {
+            self.opening_token = other.opening_token;
+        }
+    }
 }
 
 /// Deserialize a field that may be `null` so that "given as null" and "absent" differ.
@@ -158,8 +236,8 @@ pub struct AreaDoc {
 pub enum AreaRef {
     /// A named area.
     Named(String),
-    /// Offsets `[dx, dy]`.
-    Offsets(Vec<[i64; 2]>),
+    /// Offsets `[dx, dy]`, each with its location.
+    Offsets(Vec<Located<[i64; 2]>>),
     /// A grid picture.
     Grid(String),
 }
@@ -179,7 +257,7 @@ impl<'de> Deserialize<'de> for AreaRef {
             }
             fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<AreaRef, A::Error> {
                 let mut offsets = Vec::new();
-                while let Some(o) = seq.next_element::<[i64; 2]>()? {
+                while let Some(o) = seq.next_element::<Located<[i64; 2]>>()? {
                     offsets.push(o);
                 }
                 Ok(AreaRef::Offsets(offsets))

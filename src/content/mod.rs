@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod discover;
 pub mod doc;
 mod registry;
+mod syntax;
 pub mod yaml;
 
 use std::path::{Path, PathBuf};
@@ -106,6 +107,9 @@ pub(crate) struct Sections {
     pub decks: Registry<doc::DeckDoc>,
     /// `rules` sections in load order; `pack` is `None` for the scenario's patch.
     pub rules: Vec<(RulesDoc, Option<usize>, usize)>,
+    /// Whether a rules section (or a file that may hold one) had errors, so that a rule
+    /// missing afterwards is a consequence, not a mistake of its own.
+    pub rules_incomplete: bool,
 }
 
 /// Load packs as `options` says.
@@ -115,8 +119,8 @@ pub fn load(options: &LoadOptions) -> Loaded {
     let found = discover::discover(&options.folders, &mut diags);
     if let Some(only) = &options.only {
         for id in only {
-            if !found.iter().any(|p| p.id() == id) {
-                let hint = nearest(id, found.iter().map(discover::Pack::id))
+            if !found.packs.iter().any(|p| p.id() == id) && !found.broken.contains(id) {
+                let hint = nearest(id, found.packs.iter().map(discover::Pack::id))
                     .map(|n| format!(" (did you mean '{n}'?)"))
                     .unwrap_or_default();
                 let path = options
@@ -181,6 +185,19 @@ pub fn load(options: &LoadOptions) -> Loaded {
     }
 }
 
+/// The `id:` of an entry that did not deserialize, if it can be read.
+fn entry_id(node: &Node) -> Option<&str> {
+    match &node.value {
+        Value::Map(entries) => entries
+            .iter()
+            .find_map(|(k, v)| match (&k.value, &v.value) {
+                (Value::Str(k), Value::Str(v)) if k == "id" => Some(v.as_str()),
+                _ => None,
+            }),
+        _ => None,
+    }
+}
+
 /// Every content document of a pack (its YAML files other than the root `pack.yaml`),
 /// in path order.
 fn pack_files(dir: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
@@ -228,6 +245,7 @@ fn read_document(
         Ok(t) => t,
         Err(e) => {
             diags.error(path, Loc::default(), format!("cannot read this file: {e}"));
+            sections.rules_incomplete = true;
             return;
         }
     };
@@ -235,6 +253,7 @@ fn read_document(
         Ok(n) => n,
         Err(e) => {
             diags.error(path, e.loc, format!("YAML syntax: {}", e.message));
+            sections.rules_incomplete = true;
             return;
         }
     };
@@ -261,10 +280,11 @@ fn read_document(
         };
         let source = |loc| Source { pack, file, loc };
         match name.as_str() {
-            "rules" => match yaml::from_node::<RulesDoc>(value) {
-                Ok(doc) => sections.rules.push((doc, Some(pack), file)),
-                Err(e) => diags.error(path, e.loc.unwrap_or(value.loc), e.message),
-            },
+            "rules" => {
+                let (doc, complete) = read_rules(value, path, diags);
+                sections.rules_incomplete |= !complete;
+                sections.rules.push((doc, Some(pack), file));
+            }
             "areas" => add_all(
                 &mut sections.areas,
                 value,
@@ -331,6 +351,42 @@ fn read_document(
     }
 }
 
+/// Read a `rules` section key by key, so every mistake in it is reported and the good
+/// keys still count. Returns the document and whether it was read without errors.
+pub(crate) fn read_rules(value: &Node, path: &Path, diags: &mut Diagnostics) -> (RulesDoc, bool) {
+    let mut doc = RulesDoc::default();
+    let entries = match &value.value {
+        Value::Map(entries) => entries,
+        Value::Null => return (doc, true),
+        other => {
+            diags.error(
+                path,
+                value.loc,
+                format!(
+                    "`rules` is a mapping of rule names to values, found {}",
+                    other.describe()
+                ),
+            );
+            return (doc, false);
+        }
+    };
+    let mut complete = true;
+    for entry in entries {
+        let single = Node {
+            value: Value::Map(vec![entry.clone()]),
+            loc: value.loc,
+        };
+        match yaml::from_node::<RulesDoc>(&single) {
+            Ok(part) => doc.merge(part),
+            Err(e) => {
+                diags.error(path, e.loc.unwrap_or(entry.0.loc), e.message);
+                complete = false;
+            }
+        }
+    }
+    (doc, complete)
+}
+
 fn add_all<T>(
     registry: &mut Registry<T>,
     section: &Node,
@@ -368,6 +424,10 @@ fn add_all<T>(
             Err(e) => {
                 let path = files.path(source(item.loc).file);
                 diags.error(path, e.loc.unwrap_or(item.loc), e.message);
+                // References to this entry would only repeat the problem as "unknown".
+                if let Some(id) = entry_id(item) {
+                    registry.mark_broken(source(item.loc).pack, id, pack_ids);
+                }
             }
         }
     }

@@ -21,6 +21,9 @@ pub trait Entry: Sized {
 
 macro_rules! entry {
     ($ty:ty, $kind:literal, [$($field:ident),*]) => {
+        entry!($ty, $kind, [$($field),*], |_this, _other| {});
+    };
+    ($ty:ty, $kind:literal, [$($field:ident),*], $before:expr) => {
         impl Entry for $ty {
             const KIND: &'static str = $kind;
 
@@ -29,6 +32,8 @@ macro_rules! entry {
             }
 
             fn patch(&mut self, other: Self) -> Vec<&'static str> {
+                let before: fn(&mut $ty, &$ty) = $before;
+                before(self, &other);
                 let mut changed = Vec::new();
                 $(
                     if other.$field.is_some() {
@@ -42,7 +47,18 @@ macro_rules! entry {
     };
 }
 
-entry!(AreaDoc, "area", [name, description, offsets, grid]);
+entry!(
+    AreaDoc,
+    "area",
+    [name, description, offsets, grid],
+    |this, other| {
+        // An area is offsets or a grid: a patch giving one replaces the other.
+        if other.offsets.is_some() || other.grid.is_some() {
+            this.offsets = None;
+            this.grid = None;
+        }
+    }
+);
 entry!(
     TokenTypeDoc,
     "token type",
@@ -72,7 +88,23 @@ entry!(
         into,
         max_value,
         script
-    ]
+    ],
+    |this, other| {
+        // A patch that changes the effect (or gives a script) replaces the old effect's
+        // parameters too: they belonged to the effect being replaced.
+        if other.effect.is_some() || other.script.is_some() {
+            this.effect = None;
+            this.script = None;
+            this.amount = None;
+            this.owner = None;
+            this.value = None;
+            this.kind = None;
+            this.player = None;
+            this.condition = None;
+            this.into = None;
+            this.max_value = None;
+        }
+    }
 );
 entry!(
     CardDoc,
@@ -121,6 +153,8 @@ pub struct Registry<T> {
     /// The entries; an entry's index is its catalog id.
     pub records: Vec<Record<T>>,
     index: HashMap<(usize, String), usize>,
+    /// Entries that could not be read (their error is already reported), by pack and id.
+    broken: std::collections::HashSet<(usize, String)>,
 }
 
 impl<T> Default for Registry<T> {
@@ -128,6 +162,7 @@ impl<T> Default for Registry<T> {
         Registry {
             records: Vec::new(),
             index: HashMap::new(),
+            broken: std::collections::HashSet::new(),
         }
     }
 }
@@ -149,6 +184,33 @@ impl View<'_> {
 }
 
 impl<T: Entry> Registry<T> {
+    /// Remember an entry that could not be read, written `id` in `pack`, so references to
+    /// it are not reported again as unknown.
+    pub fn mark_broken(&mut self, pack: usize, id: &str, pack_ids: &[String]) {
+        let (pack, id) = match id.split_once(':') {
+            Some((p, id)) => match pack_ids.iter().position(|x| x == p) {
+                Some(p) => (p, id),
+                None => return,
+            },
+            None => (pack, id),
+        };
+        self.broken.insert((pack, id.to_string()));
+    }
+
+    fn is_broken(&self, view: &View<'_>, written: &str) -> bool {
+        match written.split_once(':') {
+            Some((p, id)) => view
+                .pack_ids
+                .iter()
+                .position(|x| x == p)
+                .is_some_and(|p| self.broken.contains(&(p, id.to_string()))),
+            None => self
+                .broken
+                .iter()
+                .any(|(p, id)| id == written && view.sees(*p)),
+        }
+    }
+
     /// Add an entry defined (or patched, for `other:id`) by `source.pack`.
     pub fn add(
         &mut self,
@@ -263,12 +325,14 @@ impl<T: Entry> Registry<T> {
         for field in record.doc.patch(doc) {
             if let Some(earlier) = record.patched.get(field)
                 && earlier.pack != source.pack
+                && !deps.contains(&earlier.pack)
             {
                 diags.warning(
                     path,
                     loc,
                     format!(
-                        "field `{field}` of {target_pack}:{id} is also patched by pack '{}' at {}:{}:{}; this patch, later in load order, wins",
+                        "field `{}` of {target_pack}:{id} is also patched by pack '{}' at {}:{}:{}, which pack '{own}' does not require; this patch, later in load order, wins",
+                        yaml_name(field),
                         pack_ids[earlier.pack],
                         files.path(earlier.file).display(),
                         earlier.loc.line,
@@ -314,16 +378,20 @@ impl<T: Entry> Registry<T> {
             }
             return match self.index.get(&(pack, id.to_string())) {
                 Some(&i) => Some(i),
+                None if self.is_broken(view, written) => None,
                 None => {
                     let ids = self
                         .records
                         .iter()
                         .filter(|r| r.pack == pack)
                         .map(|r| r.id.as_str());
+                    let suggestion = nearest(id, ids)
+                        .map(|n| format!(" (did you mean '{p}:{n}'?)"))
+                        .unwrap_or_default();
                     diags.error(
                         path,
                         name.loc,
-                        format!("unknown {} '{written}'{}", T::KIND, hint(id, ids)),
+                        format!("unknown {} '{written}'{suggestion}", T::KIND),
                     );
                     None
                 }
@@ -353,6 +421,7 @@ impl<T: Entry> Registry<T> {
         candidates.dedup();
         match candidates.as_slice() {
             [one] => Some(*one),
+            [] if self.is_broken(view, written) => None,
             [] => {
                 let visible = self
                     .records
@@ -392,6 +461,14 @@ impl<T: Entry> Registry<T> {
                 None
             }
         }
+    }
+}
+
+/// A document field's key as written in YAML.
+fn yaml_name(field: &str) -> &str {
+    match field {
+        "kind" => "type",
+        other => other,
     }
 }
 

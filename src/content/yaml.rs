@@ -193,7 +193,7 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
                 .rsplit_once(" at line ")
                 .map_or(inner.as_str(), |(m, _)| m)
                 .to_string();
-            SyntaxError { message, loc }
+            super::syntax::explain(text, SyntaxError { message, loc })
         })
 }
 
@@ -346,7 +346,20 @@ impl<'de> Deserializer<'de> for NodeDe<'de> {
             Value::Int(i) => v.visit_i64(*i),
             Value::Float(f) => v.visit_f64(*f),
             Value::Str(s) => v.visit_borrowed_str(s),
-            Value::Seq(items) => v.visit_seq(Seq(items.iter())),
+            Value::Seq(items) => {
+                let mut seq = Seq(items.iter());
+                v.visit_seq(&mut seq).and_then(|value| {
+                    let rest = seq.0.len();
+                    if rest == 0 {
+                        Ok(value)
+                    } else {
+                        Err(DeError::custom(format!(
+                            "this list has {} items, {rest} more than expected",
+                            items.len()
+                        )))
+                    }
+                })
+            }
             Value::Map(entries) => v.visit_map(Map {
                 entries: entries.iter(),
                 value: None,

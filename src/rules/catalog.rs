@@ -431,15 +431,21 @@ fn did_you_mean(s: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
-/// The candidate closest to `name`, if it is close enough to be a likely typo.
+/// The candidate closest to `name`, if it is close enough to be a likely typo: a few
+/// edits away (a swap of two letters counts as one) or sharing most of its letters in order.
 #[must_use]
 pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let allowed = (name.chars().count() / 3).max(1);
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(name, c), c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c.to_string())
+        .filter(|c| *c != name)
+        .filter_map(|c| {
+            let edits = strsim::damerau_levenshtein(name, c);
+            let similarity = strsim::jaro_winkler(name, c);
+            (edits <= allowed || similarity >= 0.85).then_some((edits, -similarity, c))
+        })
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)))
+        .map(|(_, _, c)| c.to_string())
 }
 
 fn lookup<'a>(

@@ -143,7 +143,11 @@ pub(super) fn check(
     }
     if !failures.is_empty() && expect.board.is_none() {
         let mut text = String::from("the board after the moves:\n");
-        text.push_str(&draw(catalog, state.board(), &actual, &mut Legend::default()).join("\n"));
+        let mut legend = Legend::default();
+        text.push_str(&draw(catalog, state.board(), &actual, &mut legend).join("\n"));
+        if !legend.0.is_empty() {
+            let _ = write!(text, "\n  (seat:value, then the type: {})", legend.text());
+        }
         let _ = write!(
             text,
             "\nscores: seat 1 {}, seat 2 {}; seat {} to move{}",

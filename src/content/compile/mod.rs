@@ -1,0 +1,418 @@
+//! Compiling the gathered documents into the runtime [`Catalog`]: resolving references,
+//! checking every value against what the engine supports, and filling in defaults.
+//!
+//! `entries.rs` compiles areas, token types, abilities, cards and decks; `rules.rs` merges
+//! the rules layers into a `Ruleset`; `grid.rs` reads area pictures.
+
+mod entries;
+mod grid;
+mod rules;
+
+use entries::{compile_ability, compile_area, compile_card, compile_deck, compile_token_type};
+use grid::parse_grid;
+use rules::compile_rules;
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::diagnostic::Diagnostics;
+use super::discover::Ordered;
+use super::doc::{
+    AbilityDoc, AmountDoc, AreaDoc, AreaRef, CardDoc, DeckDoc, EffectDoc, RelationDoc, RulesDoc,
+    SideDoc, TokenTypeDoc,
+};
+use super::registry::{Entry, Record, Registry, Source, View};
+use super::yaml::{Loc, Located};
+use super::{Files, Sections};
+use crate::rules::{
+    AbilityDef, AbilityId, Amount, Area, AreaDef, AreaId, Aura, Becomes, CardDef, CardId, Catalog,
+    Cell, DeckDef, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta, Offset,
+    OpeningToken, Origin, Relation, Ruleset, ScriptDef, ScriptId, Seat, Side, TokenTypeDef,
+    TokenTypeId, Turret,
+};
+
+/// The largest offset component an area or direction may use.
+const MAX_OFFSET: i64 = 15;
+/// The largest value a card, token or amount may have.
+const MAX_VALUE: i64 = 1_000_000;
+
+struct Ctx<'a> {
+    ordered: &'a Ordered,
+    pack_ids: &'a [String],
+    files: &'a Files,
+    sections: &'a Sections,
+    diags: &'a mut Diagnostics,
+    scripts: Vec<ScriptDef>,
+    areas: Vec<Option<Vec<Offset>>>,
+    /// Where each rule's winning value came from: name, pack, source.
+    rule_sources: Vec<(&'static str, Option<usize>, Source)>,
+}
+
+pub(super) fn compile(
+    ordered: &Ordered,
+    pack_ids: &[String],
+    files: &Files,
+    sections: &Sections,
+    diags: &mut Diagnostics,
+) -> Option<Catalog> {
+    for count in [
+        sections.areas.records.len(),
+        sections.token_types.records.len(),
+        sections.abilities.records.len(),
+        sections.cards.records.len(),
+        sections.decks.records.len(),
+    ] {
+        if count >= usize::from(u16::MAX) {
+            let path = files.path(0);
+            diags.error(
+                path,
+                Loc::default(),
+                "more than 65,534 entries in one section",
+            );
+            return None;
+        }
+    }
+    let mut cx = Ctx {
+        ordered,
+        pack_ids,
+        files,
+        sections,
+        diags,
+        scripts: Vec::new(),
+        areas: Vec::new(),
+        rule_sources: Vec::new(),
+    };
+    let areas = compile_all(&mut cx, &sections.areas, compile_area);
+    cx.areas = areas
+        .iter()
+        .map(|a| a.as_ref().map(|a| a.offsets.clone()))
+        .collect();
+    let token_types = compile_all(&mut cx, &sections.token_types, compile_token_type);
+    let abilities = compile_all(&mut cx, &sections.abilities, compile_ability);
+    let cards = compile_all(&mut cx, &sections.cards, |cx, r| {
+        compile_card(cx, r, &abilities)
+    });
+    let rules = compile_rules(&mut cx);
+    // Without rules, decks are still read (their card references checked) but not sized.
+    let decks = compile_all(&mut cx, &sections.decks, |cx, r| {
+        compile_deck(cx, r, rules.as_ref())
+    });
+    Some(Catalog::new(
+        rules?,
+        all(areas)?,
+        all(token_types)?,
+        all(abilities)?,
+        all(cards)?,
+        all(decks)?,
+        cx.scripts,
+        ordered
+            .packs
+            .iter()
+            .map(crate::content::discover::Pack::info)
+            .collect(),
+    ))
+}
+
+fn all<D>(v: Vec<Option<D>>) -> Option<Vec<D>> {
+    v.into_iter().collect()
+}
+
+fn compile_all<T, D>(
+    cx: &mut Ctx<'_>,
+    registry: &Registry<T>,
+    mut f: impl FnMut(&mut Ctx<'_>, &Record<T>) -> Option<D>,
+) -> Vec<Option<D>> {
+    registry.records.iter().map(|r| f(cx, r)).collect()
+}
+
+impl Ctx<'_> {
+    fn path(&self, source: Source) -> &Path {
+        self.files.path(source.file)
+    }
+
+    fn error(&mut self, source: Source, loc: Loc, message: impl Into<String>) {
+        let path = self.files.path(source.file).to_path_buf();
+        self.diags.error(&path, loc, message);
+    }
+
+    fn warning(&mut self, source: Source, loc: Loc, message: impl Into<String>) {
+        let path = self.files.path(source.file).to_path_buf();
+        self.diags.warning(&path, loc, message);
+    }
+
+    /// When rule `name` was set by a pack other than `pack`, a note saying where, for
+    /// messages about content that breaks that rule.
+    fn rule_note(&self, name: &str, pack: usize) -> String {
+        match self.rule_sources.iter().find(|(n, _, _)| *n == name) {
+            Some((_, Some(p), source)) if *p != pack => format!(
+                " (rules.{name} is set by pack '{}' at {}:{})",
+                self.pack_ids[*p],
+                self.files.path(source.file).display(),
+                source.loc.line
+            ),
+            _ => String::new(),
+        }
+    }
+
+    fn view(&self, pack: Option<usize>) -> View<'_> {
+        View {
+            pack,
+            deps: pack.map_or(&[][..], |p| &self.ordered.deps[p]),
+            pack_ids: self.pack_ids,
+        }
+    }
+
+    fn resolve<T: Entry>(
+        &mut self,
+        registry: &Registry<T>,
+        name: &Located<String>,
+        source: Source,
+        pack: Option<usize>,
+    ) -> Option<usize> {
+        let path = self.path(source).to_path_buf();
+        let view = View {
+            pack,
+            deps: pack.map_or(&[][..], |p| &self.ordered.deps[p]),
+            pack_ids: self.pack_ids,
+        };
+        registry.resolve(name, &view, &path, self.files, self.diags)
+    }
+
+    fn token_type(
+        &mut self,
+        name: &Located<String>,
+        source: Source,
+        pack: Option<usize>,
+    ) -> Option<TokenTypeId> {
+        let sections = self.sections;
+        self.resolve(&sections.token_types, name, source, pack)
+            .map(|i| TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX)))
+    }
+
+    /// The `basic` token type as the pack sees it (the default token type).
+    fn basic(
+        &mut self,
+        source: Source,
+        loc: Loc,
+        pack: Option<usize>,
+        what: &str,
+    ) -> Option<TokenTypeId> {
+        let name = Located::new("basic".to_string(), loc);
+        let mut probe = Diagnostics::default();
+        let sections = self.sections;
+        let view = self.view(pack);
+        let found = sections.token_types.resolve(
+            &name,
+            &view,
+            self.files.path(source.file),
+            self.files,
+            &mut probe,
+        );
+        if found.is_none() {
+            self.error(
+                source,
+                loc,
+                format!("{what} has no type and no 'basic' token type is defined to default to; give the type"),
+            );
+        }
+        found.map(|i| TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX)))
+    }
+
+    fn int(
+        &mut self,
+        source: Source,
+        value: &Located<i64>,
+        what: &str,
+        range: std::ops::RangeInclusive<i64>,
+    ) -> Option<i32> {
+        if range.contains(&value.value) {
+            i32::try_from(value.value).ok()
+        } else {
+            self.error(
+                source,
+                value.loc,
+                format!(
+                    "{what} must be from {} to {}, found {}",
+                    range.start(),
+                    range.end(),
+                    value.value
+                ),
+            );
+            None
+        }
+    }
+
+    fn required<'v, V>(
+        &mut self,
+        field: &'v Option<V>,
+        source: Source,
+        loc: Loc,
+        message: impl FnOnce() -> String,
+    ) -> Option<&'v V> {
+        if field.is_none() {
+            self.error(source, loc, message());
+        }
+        field.as_ref()
+    }
+
+    fn offsets(
+        &mut self,
+        source: Source,
+        list: &[Located<[i64; 2]>],
+        what: &str,
+    ) -> Option<Vec<Offset>> {
+        let mut out = Vec::with_capacity(list.len());
+        let mut ok = true;
+        for item in list {
+            let [dx, dy] = item.value;
+            if dx.abs() > MAX_OFFSET || dy.abs() > MAX_OFFSET {
+                self.error(
+                    source,
+                    item.loc,
+                    format!("{what} [{dx}, {dy}] is too far: each part must be from -{MAX_OFFSET} to {MAX_OFFSET}"),
+                );
+                ok = false;
+                continue;
+            }
+            if dx == 0 && dy == 0 {
+                self.error(
+                    source,
+                    item.loc,
+                    format!("{what} [0, 0] is the placed token's own cell; areas and directions leave it out"),
+                );
+                ok = false;
+                continue;
+            }
+            let o = Offset::new(i8::try_from(dx).unwrap_or(0), i8::try_from(dy).unwrap_or(0));
+            if out.contains(&o) {
+                self.error(
+                    source,
+                    item.loc,
+                    format!("{what} [{dx}, {dy}] is listed twice"),
+                );
+                ok = false;
+                continue;
+            }
+            out.push(o);
+        }
+        ok.then_some(out)
+    }
+
+    fn area_ref(
+        &mut self,
+        source: Source,
+        area: &Located<AreaRef>,
+        pack: Option<usize>,
+    ) -> Option<Area> {
+        match &area.value {
+            AreaRef::Named(name) => {
+                let name = Located::new(name.clone(), area.loc);
+                let sections = self.sections;
+                let index = self.resolve(&sections.areas, &name, source, pack)?;
+                let offsets = self.areas.get(index).cloned().flatten()?;
+                Some(Area::new(
+                    Some(AreaId(u16::try_from(index).unwrap_or(u16::MAX))),
+                    offsets,
+                ))
+            }
+            AreaRef::Offsets(list) => {
+                let offsets = self.offsets(source, list, "offset")?;
+                if offsets.is_empty() {
+                    self.error(source, area.loc, "an area needs at least one offset");
+                    return None;
+                }
+                Some(Area::new(None, offsets))
+            }
+            AreaRef::Grid(grid) => {
+                let grid = Located::new(grid.clone(), area.loc);
+                self.grid(source, &grid)
+                    .map(|offsets| Area::new(None, offsets))
+            }
+        }
+    }
+
+    fn grid(&mut self, source: Source, grid: &Located<String>) -> Option<Vec<Offset>> {
+        match parse_grid(&grid.value) {
+            Ok(offsets) => Some(offsets),
+            Err(message) => {
+                self.error(source, grid.loc, message);
+                None
+            }
+        }
+    }
+
+    fn script(&mut self, source: Source, pack: usize, file: &Located<String>) -> Option<ScriptId> {
+        let rel = Path::new(&file.value);
+        let escapes = rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)));
+        if escapes {
+            self.error(
+                source,
+                file.loc,
+                format!(
+                    "script path '{}' must be relative and stay inside the pack folder",
+                    file.value
+                ),
+            );
+            return None;
+        }
+        if rel.extension().and_then(|e| e.to_str()) != Some("lua") {
+            self.error(
+                source,
+                file.loc,
+                format!("script '{}' must be a .lua file", file.value),
+            );
+            return None;
+        }
+        let full = self.ordered.packs[pack].dir.join(rel);
+        if !full.is_file() {
+            self.error(
+                source,
+                file.loc,
+                format!(
+                    "script file '{}' was not found (looked for {})",
+                    file.value,
+                    full.display()
+                ),
+            );
+            return None;
+        }
+        let pack_id = self.pack_ids[pack].clone();
+        if let Some(i) = self
+            .scripts
+            .iter()
+            .position(|s| s.pack == pack_id && s.path == file.value)
+        {
+            return Some(ScriptId(u16::try_from(i).unwrap_or(u16::MAX)));
+        }
+        self.scripts.push(ScriptDef {
+            pack: pack_id,
+            path: file.value.clone(),
+            file: full.display().to_string(),
+        });
+        Some(ScriptId(
+            u16::try_from(self.scripts.len() - 1).unwrap_or(u16::MAX),
+        ))
+    }
+
+    fn meta<T>(
+        &self,
+        record: &Record<T>,
+        name: Option<&String>,
+        description: Option<&String>,
+    ) -> Meta {
+        Meta {
+            id: record.id.clone(),
+            name: name.cloned().unwrap_or_else(|| record.id.clone()),
+            description: description.cloned().unwrap_or_default(),
+            origin: Origin {
+                pack: self.pack_ids[record.pack].clone(),
+                file: self.path(record.defined).display().to_string(),
+                line: record.defined.loc.line,
+                column: record.defined.loc.column,
+            },
+        }
+    }
+}

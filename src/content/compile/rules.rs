@@ -1,0 +1,176 @@
+//! Merging the `rules` sections of all packs (and a scenario's patch) into one `Ruleset`.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// One rules field's winning value and where it came from.
+struct Field<'a, T> {
+    value: &'a Located<T>,
+    source: Source,
+    pack: Option<usize>,
+}
+
+/// The value of one rules field after every layer's patch (the last layer that sets it
+/// wins), warning when two packs patch it. Reports a field no pack sets.
+fn pick<'a, T>(
+    cx: &mut Ctx<'_>,
+    layers: &'a [(RulesDoc, Option<usize>, usize)],
+    name: &'static str,
+    get: impl Fn(&'a RulesDoc) -> Option<&'a Located<T>>,
+) -> Option<Field<'a, T>> {
+    let mut found: Option<Field<'a, T>> = None;
+    for (doc, pack, file) in layers {
+        let Some(value) = get(doc) else { continue };
+        let source = Source {
+            pack: pack.unwrap_or(0),
+            file: *file,
+            loc: value.loc,
+        };
+        // A pack overriding what a pack it requires set is a deliberate patch; overriding
+        // an unrelated pack is a conflict that only load order decides.
+        if let Some(prev) = &found
+            && let (Some(now), Some(before)) = (*pack, prev.pack)
+            && now != before
+            && !cx.ordered.deps[now].contains(&before)
+        {
+            let msg = format!(
+                "rules.{name} is also set by pack '{}' at {}:{}:{}, which pack '{}' does not require; this value, later in load order, wins",
+                cx.pack_ids[before],
+                cx.files.path(prev.source.file).display(),
+                prev.value.loc.line,
+                prev.value.loc.column,
+                cx.pack_ids[now]
+            );
+            cx.warning(source, value.loc, msg);
+        }
+        found = Some(Field {
+            value,
+            source,
+            pack: *pack,
+        });
+    }
+    if let Some(f) = &found {
+        cx.rule_sources.push((name, f.pack, f.source));
+    }
+    if found.is_none() && !cx.sections.rules_incomplete {
+        let manifest = cx
+            .ordered
+            .packs
+            .first()
+            .map(crate::content::discover::Pack::manifest_path)
+            .unwrap_or_default();
+        cx.diags.error(
+            &manifest,
+            Loc::default(),
+            format!("no loaded pack sets rules.{name}; the base pack or a pack it requires must"),
+        );
+    }
+    found
+}
+
+pub(super) fn compile_rules(cx: &mut Ctx<'_>) -> Option<Ruleset> {
+    let layers = &cx.sections.rules;
+    let width = pick(cx, layers, "board.width", |d| {
+        d.board.as_ref().and_then(|b| b.width.as_ref())
+    });
+    let height = pick(cx, layers, "board.height", |d| {
+        d.board.as_ref().and_then(|b| b.height.as_ref())
+    });
+    let stacks = pick(cx, layers, "stacks", |d| d.stacks.as_ref());
+    let stack_min = pick(cx, layers, "stack_size.min", |d| {
+        d.stack_size.as_ref().and_then(|s| s.min.as_ref())
+    });
+    let stack_max = pick(cx, layers, "stack_size.max", |d| {
+        d.stack_size.as_ref().and_then(|s| s.max.as_ref())
+    });
+    let score_limit = pick(cx, layers, "score_limit", |d| d.score_limit.as_ref());
+    let opening = pick(cx, layers, "opening_token", |d| d.opening_token.as_ref());
+    let side = i64::from(MAX_SIDE);
+    let width = width.and_then(|f| cx.int(f.source, f.value, "board width", 1..=side));
+    let height_field = height.as_ref().map(|f| Field {
+        value: f.value,
+        source: f.source,
+        pack: f.pack,
+    });
+    let height = height.and_then(|f| cx.int(f.source, f.value, "board height", 1..=side));
+    let max_stacks = i64::try_from(MAX_STACKS).unwrap_or(8);
+    let max_cards = i64::try_from(MAX_STACK_CARDS).unwrap_or(8);
+    let stacks = stacks.and_then(|f| cx.int(f.source, f.value, "stacks", 1..=max_stacks));
+    let stack_max_v = stack_max
+        .as_ref()
+        .and_then(|f| cx.int(f.source, f.value, "stack_size.max", 1..=max_cards));
+    let stack_min = stack_min.and_then(|f| {
+        let hi = stack_max_v.map_or(max_cards, i64::from);
+        cx.int(f.source, f.value, "stack_size.min", 1..=hi)
+    });
+    let score_limit =
+        score_limit.and_then(|f| cx.int(f.source, f.value, "score_limit", 1..=i64::from(i32::MAX)));
+    let (width, height) = (width?, height?);
+    if usize::try_from(width * height).unwrap_or(usize::MAX) > MAX_CELLS {
+        if let Some(f) = &height_field {
+            cx.error(f.source, f.value.loc, format!("a {width}×{height} board has {} cells; the engine supports at most {MAX_CELLS}", width * height));
+        }
+        return None;
+    }
+    let opening = opening?;
+    let opening_token = match &opening.value.value {
+        None => None,
+        Some(o) => {
+            let source = opening.source;
+            let seat = match Seat::from_number(o.seat.value) {
+                Some(s) => Some(s),
+                None => {
+                    cx.error(
+                        source,
+                        o.seat.loc,
+                        format!("seat must be 1 or 2, found {}", o.seat.value),
+                    );
+                    None
+                }
+            };
+            let value = cx.int(source, &o.value, "opening token value", 1..=MAX_VALUE);
+            let kind = match &o.kind {
+                Some(k) => cx.token_type(k, source, opening.pack),
+                None => cx.basic(source, opening.value.loc, opening.pack, "the opening token"),
+            };
+            let mut cells = Vec::new();
+            for c in o.cells.iter() {
+                let [x, y] = c.value;
+                if x < 0 || y < 0 || x >= i64::from(width) || y >= i64::from(height) {
+                    cx.error(
+                        source,
+                        c.loc,
+                        format!("cell [{x}, {y}] is off the {width}×{height} board"),
+                    );
+                    continue;
+                }
+                cells.push(Cell::new(
+                    i32::try_from(x).unwrap_or(0),
+                    i32::try_from(y).unwrap_or(0),
+                ));
+            }
+            if o.cells.is_empty() {
+                cx.error(
+                    source,
+                    o.cells.loc,
+                    "the opening token needs at least one cell to choose from",
+                );
+            }
+            Some(OpeningToken {
+                seat: seat?,
+                value: value?,
+                kind: kind?,
+                cells,
+            })
+        }
+    };
+    Some(Ruleset {
+        width: u8::try_from(width).ok()?,
+        height: u8::try_from(height).ok()?,
+        stacks: u8::try_from(stacks?).ok()?,
+        stack_min: u8::try_from(stack_min?).ok()?,
+        stack_max: u8::try_from(stack_max_v?).ok()?,
+        score_limit: i64::from(score_limit?),
+        opening_token,
+    })
+}
