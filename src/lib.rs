@@ -9,3 +9,4 @@ pub mod content;
 pub mod fsutil;
 pub mod rules;
 pub mod scenario;
+pub mod script;

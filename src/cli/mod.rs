@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
 use crate::content::{self, LoadOptions, Loaded};
+use crate::rules::describe;
 use crate::scenario::{self, Outcome, PackPaths};
 
 /// Tokensmith: make and balance token-placement board games.
@@ -41,6 +42,9 @@ pub enum Command {
         /// Scenario files (YAML).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Also print every event of each game, with its cause.
+        #[arg(long)]
+        events: bool,
     },
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
     Schema {
@@ -65,7 +69,7 @@ pub fn main() -> ExitCode {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Validate { json } => validate(cli, *json),
-        Command::Scenario { files } => Ok(run_scenarios(cli, files)),
+        Command::Scenario { files, events } => Ok(run_scenarios(cli, files, *events)),
         Command::Schema { out } => {
             write_schemas(out)?;
             Ok(ExitCode::SUCCESS)
@@ -74,7 +78,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn validate(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
-    let loaded = content::load(&LoadOptions::standard(&cli.content, &cli.mods));
+    let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &validation_json(&loaded))?;
@@ -130,7 +134,7 @@ fn validation_json(loaded: &Loaded) -> serde_json::Value {
     })
 }
 
-fn run_scenarios(cli: &Cli, files: &[PathBuf]) -> ExitCode {
+fn run_scenarios(cli: &Cli, files: &[PathBuf], events: bool) -> ExitCode {
     let paths = PackPaths {
         content: cli.content.clone(),
         mods: cli.mods.clone(),
@@ -138,19 +142,26 @@ fn run_scenarios(cli: &Cli, files: &[PathBuf]) -> ExitCode {
     let (mut passed, mut failed, mut unreadable) = (0usize, 0usize, 0usize);
     for file in files {
         match scenario::run_file(file, &paths) {
-            Ok(run) => match run.outcome {
-                Outcome::Pass => {
-                    passed += 1;
-                    println!("pass  {} ({})", run.name, file.display());
-                }
-                Outcome::Fail(report) => {
-                    failed += 1;
-                    println!("FAIL  {} ({})", run.name, file.display());
-                    for line in report.lines() {
-                        println!("      {line}");
+            Ok(run) => {
+                match &run.outcome {
+                    Outcome::Pass => {
+                        passed += 1;
+                        println!("pass  {} ({})", run.name, file.display());
+                    }
+                    Outcome::Fail(report) => {
+                        failed += 1;
+                        println!("FAIL  {} ({})", run.name, file.display());
+                        for line in report.lines() {
+                            println!("      {line}");
+                        }
                     }
                 }
-            },
+                if events {
+                    for (i, e) in run.events.iter().enumerate() {
+                        println!("      {:>4}  {}", i + 1, describe::event(&run.catalog, e));
+                    }
+                }
+            }
             Err(e) => {
                 unreadable += 1;
                 println!("ERROR {} cannot be run:", file.display());

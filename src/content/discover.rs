@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostic::Diagnostics;
 use super::doc::PackManifest;
+use super::yaml::Located;
 use super::yaml::{self, Loc};
 use crate::rules::{PackInfo, nearest};
 
@@ -27,7 +28,16 @@ pub struct Pack {
     pub manifest: PackManifest,
     /// Its parsed version.
     pub version: semver::Version,
+    /// Instructions per script hook call.
+    pub script_instructions: u64,
+    /// Bytes its scripts may use.
+    pub script_memory: usize,
 }
+
+/// Default instructions per script hook call.
+pub const DEFAULT_SCRIPT_INSTRUCTIONS: u64 = 1_000_000;
+/// Default script memory per pack, in KiB.
+pub const DEFAULT_SCRIPT_MEMORY_KB: i64 = 16 * 1024;
 
 impl Pack {
     /// Its id.
@@ -55,6 +65,8 @@ impl Pack {
             version: self.version.to_string(),
             description: self.manifest.description.clone().unwrap_or_default(),
             authors: self.manifest.authors.clone(),
+            script_instructions: self.script_instructions,
+            script_memory: self.script_memory,
         }
     }
 }
@@ -241,11 +253,47 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
             ok = false;
         }
     }
+    let limits = manifest.scripts.clone();
+    let mut check = |value: Option<&Located<i64>>,
+                     what: &str,
+                     range: std::ops::RangeInclusive<i64>,
+                     default: i64| match value {
+        None => default,
+        Some(v) if range.contains(&v.value) => v.value,
+        Some(v) => {
+            diags.error(
+                &path,
+                v.loc,
+                format!(
+                    "scripts.{what} must be from {} to {}, found {}",
+                    range.start(),
+                    range.end(),
+                    v.value
+                ),
+            );
+            ok = false;
+            default
+        }
+    };
+    let instructions = check(
+        limits.as_ref().and_then(|l| l.instructions.as_ref()),
+        "instructions",
+        1_000..=1_000_000_000,
+        i64::try_from(DEFAULT_SCRIPT_INSTRUCTIONS).unwrap_or(i64::MAX),
+    );
+    let memory_kb = check(
+        limits.as_ref().and_then(|l| l.memory_kb.as_ref()),
+        "memory_kb",
+        256..=4 * 1024 * 1024,
+        DEFAULT_SCRIPT_MEMORY_KB,
+    );
     match version {
         Some(version) if ok => Ok(Pack {
             dir: dir.to_path_buf(),
             manifest,
             version,
+            script_instructions: u64::try_from(instructions).unwrap_or(DEFAULT_SCRIPT_INSTRUCTIONS),
+            script_memory: usize::try_from(memory_kb).unwrap_or(16 * 1024) * 1024,
         }),
         _ => Err(Some(manifest.id.value)),
     }

@@ -30,6 +30,18 @@ pub struct PackManifest {
     /// Packs this one needs, loaded before it.
     #[serde(default)]
     pub requires: Vec<Located<Requirement>>,
+    /// Limits for this pack's Lua scripts.
+    pub scripts: Option<ScriptLimitsDoc>,
+}
+
+/// Limits for a pack's scripts.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptLimitsDoc {
+    /// Lua instructions each hook call may run (default 1,000,000).
+    pub instructions: Option<Located<i64>>,
+    /// Memory the pack's scripts may use, in KiB (default 16,384).
+    pub memory_kb: Option<Located<i64>>,
 }
 
 /// A dependency of a pack.

@@ -354,6 +354,10 @@ pub struct PackInfo {
     pub description: String,
     /// Its authors.
     pub authors: Vec<String>,
+    /// Instructions each of its script hook calls may run.
+    pub script_instructions: u64,
+    /// Bytes its scripts' state may use.
+    pub script_memory: usize,
 }
 
 /// Everything the engine needs to play, compiled from the loaded packs.

@@ -7,6 +7,7 @@
 mod abilities;
 mod board;
 mod catalog;
+pub mod describe;
 mod effects;
 mod engine;
 mod event;

@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 
 use crate::content::diagnostic::Diagnostic;
 use crate::content::yaml::{self, Loc, Located};
-use crate::content::{self, LoadOptions, PackFolder};
+use crate::content::{LoadOptions, PackFolder};
 use crate::rules::{
-    CardId, Catalog, Cell, Engine, Event, GameState, Move, NoHooks, Play, Seat, Token,
+    CardId, Catalog, Cell, Engine, Event, GameState, Hooks, Move, NoHooks, Play, Seat, Token,
 };
+use crate::script::{self, ScriptHost};
 pub use doc::ScenarioDoc;
 use doc::{TokenDoc, WinnerDoc};
 
@@ -54,6 +55,8 @@ pub struct Run {
     pub outcome: Outcome,
     /// Every event of the game, in order.
     pub events: Vec<Event>,
+    /// The content it was played with (to describe the events).
+    pub catalog: Catalog,
 }
 
 /// Read and run the scenario at `path`.
@@ -81,7 +84,19 @@ pub fn run(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Run, Sce
         path.file_stem()
             .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
     });
-    let engine = Engine::new(&catalog, &NoHooks);
+    let host = if catalog.has_scripts() {
+        match ScriptHost::new(&catalog) {
+            Ok(host) => Some(host),
+            Err(diagnostics) => return Err(ScenarioError { diagnostics }),
+        }
+    } else {
+        None
+    };
+    let hooks: &dyn Hooks = match &host {
+        Some(h) => h,
+        None => &NoHooks,
+    };
+    let engine = Engine::new(&catalog, hooks);
     let mut events = Vec::new();
     let state = setup.start(doc, &engine, &mut events);
     let moves = setup.moves(doc);
@@ -176,6 +191,7 @@ pub fn run(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Run, Sce
         name,
         outcome,
         events,
+        catalog,
     })
 }
 
@@ -193,7 +209,7 @@ fn load(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Catalog, Sc
         None => vec!["base".to_string()],
     });
     options.rules_patch = Some((path.to_path_buf(), doc.rules.clone().unwrap_or_default()));
-    let loaded = content::load(&options);
+    let loaded = script::load(&options);
     match loaded.catalog {
         Some(catalog) => Ok(catalog),
         None => Err(ScenarioError {

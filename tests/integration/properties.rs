@@ -42,8 +42,43 @@ fn play(seed: u64, decks: (usize, usize), choices: &[u16]) -> Result<Vec<Event>,
         for seat in Seat::BOTH {
             prop_assert!(state.score(seat) >= before[seat.index()], "a score fell");
         }
+        let engine_income = engine
+            .incomes(&state)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(
+            engine_income,
+            reference_incomes(catalog, &state),
+            "income differs from the rules"
+        );
     }
     Ok(events)
+}
+
+/// Income straight from RULES.md, recomputed from scratch: for each token
+/// `(value + aura bonuses it receives) × multiplier`. The engine keeps sums incrementally;
+/// this is the independent check.
+fn reference_incomes(catalog: &Catalog, state: &GameState) -> [i64; 2] {
+    let board = state.board();
+    let mut totals = [0i64; 2];
+    for (cell, token) in board.tokens() {
+        let mut bonus = 0i64;
+        for (other_cell, other) in board.tokens() {
+            let Some(aura) = &catalog.token_type(other.kind).aura else {
+                continue;
+            };
+            let reaches = aura
+                .area
+                .offsets
+                .iter()
+                .any(|&o| other_cell.offset(o) == cell);
+            if reaches && aura.to.includes(other.seat, token.seat) {
+                bonus += i64::from(aura.income);
+            }
+        }
+        let multiplier = i64::from(catalog.token_type(token.kind).income_multiplier);
+        totals[token.seat.index()] += (i64::from(token.value) + bonus) * multiplier;
+    }
+    totals
 }
 
 fn refused_moves_change_nothing(

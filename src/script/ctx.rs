@@ -1,0 +1,377 @@
+//! The `ctx` table scripts receive: the only way a script sees or changes the game.
+//!
+//! The table and its functions are made once per Lua state. During a hook call the host
+//! points [`Current`] at the engine's `Effects` (or, for the read-only `income` hook, at a
+//! `GameView`); the functions reach the game through it and every change goes through
+//! the engine's primitives, tagged with the script and the line of the call.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use mlua::{Lua, Table, Value};
+
+use crate::rules::{
+    Cause, Cell as BoardCell, Effects, GameView, MoveResult, ScriptId, Seat, Token,
+};
+
+/// What the `ctx` functions act on right now.
+#[derive(Clone, Copy, Default)]
+pub(super) enum Current {
+    /// No hook is running: `ctx` used outside its call is an error.
+    #[default]
+    Idle,
+    /// A hook that may change the game.
+    Effects(*mut Effects<'static>),
+    /// The read-only `income` hook.
+    View(*const GameView<'static>),
+}
+
+/// The slot the host fills for the duration of one hook call.
+pub(super) struct Slot {
+    current: Cell<Current>,
+    script: Cell<ScriptId>,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            current: Cell::new(Current::Idle),
+            script: Cell::new(ScriptId(0)),
+        }
+    }
+}
+
+/// Restores the previous [`Current`] when a hook call ends (also by error or unwinding),
+/// so nested hook calls (an `on_destroyed` inside a `ctx:damage`) leave things as found.
+pub(super) struct Entered<'a> {
+    slot: &'a Slot,
+    previous: (Current, ScriptId),
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        self.slot.current.set(self.previous.0);
+        self.slot.script.set(self.previous.1);
+    }
+}
+
+impl Slot {
+    /// Point `ctx` at `fx` until the returned guard is dropped.
+    pub fn enter_effects<'s>(&'s self, fx: &mut Effects<'_>, script: ScriptId) -> Entered<'s> {
+        let previous = (self.current.get(), self.script.get());
+        let ptr: *mut Effects<'_> = fx;
+        self.current.set(Current::Effects(ptr.cast()));
+        self.script.set(script);
+        Entered {
+            slot: self,
+            previous,
+        }
+    }
+
+    /// Point `ctx` at a read-only view until the returned guard is dropped.
+    pub fn enter_view<'s>(&'s self, view: &GameView<'_>, script: ScriptId) -> Entered<'s> {
+        let previous = (self.current.get(), self.script.get());
+        let ptr: *const GameView<'_> = view;
+        self.current.set(Current::View(ptr.cast()));
+        self.script.set(script);
+        Entered {
+            slot: self,
+            previous,
+        }
+    }
+
+    fn view<R>(&self, f: impl FnOnce(&GameView<'_>) -> mlua::Result<R>) -> mlua::Result<R> {
+        match self.current.get() {
+            Current::Idle => Err(outside()),
+            // SAFETY: the pointer was made from a live `&mut Effects` by `enter_effects`,
+            // whose guard is alive for as long as the hook call that can reach this code;
+            // the host does not touch that `Effects` while the script runs, and nested hook
+            // calls use pointers reborrowed from it that end before this one is used again.
+            Current::Effects(p) => f(&unsafe { &*p }.view()),
+            // SAFETY: as above, for the shared view given to `enter_view`.
+            Current::View(p) => f(unsafe { &*p }),
+        }
+    }
+
+    fn effects<R>(
+        &self,
+        lua: &Lua,
+        what: &str,
+        f: impl FnOnce(&mut Effects<'_>) -> Result<R, String>,
+    ) -> mlua::Result<R> {
+        match self.current.get() {
+            Current::Idle => Err(outside()),
+            Current::View(_) => Err(located(
+                lua,
+                &format!("ctx:{what} cannot change the game from an income hook, which only reads"),
+            )),
+            Current::Effects(p) => {
+                // SAFETY: see `view`.
+                let fx = unsafe { &mut *p };
+                let line = caller_line(lua);
+                let saved = fx.cause();
+                fx.set_cause(Cause::Script {
+                    script: self.script.get(),
+                    line,
+                });
+                let result = f(fx);
+                fx.set_cause(saved);
+                result.map_err(|e| located(lua, &format!("ctx:{what}: {e}")))
+            }
+        }
+    }
+}
+
+fn outside() -> mlua::Error {
+    mlua::Error::RuntimeError(
+        "ctx can only be used during the hook call it was given to".to_string(),
+    )
+}
+
+/// The line of the script code calling a `ctx` function.
+fn caller_line(lua: &Lua) -> u32 {
+    lua.inspect_stack(1, |d| d.current_line())
+        .flatten()
+        .and_then(|l| u32::try_from(l).ok())
+        .unwrap_or(0)
+}
+
+/// An error message with the calling script's `file:line:` in front.
+fn located(lua: &Lua, message: &str) -> mlua::Error {
+    let place = lua
+        .inspect_stack(1, |d| {
+            let source = d
+                .source()
+                .source
+                .map(|s| s.trim_start_matches(['@', '=']).to_string());
+            (source, d.current_line())
+        })
+        .and_then(|(s, l)| Some(format!("{}:{}: ", s?, l?)))
+        .unwrap_or_default();
+    mlua::Error::RuntimeError(format!("{place}{message}"))
+}
+
+fn cell(x: i64, y: i64) -> BoardCell {
+    let c = |v: i64| i32::try_from(v).unwrap_or(i32::MAX);
+    BoardCell::new(c(x), c(y))
+}
+
+fn seat(n: i64) -> Result<Seat, String> {
+    Seat::from_number(n).ok_or_else(|| format!("a seat is 1 or 2, got {n}"))
+}
+
+/// A token as scripts see it: `{x, y, seat, value, type, card}`.
+pub(super) fn token_table(
+    lua: &Lua,
+    view: &GameView<'_>,
+    at: BoardCell,
+    token: Token,
+) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(0, 6)?;
+    t.raw_set("x", at.x)?;
+    t.raw_set("y", at.y)?;
+    t.raw_set("seat", token.seat.number())?;
+    t.raw_set("value", token.value)?;
+    t.raw_set("type", view.catalog.token_type(token.kind).meta.id.as_str())?;
+    match token.card {
+        Some(c) => t.raw_set("card", view.catalog.card(c).meta.id.as_str())?,
+        None => t.raw_set("card", Value::Nil)?,
+    }
+    Ok(t)
+}
+
+fn in_range(value: i64, what: &str) -> Result<i32, String> {
+    i32::try_from(value).map_err(|_| format!("{what} {value} is out of range"))
+}
+
+/// Build the `ctx` table for a state; its functions act on `slot`.
+pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
+    let ctx = lua.create_table()?;
+
+    macro_rules! func {
+        ($name:literal, |$lua:ident, $slot:ident, $args:tt : $ty:ty| $body:expr) => {{
+            let $slot = Rc::clone(slot);
+            ctx.raw_set(
+                $name,
+                lua.create_function(move |$lua, (_ctx, $args): (Value, $ty)| {
+                    let $slot = &$slot;
+                    $body
+                })?,
+            )?;
+        }};
+    }
+
+    func!("width", |_lua, s, (): ()| s
+        .view(|v| Ok(v.state.board().width())));
+    func!("height", |_lua, s, (): ()| s
+        .view(|v| Ok(v.state.board().height())));
+    func!("on_board", |_lua, s, (x, y): (i64, i64)| {
+        s.view(|v| Ok(v.state.board().contains(cell(x, y))))
+    });
+    func!("token", |lua, s, (x, y): (i64, i64)| {
+        s.view(|v| {
+            let at = cell(x, y);
+            match v.state.board().get(at) {
+                Some(t) => Ok(Value::Table(token_table(lua, v, at, t)?)),
+                None => Ok(Value::Nil),
+            }
+        })
+    });
+    func!("tokens", |lua, s, (): ()| {
+        s.view(|v| {
+            let list = lua.create_table()?;
+            for (i, (at, t)) in v.state.board().tokens().enumerate() {
+                list.raw_set(i + 1, token_table(lua, v, at, t)?)?;
+            }
+            Ok(list)
+        })
+    });
+    func!("score", |_lua, s, n: i64| {
+        s.view(|v| {
+            let seat = seat(n).map_err(mlua::Error::RuntimeError)?;
+            Ok(v.state.score(seat))
+        })
+    });
+    func!("targets", |lua, s, (): ()| {
+        let list = lua.create_table()?;
+        s.targets(|i, at| {
+            let pair = lua.create_table_with_capacity(0, 2)?;
+            pair.raw_set("x", at.x)?;
+            pair.raw_set("y", at.y)?;
+            list.raw_set(i + 1, pair)
+        })?;
+        Ok(list)
+    });
+    func!("target_count", |_lua, s, (): ()| {
+        let mut n = 0usize;
+        s.targets(|_, _| {
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    });
+    func!("target", |_lua, s, i: i64| {
+        let mut found = (Value::Nil, Value::Nil);
+        s.targets(|j, at| {
+            if i64::try_from(j + 1).is_ok_and(|j| j == i) {
+                found = (Value::Integer(at.x.into()), Value::Integer(at.y.into()));
+            }
+            Ok(())
+        })?;
+        Ok(found)
+    });
+    func!("damage", |lua, s, (x, y, n): (i64, i64, i64)| {
+        s.effects(lua, "damage", |fx| {
+            let n = in_range(n, "damage")?;
+            fx.damage(cell(x, y), n).map_err(|e| e.message)
+        })
+    });
+    func!("set_value", |lua, s, (x, y, value): (i64, i64, i64)| {
+        s.effects(lua, "set_value", |fx| {
+            let value = in_range(value, "value")?;
+            fx.set_value(cell(x, y), value).map_err(|e| e.message)
+        })
+    });
+    func!("move", |lua, s, (x, y, tx, ty): (i64, i64, i64, i64)| {
+        s.effects(lua, "move", |fx| {
+            match fx
+                .move_token(cell(x, y), cell(tx, ty))
+                .map_err(|e| e.message)?
+            {
+                MoveResult::Moved | MoveResult::Removed => Ok(true),
+                MoveResult::Blocked => Ok(false),
+                MoveResult::NoToken => Err(format!("there is no token at ({x}, {y}) to move")),
+            }
+        })
+    });
+    func!("remove", |lua, s, (x, y): (i64, i64)| {
+        s.effects(lua, "remove", |fx| {
+            fx.remove(cell(x, y)).map_err(|e| e.message)
+        })
+    });
+    func!("spawn", |lua, s, (x, y, spec): (i64, i64, Table)| {
+        let seat_n: Option<i64> = spec.get("seat")?;
+        let value: Option<i64> = spec.get("value")?;
+        let kind: Option<String> = spec.get("type")?;
+        s.effects(lua, "spawn", |fx| {
+            let seat = match seat_n {
+                Some(n) => seat(n)?,
+                None => fx.mover(),
+            };
+            let value = in_range(value.unwrap_or(1), "value")?;
+            let kind = fx
+                .catalog()
+                .token_type_named(kind.as_deref().unwrap_or("basic"))
+                .map_err(|e| e.to_string())?;
+            fx.spawn(cell(x, y), seat, value, kind)
+                .map_err(|e| e.message)
+        })
+    });
+    func!("set_type", |lua, s, (x, y, kind): (i64, i64, String)| {
+        s.effects(lua, "set_type", |fx| {
+            let kind = fx
+                .catalog()
+                .token_type_named(&kind)
+                .map_err(|e| e.to_string())?;
+            fx.set_type(cell(x, y), kind).map_err(|e| e.message)
+        })
+    });
+    func!("extra_turn", |lua, s, n: i64| {
+        s.effects(lua, "extra_turn", |fx| {
+            fx.extra_turn(seat(n)?);
+            Ok(())
+        })
+    });
+    func!("add_score", |lua, s, (n, amount): (i64, i64)| {
+        s.effects(lua, "add_score", |fx| {
+            fx.add_score(seat(n)?, amount);
+            Ok(())
+        })
+    });
+    func!("random", |lua, s, n: i64| {
+        s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
+    });
+    func!("log", |lua, s, text: mlua::LuaString| {
+        let text = text.to_string_lossy();
+        s.effects(lua, "log", |fx| {
+            fx.log(text);
+            Ok(())
+        })
+    });
+    Ok(ctx)
+}
+
+impl Slot {
+    /// Call `f(index, cell)` for each on-board cell of the current area.
+    fn targets(&self, mut f: impl FnMut(usize, BoardCell) -> mlua::Result<()>) -> mlua::Result<()> {
+        match self.current.get() {
+            Current::Effects(p) => {
+                // SAFETY: see `view`.
+                let fx = unsafe { &*p };
+                for (i, at) in fx.targets().enumerate() {
+                    f(i, at)?;
+                }
+                Ok(())
+            }
+            Current::View(_) => Ok(()),
+            Current::Idle => Err(outside()),
+        }
+    }
+}
+
+/// Set the per-call fields of `ctx`.
+pub(super) fn set_fields(ctx: &Table, mover: Seat, origin: Option<BoardCell>) -> mlua::Result<()> {
+    ctx.raw_set("seat", mover.number())?;
+    ctx.raw_set("opponent", mover.other().number())?;
+    match origin {
+        Some(at) => {
+            ctx.raw_set("x", at.x)?;
+            ctx.raw_set("y", at.y)?;
+        }
+        None => {
+            ctx.raw_set("x", Value::Nil)?;
+            ctx.raw_set("y", Value::Nil)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,166 @@
+-- The sandbox prelude: runs once in every script state, before any pack script, with the
+-- standard functions still at hand. It makes what scripts can see deterministic (the same
+-- content, seed and moves give the same events in every process) and keeps the instruction
+-- budget from being swallowed by `pcall`. Its locals are out of the scripts' reach.
+local budget_exceeded = ...
+
+local raw_type, raw_error, raw_next, raw_rawget = type, error, next, rawget
+local raw_pcall, raw_xpcall = pcall, xpcall
+local raw_tostring, raw_getmetatable, raw_setmetatable = tostring, getmetatable, setmetatable
+local raw_format, raw_find, raw_gsub = string.format, string.find, string.gsub
+local pack, unpack = table.pack, table.unpack
+
+-- Strings share one metatable; scripts may not reach it.
+raw_getmetatable("").__metatable = false
+
+-- Keys are ordered numbers first (ascending), then strings (byte order), then false, true.
+local rank = { number = 1, string = 2, boolean = 3 }
+
+local function key_less(a, b)
+  local ra, rb = rank[raw_type(a)], rank[raw_type(b)]
+  if ra ~= rb then return ra < rb end
+  if ra == 3 then return (not a) and b end
+  return a < b
+end
+
+-- A stable merge sort: the same input always gives the same order, ties keep their order.
+local function merge_sort(list, n, less)
+  if n < 2 then return end
+  local buffer = {}
+  local width = 1
+  while width < n do
+    local i = 1
+    while i <= n do
+      local mid = math.min(i + width, n + 1)
+      local hi = math.min(i + 2 * width, n + 1)
+      local a, b, k = i, mid, i
+      while a < mid and b < hi do
+        if less(list[b], list[a]) then
+          buffer[k] = list[b]; b = b + 1
+        else
+          buffer[k] = list[a]; a = a + 1
+        end
+        k = k + 1
+      end
+      while a < mid do buffer[k] = list[a]; a = a + 1; k = k + 1 end
+      while b < hi do buffer[k] = list[b]; b = b + 1; k = k + 1 end
+      i = hi
+    end
+    for j = 1, n do list[j] = buffer[j] end
+    width = width * 2
+  end
+end
+
+local function sorted_keys(t, who)
+  local keys, n = {}, 0
+  for k in raw_next, t do
+    if not rank[raw_type(k)] then
+      raw_error(who .. ": a table with " .. raw_type(k) ..
+        " keys has no fixed order; use numbers or strings as keys", 3)
+    end
+    n = n + 1
+    keys[n] = k
+  end
+  merge_sort(keys, n, key_less)
+  return keys, n
+end
+
+function pairs(t)
+  if raw_type(t) ~= "table" then
+    raw_error("bad argument #1 to 'pairs' (table expected, got " .. raw_type(t) .. ")", 2)
+  end
+  local keys, n = sorted_keys(t, "pairs")
+  local i = 0
+  return function()
+    while i < n do
+      i = i + 1
+      local k = keys[i]
+      local v = raw_rawget(t, k)
+      if v ~= nil then return k, v end
+    end
+    return nil
+  end, t, nil
+end
+
+function next(t, key)
+  if raw_type(t) ~= "table" then
+    raw_error("bad argument #1 to 'next' (table expected, got " .. raw_type(t) .. ")", 2)
+  end
+  local keys, n = sorted_keys(t, "next")
+  local start = 1
+  if key ~= nil then
+    start = nil
+    for i = 1, n do
+      if keys[i] == key then start = i + 1; break end
+    end
+    if start == nil then raw_error("invalid key to 'next'", 2) end
+  end
+  for i = start, n do
+    local v = raw_rawget(t, keys[i])
+    if v ~= nil then return keys[i], v end
+  end
+  return nil
+end
+
+function table.sort(list, less)
+  if raw_type(list) ~= "table" then
+    raw_error("bad argument #1 to 'sort' (table expected, got " .. raw_type(list) .. ")", 2)
+  end
+  less = less or function(a, b) return a < b end
+  merge_sort(list, #list, less)
+end
+
+-- Addresses differ from run to run: tables, functions and threads print as their type.
+local function safe_tostring(v)
+  local t = raw_type(v)
+  if t == "table" or t == "function" or t == "thread" or t == "userdata" then
+    local mt = raw_getmetatable(v)
+    if raw_type(mt) == "table" and raw_rawget(mt, "__tostring") ~= nil then
+      local s = raw_tostring(v)
+      if raw_type(s) ~= "string" then raw_error("'__tostring' must return a string", 2) end
+      return s
+    end
+    return t
+  end
+  return raw_tostring(v)
+end
+tostring = safe_tostring
+
+function string.format(fmt, ...)
+  if raw_type(fmt) == "string" then
+    local plain = (raw_gsub(fmt, "%%%%", ""))
+    if raw_find(plain, "%%[-+ #0]*%d*%.?%d*p") then
+      raw_error("string.format: '%p' (an address) is not available in scripts", 2)
+    end
+  end
+  local args = pack(...)
+  for i = 1, args.n do
+    local t = raw_type(args[i])
+    if t == "table" or t == "function" or t == "thread" or t == "userdata" then
+      args[i] = safe_tostring(args[i])
+    end
+  end
+  return raw_format(fmt, unpack(args, 1, args.n))
+end
+
+-- Finalizers and weak tables run when memory is collected, which no script can predict.
+function setmetatable(t, mt)
+  if raw_type(mt) == "table" and (raw_rawget(mt, "__gc") ~= nil or raw_rawget(mt, "__mode") ~= nil) then
+    raw_error("setmetatable: '__gc' and '__mode' are not available in scripts", 2)
+  end
+  return raw_setmetatable(t, mt)
+end
+
+-- Once the budget is spent, no pcall may catch that: it re-raises.
+local function checked(ok, ...)
+  if not ok and budget_exceeded() then raw_error((...), 0) end
+  return ok, ...
+end
+
+function pcall(f, ...)
+  return checked(raw_pcall(f, ...))
+end
+
+function xpcall(f, handler, ...)
+  return checked(raw_xpcall(f, handler, ...))
+end

@@ -1,0 +1,122 @@
+//! One sandboxed Lua state: only `string`, `table`, `math` (without `random`) and the safe
+//! base functions; an instruction budget per hook call that `pcall` cannot swallow; a
+//! memory cap; deterministic iteration, sorting and printing (see `prelude.lua`).
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
+
+/// How often the budget hook runs, in VM instructions.
+pub(super) const HOOK_EVERY: u32 = 1_000;
+
+/// Base functions removed from the sandbox: they reach files, load code or depend on when
+/// memory is collected.
+const REMOVED_GLOBALS: &[&str] = &[
+    "dofile",
+    "loadfile",
+    "load",
+    "loadstring",
+    "require",
+    "collectgarbage",
+    "print",
+    "module",
+    "package",
+    "io",
+    "os",
+    "debug",
+    "coroutine",
+    "utf8",
+];
+
+/// The instruction budget of the hook call under way.
+#[derive(Debug, Default)]
+pub(super) struct Budget {
+    /// Instructions allowed per hook call.
+    pub limit: Cell<u64>,
+    /// Instructions counted in this call (in steps of [`HOOK_EVERY`]).
+    pub used: Cell<u64>,
+    /// Set once the budget is exceeded; stays set until the next call starts, so no
+    /// `pcall` inside the script can catch the overrun.
+    pub exceeded: Cell<bool>,
+    /// The hook being run (`on_place`…), for the overrun message.
+    pub hook: Cell<&'static str>,
+    /// Hook calls under way in this state (hooks can nest through `on_destroyed`).
+    depth: Cell<u32>,
+}
+
+impl Budget {
+    /// A hook call starts: the outermost one starts a fresh count; nested ones share it,
+    /// so a loop that keeps triggering nested hooks still runs out.
+    pub fn enter(&self, hook: &'static str) {
+        if self.depth.get() == 0 {
+            self.used.set(0);
+            self.exceeded.set(false);
+            self.hook.set(hook);
+        }
+        self.depth.set(self.depth.get() + 1);
+    }
+
+    /// A hook call ends.
+    pub fn leave(&self) {
+        self.depth.set(self.depth.get().saturating_sub(1));
+    }
+}
+
+/// A fresh sandboxed state with `budget` enforced and `memory` bytes at most.
+pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<Lua> {
+    let lua = Lua::new_with(
+        StdLib::STRING | StdLib::TABLE | StdLib::MATH,
+        LuaOptions::default(),
+    )?;
+    let globals = lua.globals();
+    for name in REMOVED_GLOBALS {
+        globals.raw_set(*name, mlua::Value::Nil)?;
+    }
+    let string: Table = globals.get("string")?;
+    string.raw_set("dump", mlua::Value::Nil)?;
+    let math: Table = globals.get("math")?;
+    math.raw_set("random", mlua::Value::Nil)?;
+    math.raw_set("randomseed", mlua::Value::Nil)?;
+
+    let flag = Rc::clone(budget);
+    let exceeded = lua.create_function(move |_, ()| Ok(flag.exceeded.get()))?;
+    lua.load(include_str!("prelude.lua"))
+        .set_name("=sandbox")
+        .call::<()>(exceeded)?;
+
+    let counter = Rc::clone(budget);
+    lua.set_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+        move |_, debug| {
+            let used = counter.used.get() + u64::from(HOOK_EVERY);
+            counter.used.set(used);
+            if counter.exceeded.get() || used > counter.limit.get() {
+                counter.exceeded.set(true);
+                let place = debug
+                    .source()
+                    .source
+                    .map(|s| s.trim_start_matches(['@', '=']).to_string())
+                    .unwrap_or_default();
+                let line = debug.current_line().unwrap_or(0);
+                return Err(mlua::Error::RuntimeError(format!(
+                    "{place}:{line}: the instruction budget of {} per hook call is spent in {}; is there an endless loop?",
+                    counter.limit.get(),
+                    counter.hook.get()
+                )));
+            }
+            Ok(VmState::Continue)
+        },
+    )?;
+    lua.set_memory_limit(memory)?;
+    Ok(lua)
+}
+
+/// A new environment for one script: its own globals, reading the sandbox's.
+pub(super) fn script_env(lua: &Lua) -> mlua::Result<Table> {
+    let env = lua.create_table()?;
+    let meta = lua.create_table()?;
+    meta.raw_set("__index", lua.globals())?;
+    env.set_metatable(Some(meta))?;
+    Ok(env)
+}
