@@ -391,9 +391,10 @@ impl<'de> Deserializer<'de> for NodeDe<'de> {
                 .map_err(|e| e.at(loc));
         }
         if !matches!(self.0.value, Value::Map(_)) {
+            let keys: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
             return Err(DeError::custom(format!(
-                "expected a mapping with {}, found {}",
-                one_of(fields).trim_start_matches("expected "),
+                "expected a mapping (keys: {}), found {}",
+                keys.join(", "),
                 self.0.value.describe()
             ))
             .at(self.0.loc));

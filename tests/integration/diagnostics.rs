@@ -228,7 +228,7 @@ fn manifest_that_is_a_list_is_reported() {
     check(
         &packs,
         &[
-            "frost/pack.yaml:1:1: error: expected a mapping with one of `id`, `name`, `version`, `authors`, `description`, `requires`, found a list",
+            "frost/pack.yaml:1:1: error: expected a mapping (keys: `id`, `name`, `version`, `authors`, `description`, `requires`, `scripts`), found a list",
         ],
     );
 }
@@ -495,7 +495,7 @@ fn unknown_manifest_field_suggests_the_nearest() {
     check(
         &packs,
         &[
-            "frost/pack.yaml:2:1: error: unknown field `versoin` (did you mean `version`?); expected one of `id`, `name`, `version`, `authors`, `description`, `requires`",
+            "frost/pack.yaml:2:1: error: unknown field `versoin` (did you mean `version`?); expected one of `id`, `name`, `version`, `authors`, `description`, `requires`, `scripts`",
         ],
     );
 }
