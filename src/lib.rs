@@ -4,6 +4,7 @@
 //! [`rules`] (the pure core) → [`content`] (YAML packs into a catalog) →
 //! [`scenario`] (rules tests as data) → [`cli`], the command line at the edge.
 
+pub mod ai;
 pub mod cli;
 pub mod content;
 pub mod fsutil;

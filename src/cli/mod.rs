@@ -46,6 +46,10 @@ pub enum Command {
         #[arg(long)]
         events: bool,
     },
+    /// Play AI-versus-AI games and report win rates and per-card statistics.
+    /// A takes seat 1 in even games and seat 2 in odd ones; the result is the same for a
+    /// seed whatever the thread count.
+    Simulate(SimulateArgs),
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
     Schema {
         /// The folder to write them to.
@@ -66,8 +70,47 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Options of `tokensmith simulate`.
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// Side A's deck (a deck id of the loaded packs).
+    #[arg(long, value_name = "ID")]
+    pub deck_a: String,
+    /// Side B's deck; repeat to play A against several decks in turn.
+    #[arg(long, value_name = "ID", required = true)]
+    pub deck_b: Vec<String>,
+    /// Side A's AI level.
+    #[arg(long, value_enum, default_value = "greedy")]
+    pub ai_a: crate::ai::Level,
+    /// Side B's AI level.
+    #[arg(long, value_enum, default_value = "greedy")]
+    pub ai_b: crate::ai::Level,
+    /// Number of games.
+    #[arg(long, default_value_t = 400)]
+    pub games: u32,
+    /// Seed of the whole run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (default: every core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Thinking time per move for `hard`, in milliseconds (default 1000).
+    #[arg(long, value_name = "MS", conflicts_with = "iterations")]
+    pub move_time: Option<u64>,
+    /// Search iterations per move for `hard` instead of a time (reproducible).
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u32>,
+    /// Let the agents see the opponent's stacks (for measuring, not for play).
+    #[arg(long)]
+    pub omniscient: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
+        Command::Simulate(args) => simulate(cli, args),
         Command::Validate { json } => validate(cli, *json),
         Command::Scenario { files, events } => Ok(run_scenarios(cli, files, *events)),
         Command::Schema { out } => {
@@ -179,6 +222,132 @@ fn run_scenarios(cli: &Cli, files: &[PathBuf], events: bool) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    use crate::ai::simulate::{self, Config, DeckChoice};
+    use crate::ai::{Budget, Options};
+
+    let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+    let Some(catalog) = loaded.catalog else {
+        for d in &loaded.diagnostics {
+            eprintln!("{d}");
+        }
+        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
+    };
+    let deck = |name: &str| -> anyhow::Result<DeckChoice> {
+        let id = catalog
+            .deck_named(name)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(DeckChoice {
+            id: name.to_string(),
+            stacks: catalog.deck(id).stacks.clone(),
+        })
+    };
+    let budget = match (args.iterations, args.move_time) {
+        (Some(n), _) => Budget::Iterations(n.max(1)),
+        (None, Some(ms)) => Budget::Time(std::time::Duration::from_millis(ms.max(1))),
+        (None, None) => Budget::Time(std::time::Duration::from_secs(1)),
+    };
+    let config = Config {
+        deck_a: deck(&args.deck_a)?,
+        decks_b: args
+            .deck_b
+            .iter()
+            .map(|d| deck(d))
+            .collect::<anyhow::Result<_>>()?,
+        ai_a: args.ai_a,
+        ai_b: args.ai_b,
+        games: args.games,
+        seed: args.seed,
+        threads: args.threads,
+        options: Options {
+            budget,
+            omniscient: args.omniscient,
+        },
+    };
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let bar = indicatif::ProgressBar::new(u64::from(args.games));
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} games {per_sec} eta {eta}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let report = simulate::simulate(&catalog, &config, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write_report(&mut out, args, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_report(
+    out: &mut impl std::io::Write,
+    args: &SimulateArgs,
+    r: &crate::ai::simulate::Report,
+) -> std::io::Result<()> {
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    writeln!(
+        out,
+        "{} games: A ({} with {}) vs B ({} with {})",
+        r.games,
+        args.ai_a.name(),
+        args.deck_a,
+        args.ai_b.name(),
+        args.deck_b.join(", ")
+    )?;
+    writeln!(
+        out,
+        "A won {}, B won {}, {} draws",
+        r.wins_a, r.wins_b, r.draws
+    )?;
+    writeln!(
+        out,
+        "A's win rate {} (95% CI {} to {}); first seat's win rate {}",
+        pct(r.win_rate_a),
+        pct(r.ci95_a[0]),
+        pct(r.ci95_a[1]),
+        pct(r.first_seat_win_rate)
+    )?;
+    writeln!(
+        out,
+        "average margin for A {:+.1}; {:.1} moves a game; {:.0} games/s",
+        r.avg_margin_a, r.avg_moves, r.games_per_second
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<22} {:>7} {:>7} {:>6} {:>8} {:>9}",
+        "card", "played", "offered", "pick", "swing", "win rate"
+    )?;
+    let mut cards = r.cards.clone();
+    cards.sort_by(|a, b| b.win_rate_when_played.total_cmp(&a.win_rate_when_played));
+    for c in &cards {
+        writeln!(
+            out,
+            "{:<22} {:>7} {:>7} {:>6} {:>8.1} {:>9}{}",
+            c.id,
+            c.played,
+            c.offered,
+            pct(c.pick_rate),
+            c.avg_income_swing,
+            pct(c.win_rate_when_played),
+            if c.dead {
+                "  dead: almost never chosen"
+            } else {
+                ""
+            }
+        )?;
+    }
+    Ok(())
 }
 
 /// The schemas, by file name.

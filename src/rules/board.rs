@@ -28,10 +28,11 @@ const NO_CARD: u16 = u16::MAX;
 /// A rectangular board of at most [`MAX_CELLS`] cells.
 ///
 /// Invariants: a cell is occupied exactly when its bit is set; an empty cell has value 0
-/// and seat 0. `base` is each seat's `Σ value × multiplier` and `auras` the cells whose
-/// token type has an aura, both kept up to date by every change (which is why the
-/// mutators take the catalog) and rebuilt by [`Board::rebind`] when the catalog changes.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// and seat 0, and storage past `width × height` is never written. `base` is each seat's
+/// `Σ value × multiplier` and `auras` the cells whose token type has an aura, both kept up
+/// to date by every change (which is why the mutators take the catalog) and rebuilt by
+/// [`Board::rebind`] when the catalog changes.
+#[derive(PartialEq, Eq, Hash)]
 pub struct Board {
     width: u8,
     height: u8,
@@ -68,6 +69,41 @@ impl Iterator for Bits {
             self.word += 1;
         }
         None
+    }
+}
+
+impl Clone for Board {
+    fn clone(&self) -> Board {
+        Board {
+            width: self.width,
+            height: self.height,
+            occupied: self.occupied,
+            auras: self.auras,
+            turrets: self.turrets,
+            scripted: self.scripted,
+            base: self.base,
+            value: self.value,
+            kind: self.kind,
+            card: self.card,
+            seat: self.seat,
+        }
+    }
+
+    /// Copies only the cells in use: what the AI does hundreds of thousands of times a
+    /// second into a reused scratch board.
+    fn clone_from(&mut self, source: &Board) {
+        let n = self.len().max(source.len());
+        self.width = source.width;
+        self.height = source.height;
+        self.occupied = source.occupied;
+        self.auras = source.auras;
+        self.turrets = source.turrets;
+        self.scripted = source.scripted;
+        self.base = source.base;
+        self.value[..n].copy_from_slice(&source.value[..n]);
+        self.kind[..n].copy_from_slice(&source.kind[..n]);
+        self.card[..n].copy_from_slice(&source.card[..n]);
+        self.seat[..n].copy_from_slice(&source.seat[..n]);
     }
 }
 

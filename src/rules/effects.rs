@@ -35,7 +35,7 @@ pub struct Effects<'a> {
     state: &'a mut GameState,
     catalog: &'a Catalog,
     hooks: &'a dyn Hooks,
-    events: &'a mut Vec<Event>,
+    events: Option<&'a mut Vec<Event>>,
     cause: Cause,
     mover: Seat,
     origin: Cell,
@@ -49,7 +49,7 @@ impl<'a> Effects<'a> {
         state: &'a mut GameState,
         catalog: &'a Catalog,
         hooks: &'a dyn Hooks,
-        events: &'a mut Vec<Event>,
+        events: Option<&'a mut Vec<Event>>,
         cause: Cause,
         mover: Seat,
         origin: Cell,
@@ -151,10 +151,12 @@ impl<'a> Effects<'a> {
     }
 
     fn emit(&mut self, kind: EventKind) {
-        self.events.push(Event {
-            kind,
-            cause: self.cause,
-        });
+        if let Some(events) = &mut self.events {
+            events.push(Event {
+                kind,
+                cause: self.cause,
+            });
+        }
     }
 
     fn index(&self, cell: Cell) -> Result<usize, HookError> {

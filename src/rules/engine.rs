@@ -15,6 +15,13 @@ use super::hooks::{HookError, Hooks};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::{GameState, GameView, Outcome};
 
+/// Record `event` when events are being recorded.
+fn push(events: &mut Option<&mut Vec<Event>>, event: Event) {
+    if let Some(list) = events {
+        list.push(event);
+    }
+}
+
 /// The area of hooks that have none (a token's `between_turns`).
 static NO_AREA: Area = Area::EMPTY;
 
@@ -250,6 +257,25 @@ impl<'a> Engine<'a> {
         mv: Move,
         events: &mut Vec<Event>,
     ) -> Result<(), MoveError> {
+        let mark = events.len();
+        self.play_recording(state, mv, Some(&mut *events))
+            .inspect_err(|_| {
+                events.truncate(mark);
+            })
+    }
+
+    /// Play `mv` without recording events: what the AI does to look ahead. On error
+    /// nothing changed.
+    pub fn play_quiet(&self, state: &mut GameState, mv: Move) -> Result<(), MoveError> {
+        self.play_recording(state, mv, None)
+    }
+
+    fn play_recording(
+        &self,
+        state: &mut GameState,
+        mv: Move,
+        events: Option<&mut Vec<Event>>,
+    ) -> Result<(), MoveError> {
         let card = self.check(state, mv)?;
         if !self.catalog.has_scripts() {
             // Without scripts nothing after the legality check can fail.
@@ -258,10 +284,8 @@ impl<'a> Engine<'a> {
                 .map_err(MoveError::from);
         }
         let snapshot = state.clone();
-        let mark = events.len();
         self.resolve(state, mv, card, events).map_err(|e| {
             *state = snapshot;
-            events.truncate(mark);
             MoveError::from(e)
         })
     }
@@ -271,7 +295,7 @@ impl<'a> Engine<'a> {
         state: &mut GameState,
         mv: Move,
         card: CardId,
-        events: &mut Vec<Event>,
+        mut events: Option<&mut Vec<Event>>,
     ) -> Result<(), HookError> {
         let def = self.catalog.card(card);
         let seat = mv.seat;
@@ -287,19 +311,22 @@ impl<'a> Engine<'a> {
         state.board.put(index, Some(token), self.catalog);
         state.prev_placed = state.last_placed;
         state.last_placed = u8::try_from(index).ok();
-        events.push(Event {
-            kind: EventKind::Placed {
-                cell: mv.cell,
-                token,
+        push(
+            &mut events,
+            Event {
+                kind: EventKind::Placed {
+                    cell: mv.cell,
+                    token,
+                },
+                cause: Cause::Card(card),
             },
-            cause: Cause::Card(card),
-        });
+        );
         {
             let mut fx = Effects::new(
                 state,
                 self.catalog,
                 self.hooks,
-                events,
+                events.as_deref_mut(),
                 Cause::Card(card),
                 seat,
                 mv.cell,
@@ -326,14 +353,17 @@ impl<'a> Engine<'a> {
             let income = incomes[seat.index()];
             let score = &mut state.seats[seat.index()].score;
             *score = score.saturating_add(income);
-            events.push(Event {
-                kind: EventKind::Scored {
-                    seat,
-                    income,
-                    total: *score,
+            push(
+                &mut events,
+                Event {
+                    kind: EventKind::Scored {
+                        seat,
+                        income,
+                        total: *score,
+                    },
+                    cause: Cause::Rules,
                 },
-                cause: Cause::Rules,
-            });
+            );
         }
         state.moves += 1;
         // 6. End check.
@@ -346,10 +376,13 @@ impl<'a> Engine<'a> {
                 std::cmp::Ordering::Equal => None,
             };
             state.outcome = Some(Outcome { winner });
-            events.push(Event {
-                kind: EventKind::GameOver { winner },
-                cause: Cause::Rules,
-            });
+            push(
+                &mut events,
+                Event {
+                    kind: EventKind::GameOver { winner },
+                    cause: Cause::Rules,
+                },
+            );
             return Ok(());
         }
         // 7. Next.
@@ -361,10 +394,13 @@ impl<'a> Engine<'a> {
             (seat.other(), false)
         };
         state.turn = next;
-        events.push(Event {
-            kind: EventKind::NextTurn { seat: next, extra },
-            cause: Cause::Rules,
-        });
+        push(
+            &mut events,
+            Event {
+                kind: EventKind::NextTurn { seat: next, extra },
+                cause: Cause::Rules,
+            },
+        );
         Ok(())
     }
 

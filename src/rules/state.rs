@@ -126,7 +126,7 @@ pub struct Outcome {
 }
 
 /// The whole state of one game. It does not hold the catalog: every operation takes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct GameState {
     pub(crate) board: Board,
     pub(crate) seats: [SeatState; 2],
@@ -136,6 +136,33 @@ pub struct GameState {
     pub(crate) outcome: Option<Outcome>,
     pub(crate) moves: u32,
     pub(crate) rng: Pcg32,
+}
+
+impl Clone for GameState {
+    fn clone(&self) -> GameState {
+        GameState {
+            board: self.board.clone(),
+            seats: self.seats,
+            turn: self.turn,
+            last_placed: self.last_placed,
+            prev_placed: self.prev_placed,
+            outcome: self.outcome,
+            moves: self.moves,
+            rng: self.rng.clone(),
+        }
+    }
+
+    /// Copies only the board cells in use (see `Board::clone_from`).
+    fn clone_from(&mut self, source: &GameState) {
+        self.board.clone_from(&source.board);
+        self.seats = source.seats;
+        self.turn = source.turn;
+        self.last_placed = source.last_placed;
+        self.prev_placed = source.prev_placed;
+        self.outcome = source.outcome;
+        self.moves = source.moves;
+        self.rng.clone_from(&source.rng);
+    }
 }
 
 impl GameState {
@@ -216,6 +243,16 @@ impl GameState {
     /// played with has changed (a live reload). Nothing else in the state depends on it.
     pub fn rebind(&mut self, catalog: &Catalog) {
         self.board.rebind(catalog);
+    }
+
+    /// Setup (and the AI's determinizations): replace a seat's stacks, each top card first.
+    pub fn set_stacks(&mut self, seat: Seat, stacks: &[Vec<CardId>]) {
+        let keep = self.seats[seat.index()];
+        let mut fresh = SeatState::new(stacks);
+        fresh.score = keep.score;
+        fresh.extra_turns = keep.extra_turns;
+        fresh.bonus = keep.bonus;
+        self.seats[seat.index()] = fresh;
     }
 
     /// Setup: set a seat's score.

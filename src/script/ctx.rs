@@ -359,19 +359,65 @@ impl Slot {
     }
 }
 
-/// Set the per-call fields of `ctx`.
-pub(super) fn set_fields(ctx: &Table, mover: Seat, origin: Option<BoardCell>) -> mlua::Result<()> {
-    ctx.raw_set("seat", mover.number())?;
-    ctx.raw_set("opponent", mover.other().number())?;
-    match origin {
-        Some(at) => {
-            ctx.raw_set("x", at.x)?;
-            ctx.raw_set("y", at.y)?;
-        }
-        None => {
-            ctx.raw_set("x", Value::Nil)?;
-            ctx.raw_set("y", Value::Nil)?;
-        }
-    }
-    Ok(())
+/// The `ctx` table with its per-call field names made once (interning a key string on
+/// every hook call costs more than the call).
+pub(super) struct CtxTable {
+    /// The table scripts receive.
+    pub table: Table,
+    keys: [mlua::LuaString; 4],
 }
+
+impl CtxTable {
+    /// Wrap `table`, making its field names.
+    pub fn new(lua: &Lua, table: Table) -> mlua::Result<CtxTable> {
+        Ok(CtxTable {
+            table,
+            keys: [
+                lua.create_string("seat")?,
+                lua.create_string("opponent")?,
+                lua.create_string("x")?,
+                lua.create_string("y")?,
+            ],
+        })
+    }
+
+    /// Set the per-call fields.
+    pub fn set_fields(&self, mover: Seat, origin: Option<BoardCell>) -> mlua::Result<()> {
+        let [seat, opponent, x, y] = &self.keys;
+        self.table.raw_set(seat, mover.number())?;
+        self.table.raw_set(opponent, mover.other().number())?;
+        match origin {
+            Some(at) => {
+                self.table.raw_set(x, at.x)?;
+                self.table.raw_set(y, at.y)?;
+            }
+            None => {
+                self.table.raw_set(x, Value::Nil)?;
+                self.table.raw_set(y, Value::Nil)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Read the per-call fields, to put them back after a nested call.
+    pub fn save_fields(&self) -> mlua::Result<Fields> {
+        let [a, b, c, d] = &self.keys;
+        Ok([
+            self.table.raw_get(a)?,
+            self.table.raw_get(b)?,
+            self.table.raw_get(c)?,
+            self.table.raw_get(d)?,
+        ])
+    }
+
+    /// Put back fields read by [`CtxTable::save_fields`].
+    pub fn restore_fields(&self, fields: Fields) -> mlua::Result<()> {
+        for (key, value) in self.keys.iter().zip(fields) {
+            self.table.raw_set(key, value)?;
+        }
+        Ok(())
+    }
+}
+
+/// The per-call fields of `ctx`: seat, opponent, x, y.
+pub(super) type Fields = [Value; 4];

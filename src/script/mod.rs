@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use mlua::{Function, Lua, Table, Value};
+use mlua::{Function, Lua, Value};
 
 use crate::content::diagnostic::Diagnostic;
 use crate::content::yaml::Loc;
@@ -44,7 +44,7 @@ struct Script {
 /// One pack's Lua state with its `ctx` table.
 struct PackState {
     lua: Lua,
-    ctx: Table,
+    ctx: ctx::CtxTable,
     slot: Rc<ctx::Slot>,
     budget: Rc<Budget>,
 }
@@ -189,11 +189,11 @@ impl ScriptHost {
     }
 
     /// Run `hook` of `script` with `ctx` pointing at `enter`'s target.
-    fn call<R: mlua::FromLuaMulti>(
+    fn call<A: mlua::IntoLuaMulti, R: mlua::FromLuaMulti>(
         &self,
         script: ScriptId,
         hook: Hook,
-        setup: impl FnOnce(&PackState) -> mlua::Result<mlua::MultiValue>,
+        setup: impl FnOnce(&PackState) -> mlua::Result<A>,
         enter: impl FnOnce(&ctx::Slot) -> ctx::Entered<'_>,
     ) -> Result<Option<R>, HookError> {
         let Some(Some(s)) = self.scripts.get(script.index()) else {
@@ -206,10 +206,20 @@ impl ScriptHost {
             return Ok(None);
         };
         let state = &self.states[s.state];
+        // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
+        // shares the ctx table: give the outer call its fields back afterwards.
+        let saved = if state.budget.busy() {
+            state.ctx.save_fields().ok()
+        } else {
+            None
+        };
         let _entered = enter(&state.slot);
         state.budget.enter(hook.name());
         let result = setup(state).and_then(|args| function.call::<R>(args));
         state.budget.leave();
+        if let Some(fields) = saved {
+            let _ = state.ctx.restore_fields(fields);
+        }
         result.map(Some).map_err(|e| {
             let text = message(&e);
             HookError::new(if text.starts_with(&s.name) {
@@ -227,7 +237,7 @@ impl PackState {
         budget.limit.set(instructions);
         let lua = sandbox::new_state(&budget, memory)?;
         let slot = Rc::new(ctx::Slot::default());
-        let ctx = ctx::make(&lua, &slot)?;
+        let ctx = ctx::CtxTable::new(&lua, ctx::make(&lua, &slot)?)?;
         Ok(PackState {
             lua,
             ctx,
@@ -375,12 +385,12 @@ fn message(e: &mlua::Error) -> String {
 impl Hooks for ScriptHost {
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {
         let (mover, origin) = (fx.mover(), fx.origin());
-        self.call::<()>(
+        self.call::<_, ()>(
             script,
             Hook::OnPlace,
             |st| {
-                ctx::set_fields(&st.ctx, mover, Some(origin))?;
-                Ok(mlua::MultiValue::from_iter([Value::Table(st.ctx.clone())]))
+                st.ctx.set_fields(mover, Some(origin))?;
+                Ok(st.ctx.table.clone())
             },
             |slot| slot.enter_effects(fx, script),
         )
@@ -398,11 +408,11 @@ impl Hooks for ScriptHost {
         let view_token = token.map(|t| (cell, t));
         let catalog = fx.catalog();
         let state_copy = fx.state().clone();
-        self.call::<()>(
+        self.call::<_, ()>(
             script,
             Hook::BetweenTurns,
             |st| {
-                ctx::set_fields(&st.ctx, mover, Some(cell))?;
+                st.ctx.set_fields(mover, Some(cell))?;
                 let me = match view_token {
                     Some((at, t)) => {
                         let view = GameView {
@@ -413,10 +423,7 @@ impl Hooks for ScriptHost {
                     }
                     None => Value::Nil,
                 };
-                Ok(mlua::MultiValue::from_iter([
-                    Value::Table(st.ctx.clone()),
-                    me,
-                ]))
+                Ok((st.ctx.table.clone(), me))
             },
             |slot| slot.enter_effects(fx, script),
         )
@@ -432,20 +439,16 @@ impl Hooks for ScriptHost {
     ) -> Result<i64, HookError> {
         let token = view.state.board().get(cell);
         let seat = token.map_or(crate::rules::Seat::One, |t| t.seat);
-        let result = self.call::<Value>(
+        let result = self.call::<_, Value>(
             script,
             Hook::Income,
             |st| {
-                ctx::set_fields(&st.ctx, seat, Some(cell))?;
+                st.ctx.set_fields(seat, Some(cell))?;
                 let me = match token {
                     Some(t) => Value::Table(ctx::token_table(&st.lua, view, cell, t)?),
                     None => Value::Nil,
                 };
-                Ok(mlua::MultiValue::from_iter([
-                    Value::Table(st.ctx.clone()),
-                    me,
-                    Value::Integer(income),
-                ]))
+                Ok((st.ctx.table.clone(), me, income))
             },
             |slot| slot.enter_view(view, script),
         )?;
@@ -474,20 +477,17 @@ impl Hooks for ScriptHost {
     ) -> Result<(), HookError> {
         let catalog = fx.catalog();
         let state_copy = fx.state().clone();
-        self.call::<()>(
+        self.call::<_, ()>(
             script,
             Hook::OnDestroyed,
             |st| {
-                ctx::set_fields(&st.ctx, token.seat, Some(cell))?;
+                st.ctx.set_fields(token.seat, Some(cell))?;
                 let view = GameView {
                     state: &state_copy,
                     catalog,
                 };
                 let me = ctx::token_table(&st.lua, &view, cell, token)?;
-                Ok(mlua::MultiValue::from_iter([
-                    Value::Table(st.ctx.clone()),
-                    Value::Table(me),
-                ]))
+                Ok((st.ctx.table.clone(), me))
             },
             |slot| slot.enter_effects(fx, script),
         )

@@ -2,7 +2,7 @@
 -- standard functions still at hand. It makes what scripts can see deterministic (the same
 -- content, seed and moves give the same events in every process) and keeps the instruction
 -- budget from being swallowed by `pcall`. Its locals are out of the scripts' reach.
-local budget_exceeded = ...
+local budget_exceeded, charge = ...
 
 local raw_type, raw_error, raw_next, raw_rawget = type, error, next, rawget
 local raw_pcall, raw_xpcall = pcall, xpcall
@@ -141,6 +141,63 @@ function string.format(fmt, ...)
     end
   end
   return raw_format(fmt, unpack(args, 1, args.n))
+end
+
+-- Library functions that do a lot of work in one VM instruction are charged for it, so the
+-- instruction budget bounds their time too.
+local raw_rep, raw_concat = string.rep, table.concat
+local raw_match, raw_gmatch, raw_gsub_fn = string.match, string.gmatch, string.gsub
+local raw_find_fn, raw_len, raw_max = string.find, string.len, math.max
+
+function string.rep(s, n, sep)
+  if raw_type(n) == "number" and n > 0 then
+    local piece = raw_len(raw_tostring(s)) + (sep ~= nil and raw_len(raw_tostring(sep)) or 0)
+    charge((piece * n) // 64)
+  end
+  return raw_rep(s, n, sep)
+end
+
+function table.concat(list, sep, i, j)
+  if raw_type(list) == "table" then
+    charge((j or #list) - (i or 1) + 1)
+  end
+  return raw_concat(list, sep, i, j)
+end
+
+-- Backtracking patterns can take time that grows as (length of the subject) to the power
+-- (number of repetitions in the pattern): refuse the hopeless ones, charge the rest.
+local function pattern_cost(who, s, pattern)
+  if raw_type(s) ~= "string" and raw_type(s) ~= "number" then return end
+  if raw_type(pattern) ~= "string" then return end
+  local n = raw_len(raw_tostring(s)) + 1
+  local plain = (raw_gsub_fn(pattern, "%%.", "x"))
+  local _, repeats = raw_gsub_fn(plain, "[%*%+%-]", "")
+  local cost = n ^ raw_max(repeats, 1)
+  if cost > 1e8 then
+    raw_error(who .. ": this pattern has " .. repeats .. " repetitions; on " .. (n - 1) ..
+      " characters it could run for a very long time; simplify it or split the text", 3)
+  end
+  charge(cost // 16)
+end
+
+function string.find(s, pattern, init, plain_flag)
+  if not plain_flag then pattern_cost("string.find", s, pattern) end
+  return raw_find_fn(s, pattern, init, plain_flag)
+end
+
+function string.match(s, pattern, init)
+  pattern_cost("string.match", s, pattern)
+  return raw_match(s, pattern, init)
+end
+
+function string.gmatch(s, pattern, init)
+  pattern_cost("string.gmatch", s, pattern)
+  return raw_gmatch(s, pattern, init)
+end
+
+function string.gsub(s, pattern, repl, n)
+  pattern_cost("string.gsub", s, pattern)
+  return raw_gsub_fn(s, pattern, repl, n)
 end
 
 -- Finalizers and weak tables run when memory is collected, which no script can predict.

@@ -43,7 +43,13 @@ pub(super) struct Budget {
     pub hook: Cell<&'static str>,
     /// Hook calls under way in this state (hooks can nest through `on_destroyed`).
     depth: Cell<u32>,
+    /// When the outermost call started: a wall-clock backstop against library calls the
+    /// instruction count cannot see.
+    started: Cell<Option<std::time::Instant>>,
 }
+
+/// Wall time a hook call may take whatever its instruction count.
+pub(super) const WALL_LIMIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Budget {
     /// A hook call starts: the outermost one starts a fresh count; nested ones share it,
@@ -53,8 +59,36 @@ impl Budget {
             self.used.set(0);
             self.exceeded.set(false);
             self.hook.set(hook);
+            self.started.set(Some(std::time::Instant::now()));
         }
         self.depth.set(self.depth.get() + 1);
+    }
+
+    /// Count `cost` instructions of work done inside one library call; an error when the
+    /// budget is spent.
+    pub fn charge(&self, cost: f64) -> mlua::Result<()> {
+        if cost.is_nan() || cost <= 0.0 {
+            return Ok(());
+        }
+        // Float to integer: saturating, which is what a huge cost should do.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let cost = cost.min(1.0e15) as u64;
+        let used = self.used.get().saturating_add(cost);
+        self.used.set(used);
+        if used > self.limit.get() {
+            self.exceeded.set(true);
+            return Err(mlua::Error::RuntimeError(format!(
+                "the instruction budget of {} per hook call is spent in {} (large string or table work)",
+                self.limit.get(),
+                self.hook.get()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether a hook call is under way in this state.
+    pub fn busy(&self) -> bool {
+        self.depth.get() > 0
     }
 
     /// A hook call ends.
@@ -81,9 +115,14 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<Lua>
 
     let flag = Rc::clone(budget);
     let exceeded = lua.create_function(move |_, ()| Ok(flag.exceeded.get()))?;
+    let account = Rc::clone(budget);
+    let charge = lua.create_function(move |_, cost: f64| {
+        account.charge(cost)?;
+        Ok(())
+    })?;
     lua.load(include_str!("prelude.lua"))
         .set_name("=sandbox")
-        .call::<()>(exceeded)?;
+        .call::<()>((exceeded, charge))?;
 
     let counter = Rc::clone(budget);
     lua.set_hook(
@@ -91,7 +130,11 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<Lua>
         move |_, debug| {
             let used = counter.used.get() + u64::from(HOOK_EVERY);
             counter.used.set(used);
-            if counter.exceeded.get() || used > counter.limit.get() {
+            let late = counter
+                .started
+                .get()
+                .is_some_and(|t| t.elapsed() > WALL_LIMIT);
+            if counter.exceeded.get() || used > counter.limit.get() || late {
                 counter.exceeded.set(true);
                 let place = debug
                     .source()
@@ -99,9 +142,16 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<Lua>
                     .map(|s| s.trim_start_matches(['@', '=']).to_string())
                     .unwrap_or_default();
                 let line = debug.current_line().unwrap_or(0);
+                let what = if late && used <= counter.limit.get() {
+                    format!("ran for more than {} ms", WALL_LIMIT.as_millis())
+                } else {
+                    format!(
+                        "spent the instruction budget of {} per hook call",
+                        counter.limit.get()
+                    )
+                };
                 return Err(mlua::Error::RuntimeError(format!(
-                    "{place}:{line}: the instruction budget of {} per hook call is spent in {}; is there an endless loop?",
-                    counter.limit.get(),
+                    "{place}:{line}: {} {what}; is there an endless loop?",
                     counter.hook.get()
                 )));
             }

@@ -1,0 +1,121 @@
+//! AI throughput on the base pack: greedy decisions, `hard`'s search iterations, and whole
+//! greedy-versus-greedy games. Run with `cargo bench --bench ai`.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg32;
+use tokensmith::ai::simulate::{self, Config, DeckChoice};
+use tokensmith::ai::{Budget, Level, Observation, Options, agent};
+use tokensmith::content::{self, LoadOptions, PackFolder};
+use tokensmith::rules::{Catalog, Engine, GameState, NoHooks};
+
+fn base() -> Catalog {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let loaded = content::load(&LoadOptions {
+        folders: vec![PackFolder {
+            path: root.join("content"),
+            required: true,
+        }],
+        only: Some(vec!["base".into()]),
+        rules_patch: None,
+    });
+    match loaded.catalog {
+        Some(c) => c,
+        None => panic!("the base pack does not load: {:?}", loaded.diagnostics),
+    }
+}
+
+fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {
+    let mut rng = Pcg32::seed_from_u64(9);
+    let deck = &catalog.decks[0].stacks;
+    let mut events = Vec::new();
+    let mut out = Vec::new();
+    while out.len() < n {
+        let Ok(mut state) = engine.new_game([deck, deck], rng.random(), &mut events) else {
+            continue;
+        };
+        for _ in 0..rng.random_range(2..20) {
+            let moves = engine.legal_moves(&state);
+            if moves.is_empty() {
+                break;
+            }
+            let _ = engine.play(
+                &mut state,
+                moves[rng.random_range(0..moves.len())],
+                &mut events,
+            );
+        }
+        if !state.is_over() {
+            out.push(state);
+        }
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let catalog = base();
+    let engine = Engine::new(&catalog, &NoHooks);
+    let states = midgame(&engine, &catalog, 64);
+
+    let mut group = c.benchmark_group("decisions");
+    group.throughput(Throughput::Elements(states.len() as u64));
+    group.bench_function("greedy", |b| {
+        let mut a = agent(Level::Greedy, 1, Options::default());
+        b.iter(|| {
+            for s in &states {
+                let obs = Observation::new(s, s.turn(), &[], false);
+                black_box(a.choose(&engine, &obs));
+            }
+        });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("mcts");
+    const ITERATIONS: u32 = 2_000;
+    group.throughput(Throughput::Elements(u64::from(ITERATIONS)));
+    group.sample_size(20);
+    group.bench_function("iterations", |b| {
+        let options = Options {
+            budget: Budget::Iterations(ITERATIONS),
+            omniscient: false,
+        };
+        let mut a = agent(Level::Hard, 1, options);
+        let s = &states[0];
+        b.iter(|| {
+            let obs = Observation::new(s, s.turn(), &[], false);
+            black_box(a.choose(&engine, &obs));
+        });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("simulate");
+    const GAMES: u32 = 200;
+    group.throughput(Throughput::Elements(u64::from(GAMES)));
+    group.sample_size(10);
+    let deck = DeckChoice {
+        id: "starter".into(),
+        stacks: catalog.decks[0].stacks.clone(),
+    };
+    for threads in [1usize, 2] {
+        group.bench_function(format!("greedy_vs_greedy_{threads}_threads"), |b| {
+            let config = Config {
+                deck_a: deck.clone(),
+                decks_b: vec![deck.clone()],
+                ai_a: Level::Greedy,
+                ai_b: Level::Greedy,
+                games: GAMES,
+                seed: 1,
+                threads,
+                options: Options::default(),
+            };
+            b.iter(|| black_box(simulate::simulate(&catalog, &config, &|| {})));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

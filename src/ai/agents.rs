@@ -1,0 +1,197 @@
+//! The agents below MCTS: `random`, `greedy` (the reference: the original game's AI),
+//! `easy` (greedy ranking, rank-weighted random pick) and `normal` (two plies).
+
+use rand::RngExt;
+use rand_pcg::Pcg32;
+
+use super::eval::evaluate;
+use super::observe::Observation;
+use super::{Agent, Rated};
+use crate::rules::{Engine, GameState, Move, Seat};
+
+/// Play `mv` on a copy of `state`; `None` when the engine refuses it.
+pub(crate) fn after(engine: &Engine<'_>, state: &GameState, mv: Move) -> Option<GameState> {
+    let mut next = state.clone();
+    engine.play_quiet(&mut next, mv).ok()?;
+    Some(next)
+}
+
+/// The immediate change in (own income − opponent income) a move makes, read from the
+/// scores: both seats score their income right after the move.
+fn swing(before: &GameState, next: &GameState, seat: Seat) -> i64 {
+    let gain = |s: Seat| next.score(s) - before.score(s);
+    gain(seat) - gain(seat.other())
+}
+
+/// Pick uniformly among the best-rated moves.
+fn best(rated: &[Rated], rng: &mut Pcg32) -> Option<Move> {
+    let top = rated
+        .iter()
+        .map(|r| r.value)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let ties: Vec<&Rated> = rated.iter().filter(|r| r.value >= top).collect();
+    if ties.is_empty() {
+        return None;
+    }
+    Some(ties[rng.random_range(0..ties.len())].mv)
+}
+
+/// A uniformly random legal move.
+pub struct RandomAgent {
+    /// The agent's generator.
+    pub rng: Pcg32,
+}
+
+impl Agent for RandomAgent {
+    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+        let moves = engine.legal_moves(obs.state());
+        (!moves.is_empty()).then(|| moves[self.rng.random_range(0..moves.len())])
+    }
+
+    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+        engine
+            .legal_moves(obs.state())
+            .into_iter()
+            .map(|mv| Rated {
+                mv,
+                value: 0.0,
+                visits: 0,
+            })
+            .collect()
+    }
+}
+
+/// Every legal move rated one ply deep by its income swing.
+fn greedy_ratings(engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+    let state = obs.state();
+    let seat = obs.seat();
+    let mut scratch = state.clone();
+    engine
+        .legal_moves(state)
+        .into_iter()
+        .filter_map(|mv| {
+            scratch.clone_from(state);
+            engine.play_quiet(&mut scratch, mv).ok()?;
+            #[allow(clippy::cast_precision_loss)]
+            let value = swing(state, &scratch, seat) as f64;
+            Some(Rated {
+                mv,
+                value,
+                visits: 0,
+            })
+        })
+        .collect()
+}
+
+/// The reference: the best immediate income swing, ties broken at random.
+pub struct GreedyAgent {
+    /// The agent's generator.
+    pub rng: Pcg32,
+}
+
+impl Agent for GreedyAgent {
+    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+        best(&greedy_ratings(engine, obs), &mut self.rng)
+    }
+
+    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+        greedy_ratings(engine, obs)
+    }
+}
+
+/// Greedy's ranking, then a random pick weighted by rank: P(i) ∝ (n − i)^k.
+pub struct EasyAgent {
+    /// The agent's generator.
+    pub rng: Pcg32,
+    /// The exponent: higher plays closer to greedy.
+    pub k: f64,
+}
+
+impl Agent for EasyAgent {
+    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+        let mut rated = greedy_ratings(engine, obs);
+        if rated.is_empty() {
+            return None;
+        }
+        rated.sort_by(|a, b| b.value.total_cmp(&a.value));
+        let n = rated.len();
+        #[allow(clippy::cast_precision_loss)]
+        let weights: Vec<f64> = (0..n).map(|i| ((n - i) as f64).powf(self.k)).collect();
+        let total: f64 = weights.iter().sum();
+        let mut pick = self.rng.random::<f64>() * total;
+        for (r, w) in rated.iter().zip(&weights) {
+            if pick < *w {
+                return Some(r.mv);
+            }
+            pick -= w;
+        }
+        rated.last().map(|r| r.mv)
+    }
+
+    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+        greedy_ratings(engine, obs)
+    }
+}
+
+/// Two plies: each own move answered by the opponent's best reply (in one sampled
+/// determinization of their hand), positions valued by [`evaluate`].
+pub struct NormalAgent {
+    /// The agent's generator.
+    pub rng: Pcg32,
+}
+
+impl NormalAgent {
+    /// Every own move with its two-ply value. With `prune`, a move whose reply already
+    /// shows it cannot beat the best so far stops early (its value is then an upper bound).
+    fn ratings(&mut self, engine: &Engine<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
+        let seat = obs.seat();
+        let world = obs.determinize(engine.catalog, &mut self.rng);
+        let mut rated = Vec::new();
+        let mut best_so_far = f64::NEG_INFINITY;
+        let mut reply_state = world.clone();
+        for mv in engine.legal_moves(&world) {
+            let Some(next) = after(engine, &world, mv) else {
+                continue;
+            };
+            let value = if next.is_over() || next.turn() == seat {
+                evaluate(engine, &next, seat)
+            } else {
+                // The opponent's best reply; stop early once this move cannot beat the best.
+                let mut worst = f64::INFINITY;
+                for reply in engine.legal_moves(&next) {
+                    reply_state.clone_from(&next);
+                    if engine.play_quiet(&mut reply_state, reply).is_err() {
+                        continue;
+                    }
+                    worst = worst.min(evaluate(engine, &reply_state, seat));
+                    if prune && worst < best_so_far {
+                        break;
+                    }
+                }
+                if worst.is_finite() {
+                    worst
+                } else {
+                    evaluate(engine, &next, seat)
+                }
+            };
+            best_so_far = best_so_far.max(value);
+            rated.push(Rated {
+                mv,
+                value,
+                visits: 0,
+            });
+        }
+        rated
+    }
+}
+
+impl Agent for NormalAgent {
+    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+        let rated = self.ratings(engine, obs, true);
+        best(&rated, &mut self.rng)
+    }
+
+    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+        self.ratings(engine, obs, false)
+    }
+}

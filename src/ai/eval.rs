@@ -1,0 +1,50 @@
+//! The generic evaluation of a position, for any content: it only reads scores, incomes
+//! and the board through the engine, so a new card or script needs no AI code.
+
+use crate::rules::{Engine, GameState, Seat};
+
+/// The value of a won game (a lost one is its negative).
+pub const WIN: f64 = 1.0e9;
+
+/// How good `state` is for `seat`, after every effect of the last move has resolved:
+/// the score difference plus the income difference times an estimate of the turns each
+/// seat has left. Finished games are worth ±[`WIN`] (0 for a draw).
+#[must_use]
+pub fn evaluate(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
+    let other = seat.other();
+    if let Some(outcome) = state.outcome() {
+        return match outcome.winner {
+            Some(w) if w == seat => WIN + score_margin(state, seat),
+            Some(_) => -WIN + score_margin(state, seat),
+            None => 0.0,
+        };
+    }
+    let Ok(incomes) = engine.incomes(state) else {
+        return score_margin(state, seat);
+    };
+    let (mine, theirs) = (incomes[seat.index()], incomes[other.index()]);
+    #[allow(clippy::cast_precision_loss)]
+    let income_margin = (mine - theirs) as f64;
+    score_margin(state, seat) + income_margin * turns_left(engine, state, mine.max(theirs))
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn score_margin(state: &GameState, seat: Seat) -> f64 {
+    (state.score(seat) - state.score(seat.other())) as f64
+}
+
+/// Turns each seat still gets, roughly: half the empty cells, fewer when the leader's
+/// income will reach the score limit sooner.
+fn turns_left(engine: &Engine<'_>, state: &GameState, best_income: i64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let by_cells = state.board().empty_count() as f64 / 2.0;
+    let leader = state.score(Seat::One).max(state.score(Seat::Two));
+    let to_limit = engine.catalog.rules.score_limit - leader;
+    if best_income <= 0 {
+        return by_cells;
+    }
+    // Both seats score after every move: the leader gains its income twice per round.
+    #[allow(clippy::cast_precision_loss)]
+    let by_score = to_limit as f64 / (2.0 * best_income as f64);
+    by_cells.min(by_score.max(0.0))
+}

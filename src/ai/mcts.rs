@@ -1,0 +1,285 @@
+//! `hard`: information-set Monte Carlo tree search through the real engine.
+//!
+//! Every iteration samples a determinization (a full state consistent with what the seat
+//! has seen, see [`Observation::determinize`]) and walks one tree whose edges are
+//! (card, cell) — what the table sees of a move — so the same tree serves every sampled
+//! opponent hand. Selection is UCB with availability counts (an edge counts as tried only
+//! in the worlds where it was playable); leaves are valued by the generic evaluation.
+//! Anytime: a time budget per move, or an iteration budget for reproducible runs. Two
+//! trees are searched at once (root parallelism) and their root statistics merged, each
+//! thread with its own script host.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg32;
+
+use super::eval::evaluate;
+use super::observe::Observation;
+use super::{Agent, Rated, hooks_for};
+use crate::rules::{CardId, Catalog, Cell, Engine, GameState, Move, Play, Seat};
+
+/// How long `hard` may think.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// Wall time per move.
+    Time(Duration),
+    /// Iterations per move (over both trees): reproducible for a given seed.
+    Iterations(u32),
+}
+
+/// What the table sees of a move: the card and the cell.
+type Key = (CardId, Cell);
+
+struct Node {
+    /// Who made the move leading here.
+    mover: Seat,
+    children: HashMap<Key, u32>,
+    visits: u32,
+    /// Times this node's move was playable when its parent was visited.
+    available: u32,
+    /// Sum of rewards for `mover`.
+    reward: f64,
+}
+
+impl Node {
+    fn new(mover: Seat) -> Node {
+        Node {
+            mover,
+            children: HashMap::new(),
+            visits: 0,
+            available: 0,
+            reward: 0.0,
+        }
+    }
+}
+
+/// Root statistics of one search: per root move, visits and mean reward.
+type RootStats = Vec<(Key, u32, f64)>;
+
+/// The searching agent.
+pub struct HardAgent {
+    /// The agent's generator (seeds each tree).
+    pub rng: Pcg32,
+    /// How long to think.
+    pub budget: Budget,
+    /// UCB exploration constant.
+    pub exploration: f64,
+}
+
+impl HardAgent {
+    /// Search and return per-move statistics merged over both trees.
+    fn search(&mut self, engine: &Engine<'_>, obs: &Observation) -> RootStats {
+        let seeds = [self.rng.random::<u64>(), self.rng.random::<u64>()];
+        let (budget, exploration) = (self.budget, self.exploration);
+        let catalog = engine.catalog;
+        let limit = match budget {
+            Budget::Time(t) => Limit::Until(Instant::now() + t),
+            Budget::Iterations(n) => Limit::Count(n.div_ceil(2).max(1)),
+        };
+        let tree = |seed: u64| {
+            let hooks = hooks_for(catalog);
+            let engine = Engine::new(catalog, hooks.as_ref());
+            Tree::new(obs.seat()).run(&engine, obs, seed, limit, exploration)
+        };
+        let (a, b) = rayon::join(|| tree(seeds[0]), || tree(seeds[1]));
+        merge(a, b)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Limit {
+    Until(Instant),
+    Count(u32),
+}
+
+fn merge(a: RootStats, b: RootStats) -> RootStats {
+    let mut all: HashMap<Key, (u32, f64)> = HashMap::new();
+    for (key, visits, mean) in a.into_iter().chain(b) {
+        let entry = all.entry(key).or_insert((0, 0.0));
+        entry.1 += mean * f64::from(visits);
+        entry.0 += visits;
+    }
+    let mut out: RootStats = all
+        .into_iter()
+        .map(|(k, (v, total))| (k, v, if v > 0 { total / f64::from(v) } else { 0.0 }))
+        .collect();
+    // A fixed order, so equal statistics give the same choice in every run.
+    out.sort_by(|x, y| {
+        y.1.cmp(&x.1)
+            .then(y.2.total_cmp(&x.2))
+            .then((x.0.0, x.0.1).cmp(&(y.0.0, y.0.1)))
+    });
+    out
+}
+
+struct Tree {
+    nodes: Vec<Node>,
+    root_seat: Seat,
+}
+
+impl Tree {
+    fn new(root_seat: Seat) -> Tree {
+        Tree {
+            nodes: vec![Node::new(root_seat.other())],
+            root_seat,
+        }
+    }
+
+    fn run(
+        mut self,
+        engine: &Engine<'_>,
+        obs: &Observation,
+        seed: u64,
+        limit: Limit,
+        exploration: f64,
+    ) -> RootStats {
+        let mut rng = Pcg32::seed_from_u64(seed);
+        let catalog: &Catalog = engine.catalog;
+        let mut iterations = 0u32;
+        let mut path = Vec::with_capacity(64);
+        loop {
+            match limit {
+                Limit::Count(n) if iterations >= n => break,
+                Limit::Until(t)
+                    if iterations.is_multiple_of(16) && Instant::now() >= t && iterations > 0 =>
+                {
+                    break;
+                }
+                _ => {}
+            }
+            iterations += 1;
+            let mut state = obs.determinize(catalog, &mut rng);
+            path.clear();
+            path.push(0u32);
+            let mut node = 0u32;
+            while !state.is_over() {
+                let moves = keyed_moves(engine, &state);
+                if moves.is_empty() {
+                    break;
+                }
+                let mut untried = Vec::new();
+                let mut best: Option<(f64, u32, Move)> = None;
+                let parent_node = node as usize;
+                for &(key, mv) in &moves {
+                    match self.nodes[parent_node].children.get(&key).copied() {
+                        None => untried.push((key, mv)),
+                        Some(child) => {
+                            let c = &mut self.nodes[child as usize];
+                            c.available += 1;
+                            let mean = c.reward / f64::from(c.visits.max(1));
+                            let ucb = mean
+                                + exploration
+                                    * (f64::from(c.available).ln() / f64::from(c.visits.max(1)))
+                                        .sqrt();
+                            if best.is_none_or(|(b, _, _)| ucb > b) {
+                                best = Some((ucb, child, mv));
+                            }
+                        }
+                    }
+                }
+                let mover = state.turn();
+                if !untried.is_empty() {
+                    let (key, mv) = untried[rng.random_range(0..untried.len())];
+                    if engine.play_quiet(&mut state, mv).is_err() {
+                        break;
+                    }
+                    let child = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+                    let mut n = Node::new(mover);
+                    n.available = 1;
+                    self.nodes.push(n);
+                    self.nodes[parent_node].children.insert(key, child);
+                    path.push(child);
+                    break;
+                }
+                let Some((_, child, mv)) = best else { break };
+                if engine.play_quiet(&mut state, mv).is_err() {
+                    break;
+                }
+                path.push(child);
+                node = child;
+            }
+            let value = reward(engine, &state, self.root_seat);
+            for &n in &path {
+                let node = &mut self.nodes[n as usize];
+                node.visits += 1;
+                node.reward += if node.mover == self.root_seat {
+                    value
+                } else {
+                    1.0 - value
+                };
+            }
+        }
+        self.nodes[0]
+            .children
+            .iter()
+            .map(|(&key, &child)| {
+                let c = &self.nodes[child as usize];
+                (key, c.visits, c.reward / f64::from(c.visits.max(1)))
+            })
+            .collect()
+    }
+}
+
+/// Every legal move with its public key.
+fn keyed_moves(engine: &Engine<'_>, state: &GameState) -> Vec<(Key, Move)> {
+    let seat = state.turn();
+    let hand: Vec<(u8, CardId)> = state.seat(seat).hand().collect();
+    engine
+        .legal_moves(state)
+        .into_iter()
+        .filter_map(|mv| match mv.play {
+            Play::Stack(s) => hand
+                .iter()
+                .find(|(i, _)| *i == s)
+                .map(|&(_, card)| ((card, mv.cell), mv)),
+            Play::Card(card) => Some(((card, mv.cell), mv)),
+        })
+        .collect()
+}
+
+/// A position's value for `seat` in [0, 1]: 1 a win, 0 a loss, the generic evaluation
+/// squashed in between.
+fn reward(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
+    if let Some(outcome) = state.outcome() {
+        return match outcome.winner {
+            Some(w) if w == seat => 1.0,
+            Some(_) => 0.0,
+            None => 0.5,
+        };
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let scale = (engine.catalog.rules.score_limit as f64 / 10.0).max(10.0);
+    0.5 + 0.5 * (evaluate(engine, state, seat) / scale).tanh()
+}
+
+fn to_move(obs: &Observation, key: Key) -> Option<Move> {
+    let seat = obs.seat();
+    let stack = obs.state().seat(seat).stack_of(key.0)?;
+    Some(Move {
+        seat,
+        play: Play::Stack(stack),
+        cell: key.1,
+    })
+}
+
+impl Agent for HardAgent {
+    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+        let stats = self.search(engine, obs);
+        stats.iter().find_map(|&(key, _, _)| to_move(obs, key))
+    }
+
+    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+        self.search(engine, obs)
+            .into_iter()
+            .filter_map(|(key, visits, mean)| {
+                to_move(obs, key).map(|mv| Rated {
+                    mv,
+                    value: mean,
+                    visits,
+                })
+            })
+            .collect()
+    }
+}
