@@ -7,8 +7,8 @@ use crate::rules::{Engine, GameState, Seat};
 pub const WIN: f64 = 1.0e9;
 
 /// How good `state` is for `seat`, after every effect of the last move has resolved:
-/// the score difference plus the income difference times an estimate of the turns each
-/// seat has left. Finished games are worth ±[`WIN`] (0 for a draw).
+/// the score difference plus the income difference times an estimate of the moves left
+/// (each seat scores its income after every move, its own and the opponent's). Finished games are worth ±[`WIN`] (0 for a draw).
 #[must_use]
 pub fn evaluate(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
     let other = seat.other();
@@ -33,18 +33,18 @@ fn score_margin(state: &GameState, seat: Seat) -> f64 {
     (state.score(seat) - state.score(seat.other())) as f64
 }
 
-/// Turns each seat still gets, roughly: half the empty cells, fewer when the leader's
-/// income will reach the score limit sooner.
+/// Moves left in the game, roughly: every move fills at least one cell, and both seats
+/// score their income after every move, so the leader reaches the score limit after about
+/// (limit − leader's score) / its income more moves.
 fn turns_left(engine: &Engine<'_>, state: &GameState, best_income: i64) -> f64 {
     #[allow(clippy::cast_precision_loss)]
-    let by_cells = state.board().empty_count() as f64 / 2.0;
+    let by_cells = state.board().empty_count() as f64;
     let leader = state.score(Seat::One).max(state.score(Seat::Two));
     let to_limit = engine.catalog.rules.score_limit - leader;
     if best_income <= 0 {
         return by_cells;
     }
-    // Both seats score after every move: the leader gains its income twice per round.
     #[allow(clippy::cast_precision_loss)]
-    let by_score = to_limit as f64 / (2.0 * best_income as f64);
+    let by_score = to_limit as f64 / best_income as f64;
     by_cells.min(by_score.max(0.0))
 }

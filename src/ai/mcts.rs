@@ -35,6 +35,10 @@ type Key = (CardId, Cell);
 struct Node {
     /// Who made the move leading here.
     mover: Seat,
+    /// The searching seat's candidate moves here, once ranked: the board at a node is the
+    /// same in every sampled world (it follows from the public moves that lead to it), and
+    /// so is the searching seat's own hand.
+    ranked: Option<Vec<(Key, Move)>>,
     children: HashMap<Key, u32>,
     visits: u32,
     /// Times this node's move was playable when its parent was visited.
@@ -47,6 +51,7 @@ impl Node {
     fn new(mover: Seat) -> Node {
         Node {
             mover,
+            ranked: None,
             children: HashMap::new(),
             visits: 0,
             available: 0,
@@ -139,6 +144,7 @@ impl Tree {
         let catalog: &Catalog = engine.catalog;
         let mut iterations = 0u32;
         let mut path = Vec::with_capacity(64);
+        let mut scratch = obs.state().clone();
         loop {
             match limit {
                 Limit::Count(n) if iterations >= n => break,
@@ -155,7 +161,17 @@ impl Tree {
             path.push(0u32);
             let mut node = 0u32;
             while !state.is_over() {
-                let moves = keyed_moves(engine, &state);
+                let own = state.turn() == self.root_seat;
+                let moves = match &self.nodes[node as usize].ranked {
+                    Some(cached) if own => cached.clone(),
+                    _ => {
+                        let fresh = ranked_moves(engine, &state, &mut scratch, WIDTH);
+                        if own {
+                            self.nodes[node as usize].ranked = Some(fresh.clone());
+                        }
+                        fresh
+                    }
+                };
                 if moves.is_empty() {
                     break;
                 }
@@ -180,8 +196,7 @@ impl Tree {
                     }
                 }
                 let mover = state.turn();
-                if !untried.is_empty() {
-                    let (key, mv) = untried[rng.random_range(0..untried.len())];
+                if let Some(&(key, mv)) = untried.first() {
                     if engine.play_quiet(&mut state, mv).is_err() {
                         break;
                     }
@@ -222,21 +237,37 @@ impl Tree {
     }
 }
 
-/// Every legal move with its public key.
-fn keyed_moves(engine: &Engine<'_>, state: &GameState) -> Vec<(Key, Move)> {
+/// How many moves the search considers at each node: the best by immediate income swing.
+const WIDTH: usize = 8;
+
+/// The `width` legal moves with the best immediate income swing for the seat to move,
+/// best first, each with its public key. Ranking by what the engine says a move does keeps
+/// the search generic while it looks deep instead of wide.
+fn ranked_moves(
+    engine: &Engine<'_>,
+    state: &GameState,
+    scratch: &mut GameState,
+    width: usize,
+) -> Vec<(Key, Move)> {
     let seat = state.turn();
     let hand: Vec<(u8, CardId)> = state.seat(seat).hand().collect();
-    engine
+    let mut rated: Vec<(i64, Key, Move)> = engine
         .legal_moves(state)
         .into_iter()
-        .filter_map(|mv| match mv.play {
-            Play::Stack(s) => hand
-                .iter()
-                .find(|(i, _)| *i == s)
-                .map(|&(_, card)| ((card, mv.cell), mv)),
-            Play::Card(card) => Some(((card, mv.cell), mv)),
+        .filter_map(|mv| {
+            let card = match mv.play {
+                Play::Stack(s) => hand.iter().find(|(i, _)| *i == s).map(|&(_, c)| c)?,
+                Play::Card(card) => card,
+            };
+            scratch.clone_from(state);
+            engine.play_quiet(scratch, mv).ok()?;
+            let gain = |s: Seat| scratch.score(s) - state.score(s);
+            Some((gain(seat) - gain(seat.other()), (card, mv.cell), mv))
         })
-        .collect()
+        .collect();
+    rated.sort_by(|a, b| b.0.cmp(&a.0).then((a.1.0, a.1.1).cmp(&(b.1.0, b.1.1))));
+    rated.truncate(width);
+    rated.into_iter().map(|(_, k, m)| (k, m)).collect()
 }
 
 /// A position's value for `seat` in [0, 1]: 1 a win, 0 a loss, the generic evaluation
@@ -250,7 +281,7 @@ fn reward(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
         };
     }
     #[allow(clippy::cast_precision_loss)]
-    let scale = (engine.catalog.rules.score_limit as f64 / 10.0).max(10.0);
+    let scale = (engine.catalog.rules.score_limit as f64 / 20.0).max(10.0);
     0.5 + 0.5 * (evaluate(engine, state, seat) / scale).tanh()
 }
 

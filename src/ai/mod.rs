@@ -130,7 +130,7 @@ pub fn agent(level: Level, seed: u64, options: Options) -> Box<dyn Agent> {
         Level::Hard => Box::new(HardAgent {
             rng,
             budget: options.budget,
-            exploration: 0.7,
+            exploration: 0.15,
         }),
     }
 }

@@ -3,9 +3,11 @@
 //! - `scenarios`: every rules scenario under `tests/scenarios/` passes.
 //! - `packs`: every shipped pack loads with zero diagnostics.
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
+//! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `cli`: the command line's output formats and exit codes.
 //! - `properties`: random legal games keep the engine's invariants.
 
+mod ai;
 mod cli;
 mod diagnostics;
 mod packs;

@@ -1,0 +1,295 @@
+//! The AI: hidden information stays hidden, determinizations respect what was seen,
+//! simulations are reproducible, the levels are ordered, and a scripted card is
+//! understood without any AI code knowing it.
+
+use rand::SeedableRng;
+use rand_pcg::Pcg32;
+use tokensmith::ai::simulate::{self, Config, DeckChoice};
+use tokensmith::ai::{Budget, Level, Observation, Options, PublicPlay, agent, observe};
+use tokensmith::rules::{CardId, Catalog, Engine, GameState, NoHooks, Play, Seat};
+
+use crate::support::{TempPacks, base_catalog, root};
+
+fn deck(catalog: &Catalog, i: usize) -> DeckChoice {
+    let d = &catalog.decks[i];
+    DeckChoice {
+        id: d.meta.id.clone(),
+        stacks: d.stacks.clone(),
+    }
+}
+
+fn config(catalog: &Catalog, a: Level, b: Level, games: u32, seed: u64) -> Config {
+    Config {
+        deck_a: deck(catalog, 0),
+        decks_b: vec![deck(catalog, 0)],
+        ai_a: a,
+        ai_b: b,
+        games,
+        seed,
+        threads: 2,
+        options: Options {
+            budget: Budget::Iterations(300),
+            omniscient: false,
+        },
+    }
+}
+
+/// A game a few moves in, with the history of public plays.
+fn midgame(catalog: &Catalog, moves: usize) -> (GameState, Vec<PublicPlay>) {
+    let engine = Engine::new(catalog, &NoHooks);
+    let d = &catalog.decks[1].stacks;
+    let mut events = Vec::new();
+    let mut state = engine.new_game([d, d], 3, &mut events).expect("a game");
+    let mut history = Vec::new();
+    for i in 0..moves {
+        events.clear();
+        let legal = engine.legal_moves(&state);
+        let mv = legal[(i * 7) % legal.len()];
+        engine.play(&mut state, mv, &mut events).expect("legal");
+        observe::record(&mut history, &events);
+    }
+    (state, history)
+}
+
+#[test]
+fn an_observation_does_not_depend_on_the_opponents_hidden_order() {
+    let catalog = base_catalog();
+    let (state, history) = midgame(&catalog, 3);
+    let seat = state.turn();
+    // The same game, but the opponent's stacks reshuffled where nobody has seen them.
+    let mut other = state.clone();
+    let hidden: Vec<Vec<CardId>> = state
+        .seat(seat.other())
+        .stacks()
+        .iter()
+        .map(|s| {
+            let mut cards: Vec<CardId> = s.cards().collect();
+            let seen = history.iter().filter(|p| p.seat == seat.other()).count();
+            if seen == 0 {
+                cards.reverse();
+            }
+            cards
+        })
+        .collect();
+    other.set_stacks(seat.other(), &hidden);
+    let a = Observation::new(&state, seat, &history, false);
+    let b = Observation::new(&other, seat, &history, false);
+    assert_eq!(a.state(), b.state(), "the public part is identical");
+    let engine = Engine::new(&catalog, &NoHooks);
+    for level in Level::ALL {
+        let options = Options {
+            budget: Budget::Iterations(200),
+            omniscient: false,
+        };
+        let pick_a = agent(level, 7, options).choose(&engine, &a);
+        let pick_b = agent(level, 7, options).choose(&engine, &b);
+        assert_eq!(pick_a, pick_b, "{} looked at hidden cards", level.name());
+    }
+    // The public state shows no opponent hand at all.
+    assert!(a.state().seat(seat.other()).hand().next().is_none());
+}
+
+#[test]
+fn omniscient_agents_see_the_true_stacks() {
+    let catalog = base_catalog();
+    let (state, history) = midgame(&catalog, 2);
+    let obs = Observation::new(&state, state.turn(), &history, true);
+    let mut rng = Pcg32::seed_from_u64(1);
+    assert_eq!(obs.determinize(&catalog, &mut rng), state);
+}
+
+#[test]
+fn determinized_hands_keep_sizes_seen_cards_and_the_deck_rules() {
+    let catalog = base_catalog();
+    let (state, history) = midgame(&catalog, 9);
+    let seat = state.turn();
+    let opponent = seat.other();
+    let obs = Observation::new(&state, seat, &history, false);
+    let mut rng = Pcg32::seed_from_u64(2);
+    for _ in 0..200 {
+        let world = obs.determinize(&catalog, &mut rng);
+        let truth = state.seat(opponent).stacks();
+        let sampled = world.seat(opponent).stacks();
+        assert_eq!(truth.len(), sampled.len());
+        let mut all = Vec::new();
+        for (i, (t, s)) in truth.iter().zip(sampled).enumerate() {
+            assert_eq!(t.len(), s.len(), "stack {i} keeps its size");
+            let plays: Vec<CardId> = history
+                .iter()
+                .filter(|p| p.seat == opponent && usize::from(p.stack) == i)
+                .map(|p| p.card)
+                .collect();
+            let known = plays.len().min(s.len());
+            let cards: Vec<CardId> = s.cards().collect();
+            assert_eq!(
+                &cards[cards.len() - known..],
+                &plays[plays.len() - known..],
+                "seen cards at the bottom, in order"
+            );
+            all.extend(cards);
+        }
+        let mut unique = all.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), all.len(), "a card at most once in the deck");
+        // Own stacks and the board are never touched.
+        assert_eq!(world.seat(seat), state.seat(seat));
+        assert_eq!(world.board(), state.board());
+    }
+}
+
+#[test]
+fn simulation_results_are_the_same_for_any_thread_count() {
+    let catalog = base_catalog();
+    let mut one = config(&catalog, Level::Greedy, Level::Easy, 24, 11);
+    one.threads = 1;
+    let mut two = one.clone();
+    two.threads = 2;
+    let mut a = simulate::simulate(&catalog, &one, &|| {});
+    let mut b = simulate::simulate(&catalog, &two, &|| {});
+    a.games_per_second = 0.0;
+    b.games_per_second = 0.0;
+    assert_eq!(a, b);
+    assert_eq!(a.games, 24);
+    assert_eq!(a.wins_a + a.wins_b + a.draws, 24);
+}
+
+#[test]
+fn simulate_json_is_deterministic_per_seed_across_thread_counts() {
+    let run = |threads: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tokensmith"))
+            .args([
+                "simulate",
+                "--deck-a",
+                "starter",
+                "--deck-b",
+                "starter",
+                "--ai-a",
+                "greedy",
+                "--ai-b",
+                "random",
+                "--games",
+                "16",
+                "--seed",
+                "5",
+                "--threads",
+                threads,
+                "--json",
+            ])
+            .current_dir(root())
+            .output()
+            .expect("runs");
+        assert!(out.status.success());
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        for key in [
+            "games",
+            "wins_a",
+            "wins_b",
+            "draws",
+            "win_rate_a",
+            "ci95_a",
+            "first_seat_win_rate",
+            "games_per_second",
+            "cards",
+        ] {
+            assert!(v.get(key).is_some(), "missing key {key}");
+        }
+        v["games_per_second"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(run("1"), run("2"));
+}
+
+/// Side A's share of the points over `games` games with mirrored decks.
+fn rate(catalog: &Catalog, a: Level, b: Level, games: u32) -> f64 {
+    simulate::simulate(catalog, &config(catalog, a, b, games, 2024), &|| {}).win_rate_a
+}
+
+#[test]
+fn each_level_beats_the_one_below() {
+    // A small, fast version of the ladder; the full one is in docs/ai.md.
+    let catalog = base_catalog();
+    let easy = rate(&catalog, Level::Easy, Level::Random, 40);
+    let greedy = rate(&catalog, Level::Greedy, Level::Easy, 40);
+    let normal = rate(&catalog, Level::Normal, Level::Greedy, 40);
+    eprintln!("easy {easy:.2}, greedy {greedy:.2}, normal {normal:.2}");
+    assert!(easy >= 0.6, "easy beat random {easy:.2}");
+    assert!(greedy >= 0.6, "greedy beat easy {greedy:.2}");
+    assert!(normal >= 0.6, "normal beat greedy {normal:.2}");
+}
+
+#[test]
+fn hard_beats_greedy() {
+    let catalog = base_catalog();
+    let mut c = config(&catalog, Level::Hard, Level::Greedy, 12, 7);
+    c.options.budget = Budget::Iterations(800);
+    let r = simulate::simulate(&catalog, &c, &|| {});
+    eprintln!("hard vs greedy {:.2}", r.win_rate_a);
+    assert!(r.win_rate_a >= 0.6, "hard beat greedy {:.2}", r.win_rate_a);
+}
+
+#[test]
+fn greedy_understands_a_scripted_card_without_ai_code() {
+    // `bless` sets its own token to 10 (worth far more than anything else in the hand);
+    // `curse` destroys its own token. Only the engine knows what they do.
+    let packs = TempPacks::new(&[
+        (
+            "scripted_ai/pack.yaml",
+            "id: scripted_ai\nversion: 1.0.0\nrequires: [{ id: base }]\n",
+        ),
+        (
+            "scripted_ai/cards.yaml",
+            "abilities:\n  - id: bless\n    script: bless.lua\n  - id: curse\n    script: curse.lua\ncards:\n  - id: bless\n    value: 1\n    ability: bless\n  - id: curse\n    value: 6\n    ability: curse\ndecks:\n  - id: scripted\n    stacks:\n      - [curse, weaken_row]\n      - [bless, push_row]\n      - [booster, spawn_row]\n      - [beacon, gift]\n",
+        ),
+        (
+            "scripted_ai/bless.lua",
+            "return { on_place = function(ctx) ctx:set_value(ctx.x, ctx.y, 10) end }\n",
+        ),
+        (
+            "scripted_ai/curse.lua",
+            "return { on_place = function(ctx) ctx:remove(ctx.x, ctx.y) end }\n",
+        ),
+    ]);
+    let loaded = tokensmith::script::load(&tokensmith::content::LoadOptions {
+        folders: vec![
+            tokensmith::content::PackFolder {
+                path: root().join("content"),
+                required: true,
+            },
+            tokensmith::content::PackFolder {
+                path: packs.path().to_path_buf(),
+                required: true,
+            },
+        ],
+        only: Some(vec!["scripted_ai".into()]),
+        rules_patch: None,
+    });
+    let catalog = loaded.catalog.expect("the test pack loads");
+    let host = tokensmith::script::ScriptHost::new(&catalog).expect("scripts compile");
+    let engine = Engine::new(&catalog, &host);
+    let deck = catalog
+        .deck(catalog.deck_named("scripted").expect("deck"))
+        .stacks
+        .clone();
+    let bless = catalog.card_named("bless").expect("bless");
+    let mut events = Vec::new();
+    for seed in 0..5 {
+        let state = engine
+            .new_game([&deck, &deck], seed, &mut events)
+            .expect("game");
+        let obs = Observation::new(&state, Seat::One, &[], false);
+        let mv = agent(Level::Greedy, seed, Options::default())
+            .choose(&engine, &obs)
+            .expect("a move");
+        let Play::Stack(stack) = mv.play else {
+            panic!("a stack move")
+        };
+        let card = state.seat(Seat::One).stacks()[usize::from(stack)].top();
+        assert_eq!(
+            card,
+            Some(bless),
+            "greedy should bless, not {:?}",
+            card.map(|c| &catalog.card(c).meta.id)
+        );
+    }
+}
