@@ -1,7 +1,7 @@
 //! The generic evaluation of a position, for any content: it only reads scores, incomes
 //! and the board through the engine, so a new card or script needs no AI code.
 
-use crate::rules::{Engine, GameState, Seat};
+use crate::rules::{Engine, GameState, GameView, Seat};
 
 /// The value of a won game (a lost one is its negative).
 pub const WIN: f64 = 1.0e9;
@@ -25,7 +25,22 @@ pub fn evaluate(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
     let (mine, theirs) = (incomes[seat.index()], incomes[other.index()]);
     #[allow(clippy::cast_precision_loss)]
     let income_margin = (mine - theirs) as f64;
-    score_margin(state, seat) + income_margin * turns_left(engine, state, mine.max(theirs))
+    let generic =
+        score_margin(state, seat) + income_margin * turns_left(engine, state, mine.max(theirs));
+    generic + heuristics(engine, state, seat)
+}
+
+/// What the packs' `ai.lua` heuristics add (nothing when no pack has one; a failing
+/// heuristic adds nothing rather than stopping the AI).
+fn heuristics(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
+    if !engine.catalog.packs.iter().any(|p| p.ai_script.is_some()) {
+        return 0.0;
+    }
+    let view = GameView {
+        state,
+        catalog: engine.catalog,
+    };
+    engine.hooks.evaluate(&view, seat).unwrap_or(0.0)
 }
 
 #[allow(clippy::cast_precision_loss)]

@@ -112,11 +112,19 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Simulate(args) => simulate(cli, args),
         Command::Validate { json } => validate(cli, *json),
-        Command::Scenario { files, events } => Ok(run_scenarios(cli, files, *events)),
+        Command::Scenario { files, events } => quiet_pipe(run_scenarios(cli, files, *events)),
         Command::Schema { out } => {
             write_schemas(out)?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// A closed pipe (`tokensmith ... | head`) ends the output quietly instead of failing.
+fn quiet_pipe(result: std::io::Result<ExitCode>) -> anyhow::Result<ExitCode> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => Ok(other?),
     }
 }
 
@@ -177,7 +185,8 @@ fn validation_json(loaded: &Loaded) -> serde_json::Value {
     })
 }
 
-fn run_scenarios(cli: &Cli, files: &[PathBuf], events: bool) -> ExitCode {
+fn run_scenarios(cli: &Cli, files: &[PathBuf], events: bool) -> std::io::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     let paths = PackPaths {
         content: cli.content.clone(),
         mods: cli.mods.clone(),
@@ -189,39 +198,44 @@ fn run_scenarios(cli: &Cli, files: &[PathBuf], events: bool) -> ExitCode {
                 match &run.outcome {
                     Outcome::Pass => {
                         passed += 1;
-                        println!("pass  {} ({})", run.name, file.display());
+                        writeln!(out, "pass  {} ({})", run.name, file.display())?;
                     }
                     Outcome::Fail(report) => {
                         failed += 1;
-                        println!("FAIL  {} ({})", run.name, file.display());
+                        writeln!(out, "FAIL  {} ({})", run.name, file.display())?;
                         for line in report.lines() {
-                            println!("      {line}");
+                            writeln!(out, "      {line}")?;
                         }
                     }
                 }
                 if events {
                     for (i, e) in run.events.iter().enumerate() {
-                        println!("      {:>4}  {}", i + 1, describe::event(&run.catalog, e));
+                        writeln!(
+                            out,
+                            "      {:>4}  {}",
+                            i + 1,
+                            describe::event(&run.catalog, e)
+                        )?;
                     }
                 }
             }
             Err(e) => {
                 unreadable += 1;
-                println!("ERROR {} cannot be run:", file.display());
+                writeln!(out, "ERROR {} cannot be run:", file.display())?;
                 for d in &e.diagnostics {
-                    println!("      {d}");
+                    writeln!(out, "      {d}")?;
                 }
             }
         }
     }
-    println!("{passed} passed, {} failed", failed + unreadable);
-    if unreadable > 0 {
+    writeln!(out, "{passed} passed, {} failed", failed + unreadable)?;
+    Ok(if unreadable > 0 {
         ExitCode::from(2)
     } else if failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
+    })
 }
 
 fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {

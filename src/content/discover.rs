@@ -67,6 +67,7 @@ impl Pack {
             authors: self.manifest.authors.clone(),
             script_instructions: self.script_instructions,
             script_memory: self.script_memory,
+            ai_script: None,
         }
     }
 }

@@ -126,6 +126,9 @@ impl Area {
     }
 }
 
+/// The area of hooks that have none (a token's `between_turns` and `on_destroyed`).
+pub static NO_AREA: Area = Area::EMPTY;
+
 /// A named area of the catalog.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AreaDef {
@@ -358,6 +361,8 @@ pub struct PackInfo {
     pub script_instructions: u64,
     /// Bytes its scripts' state may use.
     pub script_memory: usize,
+    /// Its `ai.lua`, whose `evaluate` the AI adds to its own evaluation.
+    pub ai_script: Option<ScriptId>,
 }
 
 /// Everything the engine needs to play, compiled from the loaded packs.

@@ -8,14 +8,14 @@
 use rand::RngExt;
 
 use super::board::Token;
-use super::catalog::{Area, Catalog};
+use super::catalog::{Area, Catalog, NO_AREA};
 use super::event::{Cause, Event, EventKind, RemoveReason};
 use super::hooks::{HookError, Hooks};
 use super::ids::{CardId, Cell, Offset, Seat, TokenTypeId};
 use super::state::{GameState, GameView};
 
 /// How deep `on_destroyed` hooks may trigger each other before the move is refused.
-const MAX_DEPTH: u8 = 16;
+const MAX_DEPTH: u8 = 64;
 
 /// What became of a token asked to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +41,8 @@ pub struct Effects<'a> {
     origin: Cell,
     area: &'a Area,
     depth: u8,
+    /// The first hook failure of this move, kept even if a script caught it.
+    failure: Option<HookError>,
 }
 
 impl<'a> Effects<'a> {
@@ -65,6 +67,7 @@ impl<'a> Effects<'a> {
             origin,
             area,
             depth: 0,
+            failure: None,
         }
     }
 
@@ -228,11 +231,31 @@ impl<'a> Effects<'a> {
             }
             self.depth += 1;
             let hooks = self.hooks;
-            let result = hooks.on_destroyed(script, self, cell, token);
+            let cause = Cause::TokenType {
+                kind: token.kind,
+                cell,
+            };
+            // The hook acts for the destroyed token's owner, around its cell.
+            let result = self.scoped(token.seat, cell, &NO_AREA, cause, |fx| {
+                hooks.on_destroyed(script, fx, cell, token)
+            });
             self.depth -= 1;
+            if let Err(e) = &result {
+                self.fail(e.clone());
+            }
             result?;
         }
         Ok(())
+    }
+
+    /// Record a hook failure: the move will be refused even if a script catches the error.
+    pub fn fail(&mut self, error: HookError) {
+        self.failure.get_or_insert(error);
+    }
+
+    /// The first failure recorded in this move, if any.
+    pub(crate) fn take_failure(&mut self) -> Option<HookError> {
+        self.failure.take()
     }
 
     /// Keep the last-placed tracking right when the token at `from` moves to `to` (or

@@ -8,7 +8,7 @@ use rand::RngExt;
 
 use super::abilities;
 use super::board::Token;
-use super::catalog::{Area, Catalog, MAX_CELLS, Relation};
+use super::catalog::{Catalog, MAX_CELLS, NO_AREA, Relation};
 use super::effects::Effects;
 use super::event::{Cause, Event, EventKind};
 use super::hooks::{HookError, Hooks};
@@ -21,9 +21,6 @@ fn push(events: &mut Option<&mut Vec<Event>>, event: Event) {
         list.push(event);
     }
 }
-
-/// The area of hooks that have none (a token's `between_turns`).
-static NO_AREA: Area = Area::EMPTY;
 
 /// Which card a move plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -346,6 +343,10 @@ impl<'a> Engine<'a> {
             }
             // 4. Between turns.
             self.between_turns(&mut fx)?;
+            // A script error a script caught (with pcall) still refuses the move.
+            if let Some(e) = fx.take_failure() {
+                return Err(e);
+            }
         }
         // 5. Score.
         let incomes = self.incomes(state)?;

@@ -18,8 +18,8 @@ mod state;
 pub use board::{Board, Token};
 pub use catalog::{
     AbilityDef, Amount, Area, AreaDef, Aura, Becomes, CardDef, Catalog, DeckDef, Effect, KindInfo,
-    LookupError, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta, OpeningToken, Origin,
-    PackInfo, Relation, Ruleset, ScriptDef, Side, TokenTypeDef, Turret, nearest,
+    LookupError, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta, NO_AREA, OpeningToken,
+    Origin, PackInfo, Relation, Ruleset, ScriptDef, Side, TokenTypeDef, Turret, nearest,
 };
 pub use effects::{Effects, MoveResult};
 pub use engine::{DeckError, Engine, Move, MoveError, Play};

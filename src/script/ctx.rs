@@ -116,7 +116,12 @@ impl Slot {
                 });
                 let result = f(fx);
                 fx.set_cause(saved);
-                result.map_err(|e| located(lua, &format!("ctx:{what}: {e}")))
+                result.map_err(|e| {
+                    let error = located(lua, &format!("ctx:{what}: {e}"));
+                    // A bad ctx call refuses the move even when the script catches it.
+                    fx.fail(crate::rules::HookError::new(super::message(&error)));
+                    error
+                })
             }
         }
     }
@@ -187,6 +192,19 @@ fn in_range(value: i64, what: &str) -> Result<i32, String> {
 /// Build the `ctx` table for a state; its functions act on `slot`.
 pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     let ctx = lua.create_table()?;
+    // Scripts may read ctx but not add to it (the host sets its fields with raw writes).
+    let meta = lua.create_table()?;
+    meta.raw_set(
+        "__newindex",
+        lua.create_function(|_, (_t, key): (Value, Value)| -> mlua::Result<()> {
+            Err(mlua::Error::RuntimeError(format!(
+                "ctx cannot be changed by scripts (tried to set '{}')",
+                key.to_string().unwrap_or_default()
+            )))
+        })?,
+    )?;
+    meta.raw_set("__metatable", false)?;
+    ctx.set_metatable(Some(meta))?;
 
     macro_rules! func {
         ($name:literal, |$lua:ident, $slot:ident, $args:tt : $ty:ty| $body:expr) => {{
@@ -262,6 +280,11 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     });
     func!("damage", |lua, s, (x, y, n): (i64, i64, i64)| {
         s.effects(lua, "damage", |fx| {
+            if n < 0 {
+                return Err(format!(
+                    "damage must be 0 or more, got {n} (use ctx:set_value to raise a value)"
+                ));
+            }
             let n = in_range(n, "damage")?;
             fx.damage(cell(x, y), n).map_err(|e| e.message)
         })

@@ -25,8 +25,14 @@ use crate::content::{self, LoadOptions, Loaded};
 use crate::rules::{Catalog, Cell, Effects, GameView, HookError, Hooks, ScriptId, Token, nearest};
 use sandbox::Budget;
 
-/// The hooks a script may define.
-const HOOK_NAMES: &[&str] = &["on_place", "between_turns", "income", "on_destroyed"];
+/// The hooks a script may define (`evaluate` only in a pack's `ai.lua`).
+const HOOK_NAMES: &[&str] = &[
+    "on_place",
+    "between_turns",
+    "income",
+    "on_destroyed",
+    "evaluate",
+];
 
 /// Instruction budget per hook call when a pack gives none.
 const DEFAULT_INSTRUCTIONS: u64 = content::discover::DEFAULT_SCRIPT_INSTRUCTIONS;
@@ -38,12 +44,13 @@ struct Script {
     state: usize,
     /// `pack/path`, as errors name it.
     name: String,
-    hooks: [Option<Function>; 4],
+    hooks: [Option<Function>; 5],
 }
 
 /// One pack's Lua state with its `ctx` table.
 struct PackState {
     lua: Lua,
+    freeze: sandbox::Freezer,
     ctx: ctx::CtxTable,
     slot: Rc<ctx::Slot>,
     budget: Rc<Budget>,
@@ -71,6 +78,7 @@ enum Hook {
     BetweenTurns = 1,
     Income = 2,
     OnDestroyed = 3,
+    Evaluate = 4,
 }
 
 impl Hook {
@@ -169,6 +177,25 @@ impl ScriptHost {
                 ));
             }
         }
+        for p in &catalog.packs {
+            if let Some(id) = p.ai_script
+                && !has(id, &[Hook::Evaluate])
+            {
+                problems.push(Diagnostic::error(
+                    &PathBuf::from(
+                        catalog
+                            .scripts
+                            .get(id.index())
+                            .map_or_else(String::new, |s| s.file.clone()),
+                    ),
+                    Loc { line: 1, column: 1 },
+                    format!(
+                        "{} must return {{ evaluate = function(ctx, seat) ... end }}",
+                        self.script_name(id)
+                    ),
+                ));
+            }
+        }
         for t in &catalog.token_types {
             if let Some(id) = t.script
                 && !has(id, &[Hook::BetweenTurns, Hook::Income, Hook::OnDestroyed])
@@ -235,11 +262,12 @@ impl PackState {
     fn new(memory: usize, instructions: u64) -> mlua::Result<PackState> {
         let budget = Rc::new(Budget::default());
         budget.limit.set(instructions);
-        let lua = sandbox::new_state(&budget, memory)?;
+        let (lua, freeze) = sandbox::new_state(&budget, memory)?;
         let slot = Rc::new(ctx::Slot::default());
         let ctx = ctx::CtxTable::new(&lua, ctx::make(&lua, &slot)?)?;
         Ok(PackState {
             lua,
+            freeze,
             ctx,
             slot,
             budget,
@@ -247,7 +275,7 @@ impl PackState {
     }
 
     /// Load one script file and check it returns a table of hook functions.
-    fn compile(&self, path: &Path, name: &str) -> Result<[Option<Function>; 4], Vec<Diagnostic>> {
+    fn compile(&self, path: &Path, name: &str) -> Result<[Option<Function>; 5], Vec<Diagnostic>> {
         let fail = |loc: Loc, msg: String| vec![Diagnostic::error(path, loc, msg)];
         let source = std::fs::read_to_string(path)
             .map_err(|e| fail(Loc::default(), format!("cannot read this script: {e}")))?;
@@ -258,8 +286,12 @@ impl PackState {
             .load(source.as_str())
             .set_name(format!("@{name}"))
             .set_mode(mlua::chunk::ChunkMode::Text)
-            .set_environment(env)
+            .set_environment(env.clone())
             .eval::<Value>();
+        let returned = returned.and_then(|v| {
+            self.freeze.freeze(&self.lua, &env)?;
+            Ok(v)
+        });
         self.budget.leave();
         let returned = returned.map_err(|e| {
             let (line, text) = split_location(&message(&e), name);
@@ -274,7 +306,7 @@ impl PackState {
                 ),
             ));
         };
-        let mut hooks: [Option<Function>; 4] = [None, None, None, None];
+        let mut hooks: [Option<Function>; 5] = [None, None, None, None, None];
         let mut problems = Vec::new();
         for pair in table.pairs::<Value, Value>() {
             let Ok((key, value)) = pair else { continue };
@@ -352,7 +384,31 @@ fn split_location(text: &str, name: &str) -> (u32, String) {
 }
 
 /// The message of a Lua error, without mlua's wrapping and tracebacks.
-fn message(e: &mlua::Error) -> String {
+pub(super) fn message(e: &mlua::Error) -> String {
+    clean(&raw_message(e))
+}
+
+/// Drop stack tracebacks (they show the sandbox's insides) and addresses (they differ
+/// from run to run) from a Lua message.
+fn clean(text: &str) -> String {
+    let text = text
+        .split("\nstack traceback:")
+        .next()
+        .unwrap_or(text)
+        .trim_end();
+    for kind in ["table", "function", "userdata", "thread"] {
+        if let Some(rest) = text.strip_prefix(kind).and_then(|r| r.strip_prefix(": 0x"))
+            && rest.chars().all(|c| c.is_ascii_hexdigit())
+        {
+            return format!(
+                "an error value that is a {kind}, not a message (raise errors with a string)"
+            );
+        }
+    }
+    text.to_string()
+}
+
+fn raw_message(e: &mlua::Error) -> String {
     match e {
         mlua::Error::RuntimeError(s) | mlua::Error::SyntaxError { message: s, .. } => s.clone(),
         mlua::Error::MemoryError(_) => {
@@ -383,6 +439,10 @@ fn message(e: &mlua::Error) -> String {
 }
 
 impl Hooks for ScriptHost {
+    fn evaluate(&self, view: &GameView<'_>, seat: crate::rules::Seat) -> Result<f64, HookError> {
+        self.heuristics(view, seat)
+    }
+
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {
         let (mover, origin) = (fx.mover(), fx.origin());
         self.call::<_, ()>(
@@ -496,6 +556,40 @@ impl Hooks for ScriptHost {
 }
 
 impl ScriptHost {
+    /// Every pack heuristic's opinion of the position for `seat`, summed.
+    fn heuristics(&self, view: &GameView<'_>, seat: crate::rules::Seat) -> Result<f64, HookError> {
+        let mut total = 0.0;
+        for p in &view.catalog.packs {
+            let Some(script) = p.ai_script else { continue };
+            let value = self.call::<_, Value>(
+                script,
+                Hook::Evaluate,
+                |st| {
+                    st.ctx.set_fields(seat, None)?;
+                    Ok((st.ctx.table.clone(), seat.number()))
+                },
+                |slot| slot.enter_view(view, script),
+            )?;
+            total += match value {
+                Some(Value::Integer(n)) => {
+                    #[allow(clippy::cast_precision_loss)]
+                    let n = n as f64;
+                    n
+                }
+                Some(Value::Number(f)) if f.is_finite() => f,
+                None | Some(Value::Nil) => 0.0,
+                Some(other) => {
+                    return Err(HookError::new(format!(
+                        "{}: in evaluate: the hook must return a number, got {}",
+                        self.script_name(script),
+                        describe(&other)
+                    )));
+                }
+            };
+        }
+        Ok(total)
+    }
+
     fn script_name(&self, script: ScriptId) -> String {
         self.scripts
             .get(script.index())

@@ -4,7 +4,7 @@
 -- budget from being swallowed by `pcall`. Its locals are out of the scripts' reach.
 local budget_exceeded, charge = ...
 
-local raw_type, raw_error, raw_next, raw_rawget = type, error, next, rawget
+local raw_type, raw_error, raw_next, raw_rawget, raw_set = type, error, next, rawget, rawset
 local raw_pcall, raw_xpcall = pcall, xpcall
 local raw_tostring, raw_getmetatable, raw_setmetatable = tostring, getmetatable, setmetatable
 local raw_format, raw_find, raw_gsub = string.format, string.find, string.gsub
@@ -149,6 +149,38 @@ local raw_rep, raw_concat = string.rep, table.concat
 local raw_match, raw_gmatch, raw_gsub_fn = string.match, string.gmatch, string.gsub
 local raw_find_fn, raw_len, raw_max = string.find, string.len, math.max
 
+local raw_insert, raw_remove, raw_move, raw_unpack = table.insert, table.remove, table.move, table.unpack
+local raw_reverse, raw_upper, raw_lower = string.reverse, string.upper, string.lower
+
+function table.insert(list, ...)
+  if raw_type(list) == "table" then charge(#list // 8) end
+  return raw_insert(list, ...)
+end
+
+function table.remove(list, ...)
+  if raw_type(list) == "table" then charge(#list // 8) end
+  return raw_remove(list, ...)
+end
+
+function table.move(a1, f, e, t, a2)
+  if raw_type(f) == "number" and raw_type(e) == "number" and e >= f then charge((e - f + 1) // 8) end
+  return raw_move(a1, f, e, t, a2)
+end
+
+function table.unpack(list, i, j)
+  if raw_type(list) == "table" then charge(((j or #list) - (i or 1) + 1) // 8) end
+  return raw_unpack(list, i, j)
+end
+unpack = table.unpack
+
+local function charged(f)
+  return function(s, ...)
+    if raw_type(s) == "string" then charge(raw_len(s) // 64) end
+    return f(s, ...)
+  end
+end
+string.reverse, string.upper, string.lower = charged(raw_reverse), charged(raw_upper), charged(raw_lower)
+
 function string.rep(s, n, sep)
   if raw_type(n) == "number" and n > 0 then
     local piece = raw_len(raw_tostring(s)) + (sep ~= nil and raw_len(raw_tostring(sep)) or 0)
@@ -221,3 +253,40 @@ end
 function xpcall(f, handler, ...)
   return checked(raw_xpcall(f, handler, ...))
 end
+
+-- The libraries are read-only: a script cannot change what another script (or a later
+-- hook call) sees. String methods keep working through the string metatable.
+local function readonly(t, name)
+  return raw_setmetatable({}, {
+    __index = t,
+    __newindex = function() raw_error("'" .. name .. "' cannot be changed by scripts", 2) end,
+    __metatable = false,
+  })
+end
+string = readonly(string, "string")
+table = readonly(table, "table")
+math = readonly(math, "math")
+_G = nil
+
+-- After a script's top level has run, its globals are frozen: hook calls keep no state
+-- between calls (the game state lives on the board), so a refused move or a look-ahead
+-- by the AI leaves nothing behind in Lua.
+local function no_new_globals(_, key)
+  raw_error("scripts keep no state between calls: cannot set global '" .. raw_tostring(key) ..
+    "' in a hook (use a local, or store it on the board)", 2)
+end
+
+-- Moves a script's globals into a new table that reads through to the sandbox; the host
+-- then makes the script's environment read from it and refuse new globals.
+local function move_globals(env, globals)
+  local frozen = raw_setmetatable({}, { __index = globals, __metatable = false })
+  local keys = {}
+  for k in raw_next, env do keys[#keys + 1] = k end
+  for _, k in ipairs(keys) do
+    raw_set(frozen, k, raw_rawget(env, k))
+    raw_set(env, k, nil)
+  end
+  return frozen
+end
+
+return move_globals, no_new_globals

@@ -27,6 +27,7 @@ const REMOVED_GLOBALS: &[&str] = &[
     "debug",
     "coroutine",
     "utf8",
+    "warn",
 ];
 
 /// The instruction budget of the hook call under way.
@@ -97,8 +98,9 @@ impl Budget {
     }
 }
 
-/// A fresh sandboxed state with `budget` enforced and `memory` bytes at most.
-pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<Lua> {
+/// A fresh sandboxed state with `budget` enforced and `memory` bytes at most, and the
+/// function that freezes a script's globals once its top level has run.
+pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua, Freezer)> {
     let lua = Lua::new_with(
         StdLib::STRING | StdLib::TABLE | StdLib::MATH,
         LuaOptions::default(),
@@ -120,9 +122,14 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<Lua>
         account.charge(cost)?;
         Ok(())
     })?;
-    lua.load(include_str!("prelude.lua"))
+    let (move_globals, refuse): (mlua::Function, mlua::Function) = lua
+        .load(include_str!("prelude.lua"))
         .set_name("=sandbox")
-        .call::<()>((exceeded, charge))?;
+        .call((exceeded, charge))?;
+    let freeze = Freezer {
+        move_globals,
+        refuse,
+    };
 
     let counter = Rc::clone(budget);
     lua.set_hook(
@@ -159,7 +166,27 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<Lua>
         },
     )?;
     lua.set_memory_limit(memory)?;
-    Ok(lua)
+    Ok((lua, freeze))
+}
+
+/// Freezes a script's globals once its top level has run: hook calls keep no state.
+pub(super) struct Freezer {
+    move_globals: mlua::Function,
+    refuse: mlua::Function,
+}
+
+impl Freezer {
+    /// Make `env` read-only: its globals move to a table it reads through, and setting a
+    /// new global is an error.
+    pub fn freeze(&self, lua: &Lua, env: &Table) -> mlua::Result<()> {
+        let frozen: Table = self.move_globals.call((env, lua.globals()))?;
+        let meta = lua.create_table()?;
+        meta.raw_set("__index", frozen)?;
+        meta.raw_set("__newindex", &self.refuse)?;
+        meta.raw_set("__metatable", false)?;
+        env.set_metatable(Some(meta))?;
+        Ok(())
+    }
 }
 
 /// A new environment for one script: its own globals, reading the sandbox's.
@@ -167,6 +194,7 @@ pub(super) fn script_env(lua: &Lua) -> mlua::Result<Table> {
     let env = lua.create_table()?;
     let meta = lua.create_table()?;
     meta.raw_set("__index", lua.globals())?;
+    meta.raw_set("__metatable", false)?;
     env.set_metatable(Some(meta))?;
     Ok(env)
 }

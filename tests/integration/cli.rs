@@ -23,7 +23,7 @@ fn validate_is_clean_on_the_shipped_packs() {
     let text = stdout(&out);
     let last = text.lines().last().unwrap_or_default();
     assert!(last.ends_with(", 0 errors, 0 warnings"), "{text}");
-    assert!(last.starts_with("3 packs, "), "{text}");
+    assert!(last.starts_with("4 packs, "), "{text}");
 }
 
 #[test]

@@ -97,6 +97,23 @@ pub(super) fn compile(
     let decks = compile_all(&mut cx, &sections.decks, |cx, r| {
         compile_deck(cx, r, rules.as_ref())
     });
+    // A pack's `ai.lua` (an `evaluate` heuristic for the AI) sits at the pack's root.
+    let mut infos: Vec<crate::rules::PackInfo> = ordered
+        .packs
+        .iter()
+        .map(crate::content::discover::Pack::info)
+        .collect();
+    for (i, pack) in ordered.packs.iter().enumerate() {
+        if pack.dir.join("ai.lua").is_file() {
+            let source = Source {
+                pack: i,
+                file: 0,
+                loc: Loc::default(),
+            };
+            let name = Located::new("ai.lua".to_string(), Loc::default());
+            infos[i].ai_script = cx.script(source, i, &name);
+        }
+    }
     Some(Catalog::new(
         rules?,
         all(areas)?,
@@ -105,11 +122,7 @@ pub(super) fn compile(
         all(cards)?,
         all(decks)?,
         cx.scripts,
-        ordered
-            .packs
-            .iter()
-            .map(crate::content::discover::Pack::info)
-            .collect(),
+        infos,
     ))
 }
 
@@ -344,9 +357,12 @@ impl Ctx<'_> {
     fn script(&mut self, source: Source, pack: usize, file: &Located<String>) -> Option<ScriptId> {
         let rel = Path::new(&file.value);
         let escapes = rel.is_absolute()
-            || rel
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)));
+            || rel.components().any(|c| {
+                !matches!(
+                    c,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            });
         if escapes {
             self.error(
                 source,

@@ -1,0 +1,21 @@
+-- Hermit: +1 income for each empty cell around it. Cells off the board are not empty
+-- cells, so a hermit in a corner earns at most +3, on an edge at most +5.
+--
+-- `income` runs while the seats score (and whenever the game shows an income). It only
+-- reads the board and returns the token's new income.
+
+return {
+  income = function(ctx, self, income)
+    local empty = 0
+    for dy = -1, 1 do
+      for dx = -1, 1 do
+        local x, y = self.x + dx, self.y + dy
+        if (dx ~= 0 or dy ~= 0) and ctx:on_board(x, y) and ctx:token(x, y) == nil then
+          empty = empty + 1
+        end
+      end
+    end
+    -- `income` is what the token earns without the script: (value + auras) x multiplier.
+    return income + empty
+  end,
+}

@@ -1,0 +1,6 @@
+-- Returns text where a whole number is expected.
+return {
+  income = function(ctx, self, income)
+    return "lots"
+  end,
+}
