@@ -279,7 +279,7 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
     let instructions = check(
         limits.as_ref().and_then(|l| l.instructions.as_ref()),
         "instructions",
-        1_000..=1_000_000_000,
+        1_000..=50_000_000,
         i64::try_from(DEFAULT_SCRIPT_INSTRUCTIONS).unwrap_or(i64::MAX),
     );
     let memory_kb = check(

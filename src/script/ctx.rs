@@ -133,27 +133,66 @@ fn outside() -> mlua::Error {
     )
 }
 
+/// The nearest script frame calling into the host: its file and line. Frames of the
+/// sandbox's own wrappers (`pcall`) and of C functions are skipped.
+fn caller(lua: &Lua) -> Option<(String, u32)> {
+    (1..12).find_map(|level| {
+        lua.inspect_stack(level, |d| {
+            let source = d.source().source?.into_owned();
+            let file = source.strip_prefix('@')?.to_string();
+            let line = u32::try_from(d.current_line()?).ok()?;
+            Some((file, line))
+        })
+        .flatten()
+    })
+}
+
 /// The line of the script code calling a `ctx` function.
 fn caller_line(lua: &Lua) -> u32 {
-    lua.inspect_stack(1, |d| d.current_line())
-        .flatten()
-        .and_then(|l| u32::try_from(l).ok())
-        .unwrap_or(0)
+    caller(lua).map_or(0, |(_, line)| line)
 }
 
 /// An error message with the calling script's `file:line:` in front.
 fn located(lua: &Lua, message: &str) -> mlua::Error {
-    let place = lua
-        .inspect_stack(1, |d| {
-            let source = d
-                .source()
-                .source
-                .map(|s| s.trim_start_matches(['@', '=']).to_string());
-            (source, d.current_line())
-        })
-        .and_then(|(s, l)| Some(format!("{}:{}: ", s?, l?)))
+    let place = caller(lua)
+        .map(|(file, line)| format!("{file}:{line}: "))
         .unwrap_or_default();
     mlua::Error::RuntimeError(format!("{place}{message}"))
+}
+
+/// A whole-number argument of a ctx call. A wrong value is reported at the calling
+/// script's line and refuses the move, like every bad ctx argument.
+pub(super) struct Int(pub i64);
+
+impl mlua::FromLua for Int {
+    fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Int> {
+        let found = match value {
+            Value::Integer(n) => return Ok(Int(n)),
+            Value::Number(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                #[allow(clippy::cast_possible_truncation)]
+                return Ok(Int(f as i64));
+            }
+            Value::Number(f) => format!("the number {f}"),
+            Value::Nil => "nothing (nil)".to_string(),
+            other => format!("a {}", other.type_name()),
+        };
+        let error = located(lua, &format!("expected a whole number, got {found}"));
+        if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
+            slot.poison(&error);
+        }
+        Err(error)
+    }
+}
+
+impl Slot {
+    /// Refuse the move under way (if any) with this error, even if the script catches it.
+    fn poison(&self, error: &mlua::Error) {
+        if let Current::Effects(p) = self.current.get() {
+            // SAFETY: see `view`; only the failure slot is touched.
+            let fx = unsafe { &mut *p };
+            fx.fail(crate::rules::HookError::new(super::message(error)));
+        }
+    }
 }
 
 fn cell(x: i64, y: i64) -> BoardCell {
@@ -223,10 +262,10 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
         .view(|v| Ok(v.state.board().width())));
     func!("height", |_lua, s, (): ()| s
         .view(|v| Ok(v.state.board().height())));
-    func!("on_board", |_lua, s, (x, y): (i64, i64)| {
+    func!("on_board", |_lua, s, (Int(x), Int(y)): (Int, Int)| {
         s.view(|v| Ok(v.state.board().contains(cell(x, y))))
     });
-    func!("token", |lua, s, (x, y): (i64, i64)| {
+    func!("token", |lua, s, (Int(x), Int(y)): (Int, Int)| {
         s.view(|v| {
             let at = cell(x, y);
             match v.state.board().get(at) {
@@ -244,11 +283,13 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
             Ok(list)
         })
     });
-    func!("score", |_lua, s, n: i64| {
-        s.view(|v| {
-            let seat = seat(n).map_err(mlua::Error::RuntimeError)?;
-            Ok(v.state.score(seat))
-        })
+    func!("score", |lua, s, (Int(n),): (Int,)| {
+        let seat = seat(n).map_err(|e| {
+            let error = located(lua, &format!("ctx:score: {e}"));
+            s.poison(&error);
+            error
+        })?;
+        s.view(|v| Ok(v.state.score(seat)))
     });
     func!("targets", |lua, s, (): ()| {
         let list = lua.create_table()?;
@@ -268,7 +309,7 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
         })?;
         Ok(n)
     });
-    func!("target", |_lua, s, i: i64| {
+    func!("target", |_lua, s, (Int(i),): (Int,)| {
         let mut found = (Value::Nil, Value::Nil);
         s.targets(|j, at| {
             if i64::try_from(j + 1).is_ok_and(|j| j == i) {
@@ -278,24 +319,40 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
         })?;
         Ok(found)
     });
-    func!("damage", |lua, s, (x, y, n): (i64, i64, i64)| {
-        s.effects(lua, "damage", |fx| {
-            if n < 0 {
-                return Err(format!(
-                    "damage must be 0 or more, got {n} (use ctx:set_value to raise a value)"
-                ));
-            }
-            let n = in_range(n, "damage")?;
-            fx.damage(cell(x, y), n).map_err(|e| e.message)
-        })
-    });
-    func!("set_value", |lua, s, (x, y, value): (i64, i64, i64)| {
+    func!(
+        "damage",
+        |lua, s, (Int(x), Int(y), Int(n)): (Int, Int, Int)| {
+            s.effects(lua, "damage", |fx| {
+                if n < 0 {
+                    return Err(format!(
+                        "damage must be 0 or more, got {n} (use ctx:set_value to raise a value)"
+                    ));
+                }
+                let n = in_range(n, "damage")?;
+                fx.damage(cell(x, y), n).map_err(|e| e.message)
+            })
+        }
+    );
+    func!("set_value", |lua,
+                        s,
+                        (Int(x), Int(y), Int(value)): (
+        Int,
+        Int,
+        Int
+    )| {
         s.effects(lua, "set_value", |fx| {
             let value = in_range(value, "value")?;
             fx.set_value(cell(x, y), value).map_err(|e| e.message)
         })
     });
-    func!("move", |lua, s, (x, y, tx, ty): (i64, i64, i64, i64)| {
+    func!("move", |lua,
+                   s,
+                   (Int(x), Int(y), Int(tx), Int(ty)): (
+        Int,
+        Int,
+        Int,
+        Int
+    )| {
         s.effects(lua, "move", |fx| {
             match fx
                 .move_token(cell(x, y), cell(tx, ty))
@@ -307,51 +364,57 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
             }
         })
     });
-    func!("remove", |lua, s, (x, y): (i64, i64)| {
+    func!("remove", |lua, s, (Int(x), Int(y)): (Int, Int)| {
         s.effects(lua, "remove", |fx| {
             fx.remove(cell(x, y)).map_err(|e| e.message)
         })
     });
-    func!("spawn", |lua, s, (x, y, spec): (i64, i64, Table)| {
-        let seat_n: Option<i64> = spec.get("seat")?;
-        let value: Option<i64> = spec.get("value")?;
-        let kind: Option<String> = spec.get("type")?;
-        s.effects(lua, "spawn", |fx| {
-            let seat = match seat_n {
-                Some(n) => seat(n)?,
-                None => fx.mover(),
-            };
-            let value = in_range(value.unwrap_or(1), "value")?;
-            let kind = fx
-                .catalog()
-                .token_type_named(kind.as_deref().unwrap_or("basic"))
-                .map_err(|e| e.to_string())?;
-            fx.spawn(cell(x, y), seat, value, kind)
-                .map_err(|e| e.message)
-        })
-    });
-    func!("set_type", |lua, s, (x, y, kind): (i64, i64, String)| {
-        s.effects(lua, "set_type", |fx| {
-            let kind = fx
-                .catalog()
-                .token_type_named(&kind)
-                .map_err(|e| e.to_string())?;
-            fx.set_type(cell(x, y), kind).map_err(|e| e.message)
-        })
-    });
-    func!("extra_turn", |lua, s, n: i64| {
+    func!(
+        "spawn",
+        |lua, s, (Int(x), Int(y), spec): (Int, Int, Table)| {
+            let seat_n: Option<i64> = spec.get("seat")?;
+            let value: Option<i64> = spec.get("value")?;
+            let kind: Option<String> = spec.get("type")?;
+            s.effects(lua, "spawn", |fx| {
+                let seat = match seat_n {
+                    Some(n) => seat(n)?,
+                    None => fx.mover(),
+                };
+                let value = in_range(value.unwrap_or(1), "value")?;
+                let kind = fx
+                    .catalog()
+                    .token_type_named(kind.as_deref().unwrap_or("basic"))
+                    .map_err(|e| e.to_string())?;
+                fx.spawn(cell(x, y), seat, value, kind)
+                    .map_err(|e| e.message)
+            })
+        }
+    );
+    func!(
+        "set_type",
+        |lua, s, (Int(x), Int(y), kind): (Int, Int, String)| {
+            s.effects(lua, "set_type", |fx| {
+                let kind = fx
+                    .catalog()
+                    .token_type_named(&kind)
+                    .map_err(|e| e.to_string())?;
+                fx.set_type(cell(x, y), kind).map_err(|e| e.message)
+            })
+        }
+    );
+    func!("extra_turn", |lua, s, (Int(n),): (Int,)| {
         s.effects(lua, "extra_turn", |fx| {
             fx.extra_turn(seat(n)?);
             Ok(())
         })
     });
-    func!("add_score", |lua, s, (n, amount): (i64, i64)| {
+    func!("add_score", |lua, s, (Int(n), Int(amount)): (Int, Int)| {
         s.effects(lua, "add_score", |fx| {
             fx.add_score(seat(n)?, amount);
             Ok(())
         })
     });
-    func!("random", |lua, s, n: i64| {
+    func!("random", |lua, s, (Int(n),): (Int,)| {
         s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
     });
     func!("log", |lua, s, text: mlua::LuaString| {

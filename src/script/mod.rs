@@ -265,6 +265,7 @@ impl PackState {
         let (lua, freeze) = sandbox::new_state(&budget, memory)?;
         let slot = Rc::new(ctx::Slot::default());
         let ctx = ctx::CtxTable::new(&lua, ctx::make(&lua, &slot)?)?;
+        lua.set_app_data(Rc::clone(&slot));
         Ok(PackState {
             lua,
             freeze,
@@ -279,6 +280,12 @@ impl PackState {
         let fail = |loc: Loc, msg: String| vec![Diagnostic::error(path, loc, msg)];
         let source = std::fs::read_to_string(path)
             .map_err(|e| fail(Loc::default(), format!("cannot read this script: {e}")))?;
+        if let Some(loc) = close_attribute(&source) {
+            return Err(fail(
+                loc,
+                "to-be-closed variables (`<close>`) are not available in scripts".to_string(),
+            ));
+        }
         let env = sandbox::script_env(&self.lua).map_err(|e| fail(Loc::default(), message(&e)))?;
         self.budget.enter("the script's top level");
         let returned = self
@@ -356,6 +363,24 @@ fn describe(v: &Value) -> String {
     }
 }
 
+/// Where a script declares a to-be-closed variable (`local x <close> = ...`), if it does.
+fn close_attribute(source: &str) -> Option<Loc> {
+    for (i, line) in source.lines().enumerate() {
+        let code = line.split("--").next().unwrap_or("");
+        if let Some(start) = code.find('<') {
+            let rest = &code[start + 1..];
+            let word = rest.trim_start();
+            if word.starts_with("close") && word["close".len()..].trim_start().starts_with('>') {
+                return Some(Loc {
+                    line: u32::try_from(i + 1).unwrap_or(1),
+                    column: u32::try_from(start + 1).unwrap_or(1),
+                });
+            }
+        }
+    }
+    None
+}
+
 /// The location of `key = ` in a script's source, to point at a returned hook by name.
 fn key_loc(source: &str, key: &str) -> Loc {
     for (i, line) in source.lines().enumerate() {
@@ -381,6 +406,17 @@ fn split_location(text: &str, name: &str) -> (u32, String) {
         return (line, msg.trim().to_string());
     }
     (1, text.to_string())
+}
+
+/// `file.lua:LINE: rest` → (`file.lua:LINE`, `rest`).
+fn split_place(text: &str) -> Option<(&str, &str)> {
+    let lua_end = text.find(".lua:")? + ".lua:".len();
+    let after = &text[lua_end..];
+    let digits = after.find(|c: char| !c.is_ascii_digit())?;
+    if digits == 0 || !after[digits..].starts_with(": ") {
+        return None;
+    }
+    Some((&text[..lua_end + digits], &after[digits + 2..]))
 }
 
 /// The message of a Lua error, without mlua's wrapping and tracebacks.
@@ -416,13 +452,15 @@ fn raw_message(e: &mlua::Error) -> String {
         }
         mlua::Error::CallbackError { cause, .. } => message(cause),
         mlua::Error::WithContext { cause, .. } => message(cause),
-        mlua::Error::BadArgument {
-            pos, name, cause, ..
-        } => {
-            let what = name
-                .as_deref()
-                .map_or(format!("#{pos}"), |n| format!("'{n}'"));
-            format!("bad argument {what}: {}", message(cause))
+        mlua::Error::BadArgument { to, pos, cause, .. } => {
+            // ctx functions are called as methods: argument 1 is ctx itself.
+            let cause = raw_message(cause);
+            let call = to.as_deref().map_or_else(String::new, |t| format!("{t}: "));
+            let n = pos.saturating_sub(1);
+            match split_place(&cause) {
+                Some((place, rest)) => format!("{place}: {call}argument {n}: {rest}"),
+                None => format!("{call}argument {n}: {cause}"),
+            }
         }
         mlua::Error::FromLuaConversionError {
             from,

@@ -5,6 +5,7 @@
 local budget_exceeded, charge = ...
 
 local raw_type, raw_error, raw_next, raw_rawget, raw_set = type, error, next, rawget, rawset
+local select = select
 local raw_pcall, raw_xpcall = pcall, xpcall
 local raw_tostring, raw_getmetatable, raw_setmetatable = tostring, getmetatable, setmetatable
 local raw_format, raw_find, raw_gsub = string.format, string.find, string.gsub
@@ -203,8 +204,10 @@ local function pattern_cost(who, s, pattern)
   if raw_type(pattern) ~= "string" then return end
   local n = raw_len(raw_tostring(s)) + 1
   local plain = (raw_gsub_fn(pattern, "%%.", "x"))
-  local _, repeats = raw_gsub_fn(plain, "[%*%+%-]", "")
-  local cost = n ^ raw_max(repeats, 1)
+  local _, repeats = raw_gsub_fn(plain, "[%*%+%-%?]", "")
+  -- An unanchored pattern is tried at every position of the subject.
+  local anchored = raw_find_fn(pattern, "^", 1, true) == 1
+  local cost = n ^ (repeats + (anchored and 0 or 1))
   if cost > 1e8 then
     raw_error(who .. ": this pattern has " .. repeats .. " repetitions; on " .. (n - 1) ..
       " characters it could run for a very long time; simplify it or split the text", 3)
@@ -232,17 +235,44 @@ function string.gsub(s, pattern, repl, n)
   return raw_gsub_fn(s, pattern, repl, n)
 end
 
--- Finalizers and weak tables run when memory is collected, which no script can predict.
+-- Finalizers and weak tables run when memory is collected, which no script can predict,
+-- and `__close` runs while an error unwinds, where the budget cannot stop it. A table's
+-- metatable is a snapshot taken by setmetatable, so none of them can be added later;
+-- getmetatable still returns the table the script gave.
+local originals = raw_setmetatable({}, { __mode = "k" })
+local forbidden = { "__gc", "__mode", "__close" }
+
 function setmetatable(t, mt)
-  if raw_type(mt) == "table" and (raw_rawget(mt, "__gc") ~= nil or raw_rawget(mt, "__mode") ~= nil) then
-    raw_error("setmetatable: '__gc' and '__mode' are not available in scripts", 2)
+  if raw_type(mt) == "table" then
+    for _, key in ipairs(forbidden) do
+      if raw_rawget(mt, key) ~= nil then
+        raw_error("setmetatable: '" .. key .. "' is not available in scripts", 2)
+      end
+    end
+    local copy = {}
+    for k, v in raw_next, mt do copy[k] = v end
+    originals[copy] = mt
+    mt = copy
   end
   return raw_setmetatable(t, mt)
 end
 
--- Once the budget is spent, no pcall may catch that: it re-raises.
+function getmetatable(v)
+  local mt = raw_getmetatable(v)
+  if raw_type(mt) == "table" then return originals[mt] or mt end
+  return mt
+end
+
+-- Once the budget is spent, no pcall may catch that: it re-raises. Errors from ctx calls
+-- arrive as host objects; scripts get their message.
 local function checked(ok, ...)
-  if not ok and budget_exceeded() then raw_error((...), 0) end
+  if not ok then
+    if budget_exceeded() then raw_error((...), 0) end
+    local e = ...
+    if raw_type(e) == "userdata" then
+      return false, raw_tostring(e), select(2, ...)
+    end
+  end
   return ok, ...
 end
 
@@ -251,7 +281,13 @@ function pcall(f, ...)
 end
 
 function xpcall(f, handler, ...)
-  return checked(raw_xpcall(f, handler, ...))
+  -- A spent budget skips the handler: it would run where the count cannot stop it.
+  local function guarded(e)
+    if budget_exceeded() then return e end
+    if raw_type(e) == "userdata" then e = raw_tostring(e) end
+    return handler(e)
+  end
+  return checked(raw_xpcall(f, guarded, ...))
 end
 
 -- The libraries are read-only: a script cannot change what another script (or a later

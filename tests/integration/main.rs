@@ -6,6 +6,7 @@
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `cli`: the command line's output formats and exit codes.
 //! - `properties`: random legal games keep the engine's invariants.
+//! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 
 mod ai;
 mod cli;
@@ -13,4 +14,5 @@ mod diagnostics;
 mod packs;
 mod properties;
 mod scenarios;
+mod scripts;
 mod support;
