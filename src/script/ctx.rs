@@ -147,9 +147,15 @@ fn caller(lua: &Lua) -> Option<(String, u32)> {
     })
 }
 
-/// The line of the script code calling a `ctx` function.
+/// The line of the script code calling a `ctx` function. A Lua frame right above the
+/// call is always the script (the sandbox's own Lua functions never call `ctx`); only a
+/// call through `pcall` (a C frame) needs the slower walk.
 fn caller_line(lua: &Lua) -> u32 {
-    caller(lua).map_or(0, |(_, line)| line)
+    lua.inspect_stack(1, |d| d.current_line())
+        .flatten()
+        .and_then(|l| u32::try_from(l).ok())
+        .or_else(|| caller(lua).map(|(_, line)| line))
+        .unwrap_or(0)
 }
 
 /// An error message with the calling script's `file:line:` in front.

@@ -62,7 +62,8 @@ impl Budget {
             self.used.set(0);
             self.exceeded.set(false);
             self.hook.set(hook);
-            self.started.set(Some(std::time::Instant::now()));
+            // The clock starts at the first budget tick: a short hook never reads it.
+            self.started.set(None);
         }
         self.depth.set(self.depth.get() + 1);
     }
@@ -139,10 +140,13 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua
         move |_, debug| {
             let used = counter.used.get() + u64::from(HOOK_EVERY);
             counter.used.set(used);
-            let late = counter
-                .started
-                .get()
-                .is_some_and(|t| t.elapsed() > WALL_LIMIT);
+            let late = match counter.started.get() {
+                Some(t) => t.elapsed() > WALL_LIMIT,
+                None => {
+                    counter.started.set(Some(std::time::Instant::now()));
+                    false
+                }
+            };
             if counter.exceeded.get() || used > counter.limit.get() || late {
                 counter.exceeded.set(true);
                 let place = debug
