@@ -1,32 +1,17 @@
 //! AI throughput on the base pack: greedy decisions, `hard`'s search iterations, and whole
 //! greedy-versus-greedy games. Run with `cargo bench --bench ai`.
 
+#[path = "support.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
 use tokensmith::ai::{Budget, Level, Observation, Options, agent};
-use tokensmith::content::{self, LoadOptions, PackFolder};
 use tokensmith::rules::{Catalog, Engine, GameState, NoHooks};
-
-fn base() -> Catalog {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let loaded = content::load(&LoadOptions {
-        folders: vec![PackFolder {
-            path: root.join("content"),
-            required: true,
-        }],
-        only: Some(vec!["base".into()]),
-        rules_patch: None,
-    });
-    match loaded.catalog {
-        Some(c) => c,
-        None => panic!("the base pack does not load: {:?}", loaded.diagnostics),
-    }
-}
 
 fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {
     let mut rng = Pcg32::seed_from_u64(9);
@@ -56,7 +41,7 @@ fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {
 }
 
 fn bench(c: &mut Criterion) {
-    let catalog = base();
+    let catalog = support::load("base");
     let engine = Engine::new(&catalog, &NoHooks);
     let states = midgame(&engine, &catalog, 64);
 

@@ -6,30 +6,15 @@
 //!
 //! Run with `cargo bench --bench engine`; figures are per element (move or playout).
 
+#[path = "support.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
-use tokensmith::content::{self, LoadOptions, PackFolder};
 use tokensmith::rules::{Catalog, Engine, GameState, Move, NoHooks, Play};
-
-fn base() -> Catalog {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let loaded = content::load(&LoadOptions {
-        folders: vec![PackFolder {
-            path: root.join("content"),
-            required: true,
-        }],
-        only: Some(vec!["base".into()]),
-        rules_patch: None,
-    });
-    match loaded.catalog {
-        Some(c) => c,
-        None => panic!("the base pack does not load: {:?}", loaded.diagnostics),
-    }
-}
 
 /// A uniformly random legal move without building the whole move list.
 fn random_move(state: &GameState, rng: &mut Pcg32) -> Option<Move> {
@@ -79,7 +64,7 @@ fn positions(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<(GameState
 }
 
 fn bench(c: &mut Criterion) {
-    let catalog = base();
+    let catalog = support::load("base");
     let engine = Engine::new(&catalog, &NoHooks);
     let set = positions(&engine, &catalog, 1024);
 

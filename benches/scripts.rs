@@ -3,37 +3,16 @@
 //!
 //! Run with `cargo bench --bench scripts`.
 
+#[path = "support.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
-use tokensmith::content::{LoadOptions, PackFolder};
 use tokensmith::rules::{CardId, Catalog, Cell, Engine, GameState, Move, Play};
-use tokensmith::script::{self, ScriptHost};
-
-fn catalog() -> Catalog {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let loaded = script::load(&LoadOptions {
-        folders: vec![
-            PackFolder {
-                path: root.join("content"),
-                required: true,
-            },
-            PackFolder {
-                path: root.join("mods"),
-                required: true,
-            },
-        ],
-        only: Some(vec!["example_scripted".into()]),
-        rules_patch: None,
-    });
-    match loaded.catalog {
-        Some(c) => c,
-        None => panic!("example_scripted does not load: {:?}", loaded.diagnostics),
-    }
-}
+use tokensmith::script::ScriptHost;
 
 /// Positions from random play, each with an empty cell to play the twins on.
 fn positions(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<(GameState, Cell)> {
@@ -63,7 +42,7 @@ fn positions(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<(GameState
 }
 
 fn bench(c: &mut Criterion) {
-    let catalog = catalog();
+    let catalog = support::load("example_scripted");
     let host = match ScriptHost::new(&catalog) {
         Ok(h) => h,
         Err(d) => panic!("scripts do not compile: {d:?}"),

@@ -463,14 +463,7 @@ fn visit(
         let rid = &req.id.value;
         let Some(dep) = packs.get(rid) else {
             if state.get(rid) == Some(&Visit::Bad) {
-                diags.error(
-                    &pack.manifest_path(),
-                    req.id.loc,
-                    format!(
-                        "pack '{}' cannot be loaded because its dependency '{rid}' has errors",
-                        pack.id()
-                    ),
-                );
+                broken_dependency(pack, req, diags);
                 good = false;
                 continue;
             }
@@ -512,20 +505,25 @@ fn visit(
                 path.pop();
                 return false;
             }
-            diags.error(
-                &pack.manifest_path(),
-                req.id.loc,
-                format!(
-                    "pack '{}' cannot be loaded because its dependency '{rid}' has errors",
-                    pack.id()
-                ),
-            );
+            broken_dependency(pack, req, diags);
             good = false;
         }
     }
     path.pop();
     state.insert(id.to_string(), if good { Visit::Good } else { Visit::Bad });
     good
+}
+
+fn broken_dependency(pack: &Pack, req: &Located<super::doc::Requirement>, diags: &mut Diagnostics) {
+    diags.error(
+        &pack.manifest_path(),
+        req.id.loc,
+        format!(
+            "pack '{}' cannot be loaded because its dependency '{}' has errors",
+            pack.id(),
+            req.id.value
+        ),
+    );
 }
 
 fn sorted_ids(packs: &HashMap<String, Pack>) -> String {

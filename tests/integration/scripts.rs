@@ -1080,21 +1080,7 @@ fn errors_ctx_arguments_of_the_wrong_type_name_the_line() {
 
 /// `path:line:col: severity: message` for each diagnostic, paths relative to `dir`.
 fn diagnostics(dir: &TempPacks, loaded: &Loaded) -> Vec<String> {
-    loaded
-        .diagnostics
-        .iter()
-        .map(|d| {
-            let rel = d.path.strip_prefix(dir.path()).unwrap_or(&d.path);
-            format!(
-                "{}:{}:{}: {}: {}",
-                rel.display(),
-                d.line,
-                d.column,
-                d.severity,
-                d.message
-            )
-        })
-        .collect()
+    dir.relative(loaded)
 }
 
 #[test]

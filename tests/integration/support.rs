@@ -61,7 +61,12 @@ impl TempPacks {
     /// Load every pack in the folder and the diagnostics as `path:line:col: severity: message`
     /// lines, paths relative to the folder.
     pub fn diagnostics(&self) -> Vec<String> {
-        let loaded = load_folders(&[self.path().to_path_buf()], None);
+        self.relative(&load_folders(&[self.path().to_path_buf()], None))
+    }
+
+    /// A load's diagnostics as `path:line:col: severity: message`, paths relative to this
+    /// folder.
+    pub fn relative(&self, loaded: &Loaded) -> Vec<String> {
         loaded
             .diagnostics
             .iter()
