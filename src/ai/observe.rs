@@ -84,6 +84,11 @@ impl Observation {
         let mut public = state.clone();
         let empty: Vec<Vec<CardId>> = vec![Vec::new(); opponent.len()];
         public.set_stacks(other, &empty);
+        // The game's future random draws are hidden too: look-ahead draws its own.
+        public.reseed(
+            u64::from(state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                ^ u64::from(seat.number()),
+        );
         Observation {
             seat,
             state: public,

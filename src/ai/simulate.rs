@@ -321,7 +321,11 @@ fn summarize(catalog: &Catalog, records: &[GameRecord], seconds: f64) -> Report 
         first_seat_win_rate: first / n,
         avg_margin_a: margin as f64 / n,
         avg_moves: moves as f64 / n,
-        games_per_second: if seconds > 0.0 { n / seconds } else { 0.0 },
+        games_per_second: if seconds > 0.0 && games > 0 {
+            f64::from(games) / seconds
+        } else {
+            0.0
+        },
         cards,
     }
 }

@@ -614,9 +614,13 @@ impl Catalog {
         }
     }
 
-    /// Whether any entry uses a script (then moves snapshot the state to stay atomic).
+    /// Whether any ability or token type runs a script (then moves snapshot the state to
+    /// stay atomic). A pack's `ai.lua` alone does not count: the engine never runs it.
     #[must_use]
     pub fn has_scripts(&self) -> bool {
-        !self.scripts.is_empty()
+        self.abilities
+            .iter()
+            .any(|a| matches!(a.effect, Effect::Script(_)))
+            || self.token_types.iter().any(|t| t.script.is_some())
     }
 }

@@ -255,6 +255,12 @@ impl GameState {
         self.seats[seat.index()] = fresh;
     }
 
+    /// Give the game's random generator a new seed: an observer's copy must not foresee
+    /// the real game's draws.
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = Pcg32::seed_from_u64(seed);
+    }
+
     /// Setup: set a seat's score.
     pub fn set_score(&mut self, seat: Seat, score: i64) {
         self.seats[seat.index()].score = score;

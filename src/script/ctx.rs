@@ -103,7 +103,9 @@ impl Slot {
             Current::Idle => Err(outside()),
             Current::View(_) => Err(located(
                 lua,
-                &format!("ctx:{what} cannot change the game from an income hook, which only reads"),
+                &format!(
+                    "ctx:{what} cannot change the game from a read-only hook (income, evaluate)"
+                ),
             )),
             Current::Effects(p) => {
                 // SAFETY: see `view`.
@@ -182,11 +184,75 @@ impl mlua::FromLua for Int {
             Value::Nil => "nothing (nil)".to_string(),
             other => format!("a {}", other.type_name()),
         };
-        let error = located(lua, &format!("expected a whole number, got {found}"));
-        if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
-            slot.poison(&error);
+        Err(bad_argument(
+            lua,
+            &format!("expected a whole number, got {found}"),
+        ))
+    }
+}
+
+/// An argument error at the calling script's line, which also refuses the move.
+fn bad_argument(lua: &Lua, message: &str) -> mlua::Error {
+    let error = located(lua, message);
+    if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
+        slot.poison(&error);
+    }
+    error
+}
+
+fn describe_value(value: &Value) -> String {
+    match value {
+        Value::Nil => "nothing (nil)".to_string(),
+        Value::Integer(_) | Value::Number(_) => "a number".to_string(),
+        other => format!("a {}", other.type_name()),
+    }
+}
+
+/// A text argument (a string, or a number written as text).
+pub(super) struct Text(pub String);
+
+impl mlua::FromLua for Text {
+    fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Text> {
+        match &value {
+            Value::String(s) => Ok(Text(s.to_string_lossy())),
+            Value::Integer(n) => Ok(Text(n.to_string())),
+            Value::Number(f) => Ok(Text(f.to_string())),
+            other => Err(bad_argument(
+                lua,
+                &format!("expected a string, got {}", describe_value(other)),
+            )),
         }
-        Err(error)
+    }
+}
+
+/// `ctx:spawn`'s `{seat =, value =, type =}`, each optional (nil: all defaults).
+pub(super) struct Spec {
+    seat: Option<i64>,
+    value: Option<i64>,
+    kind: Option<String>,
+}
+
+impl mlua::FromLua for Spec {
+    fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Spec> {
+        match value {
+            Value::Nil => Ok(Spec {
+                seat: None,
+                value: None,
+                kind: None,
+            }),
+            Value::Table(t) => Ok(Spec {
+                seat: t.raw_get::<Option<Int>>("seat")?.map(|i| i.0),
+                value: t.raw_get::<Option<Int>>("value")?.map(|i| i.0),
+                kind: t.raw_get::<Option<Text>>("type")?.map(|t| t.0),
+            }),
+            other => Err(bad_argument(
+                lua,
+                &format!(
+                    "expected a table like {{seat = 1, value = 2, type = 'basic'}}, got {}",
+                    describe_value(&other)
+                ),
+            )),
+        }
     }
 }
 
@@ -236,9 +302,12 @@ fn in_range(value: i64, what: &str) -> Result<i32, String> {
 
 /// Build the `ctx` table for a state; its functions act on `slot`.
 pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
+    // The functions live in a table scripts only read through ctx's metatable, so no
+    // script can replace them; the per-call fields are set on ctx itself each call.
+    let methods = lua.create_table()?;
     let ctx = lua.create_table()?;
-    // Scripts may read ctx but not add to it (the host sets its fields with raw writes).
     let meta = lua.create_table()?;
+    meta.raw_set("__index", &methods)?;
     meta.raw_set(
         "__newindex",
         lua.create_function(|_, (_t, key): (Value, Value)| -> mlua::Result<()> {
@@ -254,7 +323,7 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     macro_rules! func {
         ($name:literal, |$lua:ident, $slot:ident, $args:tt : $ty:ty| $body:expr) => {{
             let $slot = Rc::clone(slot);
-            ctx.raw_set(
+            methods.raw_set(
                 $name,
                 lua.create_function(move |$lua, (_ctx, $args): (Value, $ty)| {
                     let $slot = &$slot;
@@ -377,10 +446,8 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     });
     func!(
         "spawn",
-        |lua, s, (Int(x), Int(y), spec): (Int, Int, Table)| {
-            let seat_n: Option<i64> = spec.get("seat")?;
-            let value: Option<i64> = spec.get("value")?;
-            let kind: Option<String> = spec.get("type")?;
+        |lua, s, (Int(x), Int(y), spec): (Int, Int, Spec)| {
+            let (seat_n, value, kind) = (spec.seat, spec.value, spec.kind);
             s.effects(lua, "spawn", |fx| {
                 let seat = match seat_n {
                     Some(n) => seat(n)?,
@@ -396,18 +463,21 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
             })
         }
     );
-    func!(
-        "set_type",
-        |lua, s, (Int(x), Int(y), kind): (Int, Int, String)| {
-            s.effects(lua, "set_type", |fx| {
-                let kind = fx
-                    .catalog()
-                    .token_type_named(&kind)
-                    .map_err(|e| e.to_string())?;
-                fx.set_type(cell(x, y), kind).map_err(|e| e.message)
-            })
-        }
-    );
+    func!("set_type", |lua,
+                       s,
+                       (Int(x), Int(y), Text(kind)): (
+        Int,
+        Int,
+        Text
+    )| {
+        s.effects(lua, "set_type", |fx| {
+            let kind = fx
+                .catalog()
+                .token_type_named(&kind)
+                .map_err(|e| e.to_string())?;
+            fx.set_type(cell(x, y), kind).map_err(|e| e.message)
+        })
+    });
     func!("extra_turn", |lua, s, (Int(n),): (Int,)| {
         s.effects(lua, "extra_turn", |fx| {
             fx.extra_turn(seat(n)?);
@@ -423,8 +493,7 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     func!("random", |lua, s, (Int(n),): (Int,)| {
         s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
     });
-    func!("log", |lua, s, text: mlua::LuaString| {
-        let text = text.to_string_lossy();
+    func!("log", |lua, s, (Text(text),): (Text,)| {
         s.effects(lua, "log", |fx| {
             fx.log(text);
             Ok(())

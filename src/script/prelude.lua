@@ -8,7 +8,7 @@ local raw_type, raw_error, raw_next, raw_rawget, raw_set = type, error, next, ra
 local select = select
 local raw_pcall, raw_xpcall = pcall, xpcall
 local raw_tostring, raw_getmetatable, raw_setmetatable = tostring, getmetatable, setmetatable
-local raw_format, raw_find, raw_gsub = string.format, string.find, string.gsub
+local raw_format, raw_find, raw_gsub, raw_sub = string.format, string.find, string.gsub, string.sub
 local pack, unpack = table.pack, table.unpack
 
 -- Strings share one metatable; scripts may not reach it.
@@ -263,6 +263,16 @@ function getmetatable(v)
   return mt
 end
 
+-- The message of a host error object, without the host's wording and traceback.
+local function error_text(e)
+  local s = raw_tostring(e)
+  local cut = raw_find(s, "\nstack traceback:", 1, true)
+  if cut then s = raw_sub(s, 1, cut - 1) end
+  local at = raw_find(s, "runtime error: ", 1, true)
+  if at then s = raw_sub(s, at + 15) end
+  return s
+end
+
 -- Once the budget is spent, no pcall may catch that: it re-raises. Errors from ctx calls
 -- arrive as host objects; scripts get their message.
 local function checked(ok, ...)
@@ -270,7 +280,7 @@ local function checked(ok, ...)
     if budget_exceeded() then raw_error((...), 0) end
     local e = ...
     if raw_type(e) == "userdata" then
-      return false, raw_tostring(e), select(2, ...)
+      return false, error_text(e), select(2, ...)
     end
   end
   return ok, ...
@@ -284,7 +294,7 @@ function xpcall(f, handler, ...)
   -- A spent budget skips the handler: it would run where the count cannot stop it.
   local function guarded(e)
     if budget_exceeded() then return e end
-    if raw_type(e) == "userdata" then e = raw_tostring(e) end
+    if raw_type(e) == "userdata" then e = error_text(e) end
     return handler(e)
   end
   return checked(raw_xpcall(f, guarded, ...))
@@ -299,6 +309,7 @@ local function readonly(t, name)
     __metatable = false,
   })
 end
+rawset = nil
 string = readonly(string, "string")
 table = readonly(table, "table")
 math = readonly(math, "math")

@@ -17,8 +17,8 @@ end
 
 return {
   on_place = function(ctx)
-    -- Copy the per-call fields first: a hook this pack runs inside ctx:damage (a powder
-    -- keg blowing up) is given the same ctx table with its own seat and cell.
+    -- Short local names for the per-call fields (a hook nested inside ctx:damage, such
+    -- as a powder keg blowing up, leaves them as they were).
     local me, hx, hy = ctx.seat, ctx.x, ctx.y
 
     local prey = nil

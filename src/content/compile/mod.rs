@@ -13,7 +13,7 @@ use grid::parse_grid;
 use rules::compile_rules;
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::diagnostic::Diagnostics;
 use super::discover::Ordered;
@@ -382,7 +382,14 @@ impl Ctx<'_> {
             );
             return None;
         }
-        let full = self.ordered.packs[pack].dir.join(rel);
+        // `./scripts/a.lua` and `scripts/a.lua` are the same script.
+        let rel: PathBuf = rel
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
+        let normal = rel.to_string_lossy().replace('\\', "/");
+        let file = &Located::new(normal, file.loc);
+        let full = self.ordered.packs[pack].dir.join(&rel);
         if !full.is_file() {
             self.error(
                 source,
