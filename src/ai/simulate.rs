@@ -205,15 +205,15 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
     let run = || {
         (0..config.games)
             .into_par_iter()
-            .map_init(
-                || hooks_for(catalog),
-                |hooks, g| {
-                    let engine = Engine::new(catalog, hooks.as_ref());
-                    let r = play_game(&engine, config, g);
-                    tick();
-                    r
-                },
-            )
+            .map(|g| {
+                // A fresh script host per game: whatever a script keeps in Lua between
+                // calls cannot make a game depend on which games ran before it.
+                let hooks = hooks_for(catalog);
+                let engine = Engine::new(catalog, hooks.as_ref());
+                let r = play_game(&engine, config, g);
+                tick();
+                r
+            })
             .collect::<Vec<_>>()
     };
     let records = match rayon::ThreadPoolBuilder::new()

@@ -48,7 +48,7 @@ pub enum Command {
     },
     /// Play AI-versus-AI games and report win rates and per-card statistics.
     /// A takes seat 1 in even games and seat 2 in odd ones; the result is the same for a
-    /// seed whatever the thread count.
+    /// seed whatever the thread count (for `hard`, with --iterations rather than a time).
     Simulate(SimulateArgs),
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
     Schema {

@@ -60,12 +60,12 @@ pub(crate) fn resolve(
             Ok(())
         }
         Effect::SwapWithLast => {
-            let placed = fx.origin();
-            if let (Some(prev), Some(here)) =
-                (fx.state().prev_placed, fx.state().board.index(placed))
-                && usize::from(prev) != here
+            // `last_placed` follows the placed token and is gone when it is: a placed token
+            // destroyed at once swaps with nothing.
+            if let (Some(here), Some(prev)) = (fx.state().last_placed, fx.state().prev_placed)
+                && here != prev
             {
-                fx.swap_indices(here, usize::from(prev));
+                fx.swap_indices(usize::from(here), usize::from(prev));
             }
             Ok(())
         }

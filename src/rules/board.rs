@@ -122,8 +122,9 @@ impl Board {
     /// a larger request is clamped.
     #[must_use]
     pub fn new(width: u8, height: u8) -> Board {
-        let width = width.max(1);
-        let height = height.clamp(1, u8::try_from(MAX_CELLS / usize::from(width)).unwrap_or(1));
+        let width = width.clamp(1, u8::try_from(MAX_CELLS).unwrap_or(u8::MAX));
+        let most = (MAX_CELLS / usize::from(width)).max(1);
+        let height = height.clamp(1, u8::try_from(most).unwrap_or(u8::MAX));
         Board {
             width,
             height,

@@ -340,8 +340,11 @@ pub struct ScriptDef {
     pub pack: String,
     /// Its path relative to the pack folder (`scripts/vortex.lua`).
     pub path: String,
-    /// Where to read it from (the pack folder joined with `path`).
+    /// Where it was read from (the pack folder joined with `path`), for messages.
     pub file: String,
+    /// Its source, read once when the packs were loaded: every script host compiles
+    /// the same text, whatever happens to the file afterwards.
+    pub source: String,
 }
 
 /// A loaded pack, as its manifest describes it.

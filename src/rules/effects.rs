@@ -14,6 +14,10 @@ use super::hooks::{HookError, Hooks};
 use super::ids::{CardId, Cell, Offset, Seat, TokenTypeId};
 use super::state::{GameState, GameView};
 
+/// The largest score or income magnitude: every consumer (the AI's margins, statistics)
+/// can subtract two of them without overflow.
+pub const MAX_SCORE: i64 = 1 << 52;
+
 /// How deep `on_destroyed` hooks may trigger each other before the move is refused.
 const MAX_DEPTH: u8 = 64;
 
@@ -452,8 +456,9 @@ impl<'a> Effects<'a> {
 
     /// Add `amount` (possibly negative) to `seat`'s score.
     pub fn add_score(&mut self, seat: Seat, amount: i64) {
+        let amount = amount.clamp(-MAX_SCORE, MAX_SCORE);
         let score = &mut self.state.seats[seat.index()].score;
-        *score = score.saturating_add(amount);
+        *score = score.saturating_add(amount).clamp(-MAX_SCORE, MAX_SCORE);
         let total = *score;
         self.emit(EventKind::ScoreChanged {
             seat,

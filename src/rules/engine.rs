@@ -9,7 +9,7 @@ use rand::RngExt;
 use super::abilities;
 use super::board::Token;
 use super::catalog::{Catalog, MAX_CELLS, NO_AREA, Relation};
-use super::effects::Effects;
+use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
 use super::hooks::{HookError, Hooks};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
@@ -353,7 +353,7 @@ impl<'a> Engine<'a> {
         for seat in Seat::BOTH {
             let income = incomes[seat.index()];
             let score = &mut state.seats[seat.index()].score;
-            *score = score.saturating_add(income);
+            *score = score.saturating_add(income).clamp(-MAX_SCORE, MAX_SCORE);
             push(
                 &mut events,
                 Event {
@@ -548,7 +548,7 @@ impl<'a> Engine<'a> {
                     .income(script, &view, board.cell(index), income)?;
             }
             let total = &mut totals[token.seat.index()];
-            *total = total.saturating_add(income);
+            *total = total.saturating_add(income).clamp(-MAX_SCORE, MAX_SCORE);
         }
         Ok(totals)
     }

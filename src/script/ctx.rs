@@ -30,6 +30,8 @@ pub(super) enum Current {
 pub(super) struct Slot {
     current: Cell<Current>,
     script: Cell<ScriptId>,
+    /// A bad ctx call in this hook call, kept even if the script caught it.
+    failure: std::cell::RefCell<Option<String>>,
 }
 
 impl Default for Slot {
@@ -37,6 +39,7 @@ impl Default for Slot {
         Slot {
             current: Cell::new(Current::Idle),
             script: Cell::new(ScriptId(0)),
+            failure: std::cell::RefCell::new(None),
         }
     }
 }
@@ -101,12 +104,16 @@ impl Slot {
     ) -> mlua::Result<R> {
         match self.current.get() {
             Current::Idle => Err(outside()),
-            Current::View(_) => Err(located(
-                lua,
-                &format!(
-                    "ctx:{what} cannot change the game from a read-only hook (income, evaluate)"
-                ),
-            )),
+            Current::View(_) => {
+                let error = located(
+                    lua,
+                    &format!(
+                        "ctx:{what} cannot change the game from a read-only hook (income, evaluate)"
+                    ),
+                );
+                self.poison(&error);
+                Err(error)
+            }
             Current::Effects(p) => {
                 // SAFETY: see `view`.
                 let fx = unsafe { &mut *p };
@@ -122,6 +129,9 @@ impl Slot {
                     let error = located(lua, &format!("ctx:{what}: {e}"));
                     // A bad ctx call refuses the move even when the script catches it.
                     fx.fail(crate::rules::HookError::new(super::message(&error)));
+                    self.failure
+                        .borrow_mut()
+                        .get_or_insert(super::message(&error));
                     error
                 })
             }
@@ -259,11 +269,18 @@ impl mlua::FromLua for Spec {
 impl Slot {
     /// Refuse the move under way (if any) with this error, even if the script catches it.
     fn poison(&self, error: &mlua::Error) {
+        let text = super::message(error);
         if let Current::Effects(p) = self.current.get() {
             // SAFETY: see `view`; only the failure slot is touched.
             let fx = unsafe { &mut *p };
-            fx.fail(crate::rules::HookError::new(super::message(error)));
+            fx.fail(crate::rules::HookError::new(text.clone()));
         }
+        self.failure.borrow_mut().get_or_insert(text);
+    }
+
+    /// The bad ctx call of the hook call that just ended, if any.
+    pub fn take_failure(&self) -> Option<String> {
+        self.failure.borrow_mut().take()
     }
 }
 

@@ -126,7 +126,7 @@ impl ScriptHost {
                 }
             };
             let name = format!("{}/{}", def.pack, def.path);
-            match host.states[state].compile(&path, &name) {
+            match host.states[state].compile(&path, &name, &def.source) {
                 Ok(hooks) => host.scripts.push(Some(Script { state, name, hooks })),
                 Err(d) => {
                     problems.extend(d);
@@ -240,10 +240,19 @@ impl ScriptHost {
         } else {
             None
         };
+        let outermost = !state.budget.busy();
         let _entered = enter(&state.slot);
+        if outermost && let Err(e) = sandbox::install_hook(&state.lua, &state.budget) {
+            return Err(HookError::new(format!("{}: {}", s.name, message(&e))));
+        }
         state.budget.enter(hook.name());
         let result = setup(state).and_then(|args| function.call::<R>(args));
         state.budget.leave();
+        // A bad ctx call the script caught still fails the hook (read-only hooks too).
+        let result = match (result, state.slot.take_failure()) {
+            (Ok(_), Some(failure)) => Err(mlua::Error::RuntimeError(failure)),
+            (result, _) => result,
+        };
         if let Some(fields) = saved {
             let _ = state.ctx.restore_fields(fields);
         }
@@ -276,21 +285,26 @@ impl PackState {
     }
 
     /// Load one script file and check it returns a table of hook functions.
-    fn compile(&self, path: &Path, name: &str) -> Result<[Option<Function>; 5], Vec<Diagnostic>> {
+    fn compile(
+        &self,
+        path: &Path,
+        name: &str,
+        source: &str,
+    ) -> Result<[Option<Function>; 5], Vec<Diagnostic>> {
         let fail = |loc: Loc, msg: String| vec![Diagnostic::error(path, loc, msg)];
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| fail(Loc::default(), format!("cannot read this script: {e}")))?;
-        if let Some(loc) = close_attribute(&source) {
+        if let Some(loc) = close_attribute(source) {
             return Err(fail(
                 loc,
                 "to-be-closed variables (`<close>`) are not available in scripts".to_string(),
             ));
         }
         let env = sandbox::script_env(&self.lua).map_err(|e| fail(Loc::default(), message(&e)))?;
+        sandbox::install_hook(&self.lua, &self.budget)
+            .map_err(|e| fail(Loc::default(), message(&e)))?;
         self.budget.enter("the script's top level");
         let returned = self
             .lua
-            .load(source.as_str())
+            .load(source)
             .set_name(format!("@{name}"))
             .set_mode(mlua::chunk::ChunkMode::Text)
             .set_environment(env.clone())
@@ -327,7 +341,7 @@ impl PackState {
                     .unwrap_or_default();
                 problems.push(Diagnostic::error(
                     path,
-                    key_loc(&source, &key_text),
+                    key_loc(source, &key_text),
                     format!(
                         "the returned table has '{key_text}', which is not a hook{hint}; hooks are {}",
                         HOOK_NAMES.join(", ")
@@ -339,7 +353,7 @@ impl PackState {
                 Value::Function(f) => hooks[index] = Some(f),
                 other => problems.push(Diagnostic::error(
                     path,
-                    key_loc(&source, &key_text),
+                    key_loc(source, &key_text),
                     format!(
                         "hook '{key_text}' must be a function, found {}",
                         describe(&other)
@@ -642,7 +656,7 @@ impl ScriptHost {
 pub fn load(options: &LoadOptions) -> Loaded {
     let mut loaded = content::load(options);
     if let Some(catalog) = &loaded.catalog
-        && catalog.has_scripts()
+        && !catalog.scripts.is_empty()
         && let Err(problems) = ScriptHost::new(catalog)
     {
         loaded.diagnostics.extend(problems);

@@ -134,6 +134,15 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua
         refuse,
     };
 
+    install_hook(&lua, budget)?;
+    lua.set_memory_limit(memory)?;
+    Ok((lua, freeze))
+}
+
+/// (Re)install the budget hook. Installing it also restarts Lua's own instruction
+/// countdown, so each outermost hook call is counted from zero exactly, whatever ran
+/// before it in this state.
+pub(super) fn install_hook(lua: &Lua, budget: &Rc<Budget>) -> mlua::Result<()> {
     let counter = Rc::clone(budget);
     lua.set_hook(
         HookTriggers::new().every_nth_instruction(HOOK_EVERY),
@@ -171,8 +180,7 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua
             Ok(VmState::Continue)
         },
     )?;
-    lua.set_memory_limit(memory)?;
-    Ok((lua, freeze))
+    Ok(())
 }
 
 /// Freezes a script's globals once its top level has run: hook calls keep no state.

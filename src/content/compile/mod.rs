@@ -390,18 +390,22 @@ impl Ctx<'_> {
         let normal = rel.to_string_lossy().replace('\\', "/");
         let file = &Located::new(normal, file.loc);
         let full = self.ordered.packs[pack].dir.join(&rel);
-        if !full.is_file() {
-            self.error(
-                source,
-                file.loc,
-                format!(
-                    "script file '{}' was not found (looked for {})",
-                    file.value,
-                    full.display()
-                ),
-            );
-            return None;
-        }
+        let text = match std::fs::read_to_string(&full) {
+            Ok(text) => text,
+            Err(e) => {
+                let why = if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("was not found (looked for {})", full.display())
+                } else {
+                    format!("cannot be read ({}): {e}", full.display())
+                };
+                self.error(
+                    source,
+                    file.loc,
+                    format!("script file '{}' {why}", file.value),
+                );
+                return None;
+            }
+        };
         let pack_id = self.pack_ids[pack].clone();
         if let Some(i) = self
             .scripts
@@ -414,6 +418,7 @@ impl Ctx<'_> {
             pack: pack_id,
             path: file.value.clone(),
             file: full.display().to_string(),
+            source: text,
         });
         Some(ScriptId(
             u16::try_from(self.scripts.len() - 1).unwrap_or(u16::MAX),
