@@ -13,7 +13,7 @@ use crate::scenario::{self, Outcome, PackPaths};
 
 /// Tokensmith: make and balance token-placement board games.
 #[derive(Debug, Parser)]
-#[command(name = "tokensmith", version, about, arg_required_else_help = true)]
+#[command(name = "tokensmith", version, about)]
 pub struct Cli {
     /// Folder with the base content packs.
     #[arg(long, global = true, default_value = "content", value_name = "DIR")]
@@ -21,9 +21,9 @@ pub struct Cli {
     /// Folder with mod packs (may be missing).
     #[arg(long, global = true, default_value = "mods", value_name = "DIR")]
     pub mods: PathBuf,
-    /// What to do.
+    /// What to do; with none, the desktop client opens.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// The subcommands.
@@ -109,7 +109,11 @@ pub struct SimulateArgs {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
-    match &cli.command {
+    let Some(command) = &cli.command else {
+        crate::app::run(cli.content.clone(), cli.mods.clone())?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    match command {
         Command::Simulate(args) => simulate(cli, args),
         Command::Validate { json } => validate(cli, *json),
         Command::Scenario { files, events } => quiet_pipe(run_scenarios(cli, files, *events)),

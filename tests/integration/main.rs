@@ -5,11 +5,13 @@
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `cli`: the command line's output formats and exit codes.
+//! - `client`: the desktop client driven through its accessibility labels.
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 
 mod ai;
 mod cli;
+mod client;
 mod diagnostics;
 mod packs;
 mod properties;

@@ -1,0 +1,278 @@
+//! The desktop client (eframe/egui): main menu, new game, the game screen against the AI
+//! or hotseat, the sandbox and the content browser. An edge layer: it only calls inwards
+//! (rules, content, script, ai) and holds no rule of its own. What a move does is always
+//! the engine's answer, read from its events.
+//!
+//! [`App::show`] draws one frame into any `Ui`, which is how the tests drive it.
+
+mod anim;
+pub mod board;
+mod browser;
+pub mod cards;
+mod game;
+mod menu;
+pub mod preview;
+pub mod sandbox;
+pub mod session;
+pub mod theme;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use egui::Ui;
+
+use crate::content::{Diagnostic, LoadOptions};
+use crate::rules::{Catalog, PackInfo};
+
+pub use game::{GameAction, GameScreen};
+pub use menu::NewGame;
+pub use sandbox::{Sandbox, SandboxScreen};
+pub use session::{AiSettings, Controller, Session, Setup};
+
+/// The loaded content and everything its load reported. A reload replaces it whole.
+pub struct Library {
+    /// What was loaded, to load it again.
+    pub options: LoadOptions,
+    /// The catalog, when the packs loaded without errors.
+    pub catalog: Option<Arc<Catalog>>,
+    /// Every diagnostic of the load.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The packs found, in load order.
+    pub packs: Vec<PackInfo>,
+}
+
+impl Library {
+    /// Load the packs `options` names (scripts compiled too).
+    #[must_use]
+    pub fn load(options: LoadOptions) -> Library {
+        let loaded = crate::script::load(&options);
+        Library {
+            options,
+            catalog: loaded.catalog.map(Arc::new),
+            diagnostics: loaded.diagnostics,
+            packs: loaded.packs,
+        }
+    }
+
+    /// Number of errors.
+    #[must_use]
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+}
+
+/// The client's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// How the AI plays.
+    pub ai: AiSettings,
+    /// Whether moves animate.
+    pub animations: bool,
+    /// The length of one animation step, in ms.
+    pub animation_step_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            ai: AiSettings::default(),
+            animations: true,
+            animation_step_ms: 180,
+        }
+    }
+}
+
+/// The screen shown.
+enum Screen {
+    Menu,
+    NewGame(NewGame),
+    Game(Box<GameScreen>),
+    Sandbox(Box<SandboxScreen>),
+    Browser(browser::Browser),
+}
+
+/// The client.
+pub struct App {
+    library: Library,
+    screen: Screen,
+    /// The settings (the settings window edits them).
+    pub settings: Settings,
+    settings_open: bool,
+    fonts_ready: bool,
+    quit: bool,
+    error: Option<String>,
+}
+
+impl App {
+    /// A client over `library`.
+    #[must_use]
+    pub fn new(library: Library) -> App {
+        App {
+            library,
+            screen: Screen::Menu,
+            settings: Settings::default(),
+            settings_open: false,
+            fonts_ready: false,
+            quit: false,
+            error: None,
+        }
+    }
+
+    /// The loaded content.
+    #[must_use]
+    pub fn library(&self) -> &Library {
+        &self.library
+    }
+
+    /// Whether Quit was chosen.
+    #[must_use]
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+
+    /// The game screen, when a game is shown.
+    #[must_use]
+    pub fn game(&self) -> Option<&GameScreen> {
+        match &self.screen {
+            Screen::Game(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// The sandbox, when it is shown.
+    #[must_use]
+    pub fn sandbox(&self) -> Option<&SandboxScreen> {
+        match &self.screen {
+            Screen::Sandbox(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Draw one frame.
+    pub fn show(&mut self, ui: &mut Ui) {
+        if !self.fonts_ready {
+            theme::install_fonts(ui.ctx());
+            self.fonts_ready = true;
+        }
+        let settings = self.settings;
+        let next = match &mut self.screen {
+            Screen::Menu => self.menu_frame(ui),
+            Screen::NewGame(setup) => match setup.show(ui, &self.library) {
+                menu::NewGameAction::Stay => None,
+                menu::NewGameAction::Back => Some(Screen::Menu),
+                menu::NewGameAction::Start(setup) => self.start_game(setup),
+            },
+            Screen::Game(game) => match game.show(ui, &settings) {
+                GameAction::None => None,
+                GameAction::MainMenu => Some(Screen::Menu),
+                GameAction::PlayAgain => {
+                    let mut setup = game.session.setup.clone();
+                    setup.seed = setup.seed.wrapping_add(1);
+                    self.start_game(setup)
+                }
+            },
+            Screen::Sandbox(sandbox) => sandbox.show(ui).then_some(Screen::Menu),
+            Screen::Browser(browser) => match &self.library.catalog {
+                Some(catalog) => browser.show(ui, catalog).then_some(Screen::Menu),
+                None => Some(Screen::Menu),
+            },
+        };
+        if let Some(screen) = next {
+            self.screen = screen;
+        }
+        if self.settings_open {
+            self.settings_window(ui);
+        }
+    }
+
+    fn start_game(&mut self, setup: Setup) -> Option<Screen> {
+        let catalog = self.library.catalog.clone()?;
+        match Session::start(catalog, setup) {
+            Ok(session) => Some(Screen::Game(Box::new(GameScreen::new(session)))),
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+
+    fn menu_frame(&mut self, ui: &mut Ui) -> Option<Screen> {
+        let choice = menu::main_menu(ui, &self.library, self.error.as_deref());
+        let catalog = self.library.catalog.clone();
+        match choice? {
+            menu::MenuChoice::PlayAi => Some(Screen::NewGame(NewGame::new(&self.library, true))),
+            menu::MenuChoice::Hotseat => Some(Screen::NewGame(NewGame::new(&self.library, false))),
+            menu::MenuChoice::Sandbox => {
+                let catalog = catalog?;
+                let deck = catalog.decks.first().map(|_| crate::rules::DeckId(0))?;
+                match Sandbox::new(catalog, deck, menu::fresh_seed()) {
+                    Ok(s) => Some(Screen::Sandbox(Box::new(SandboxScreen::new(s)))),
+                    Err(e) => {
+                        self.error = Some(e);
+                        None
+                    }
+                }
+            }
+            menu::MenuChoice::Cards => Some(Screen::Browser(browser::Browser::default())),
+            menu::MenuChoice::Settings => {
+                self.settings_open = true;
+                None
+            }
+            menu::MenuChoice::Quit => {
+                self.quit = true;
+                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+                None
+            }
+        }
+    }
+
+    fn settings_window(&mut self, ui: &mut Ui) {
+        let mut open = self.settings_open;
+        egui::Window::new("Settings")
+            .open(&mut open)
+            .resizable(false)
+            .show(ui.ctx(), |ui| {
+                ui.checkbox(&mut self.settings.animations, "Animate moves");
+                ui.add(
+                    egui::Slider::new(&mut self.settings.animation_step_ms, 60..=500)
+                        .text("animation step (ms)"),
+                );
+                let mut delay = u64::try_from(self.settings.ai.delay.as_millis()).unwrap_or(0);
+                ui.add(egui::Slider::new(&mut delay, 0..=3000).text("AI move delay (ms)"));
+                self.settings.ai.delay = std::time::Duration::from_millis(delay);
+                let mut think = u64::try_from(self.settings.ai.think.as_millis()).unwrap_or(0);
+                ui.add(
+                    egui::Slider::new(&mut think, 100..=5000).text("hard AI thinking time (ms)"),
+                );
+                self.settings.ai.think = std::time::Duration::from_millis(think);
+            });
+        self.settings_open = open;
+    }
+}
+
+impl eframe::App for App {
+    fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+    }
+}
+
+/// Open the client window over the packs in `content` and `mods`.
+pub fn run(content: PathBuf, mods: PathBuf) -> anyhow::Result<()> {
+    let library = Library::load(LoadOptions::standard(&content, &mods));
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("Tokensmith")
+            .with_inner_size([1280.0, 800.0])
+            .with_min_inner_size([960.0, 640.0]),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "Tokensmith",
+        options,
+        Box::new(move |cc| {
+            cc.egui_ctx.set_theme(egui::Theme::Dark);
+            Ok(Box::new(App::new(library)))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))
+}

@@ -1,0 +1,415 @@
+//! The exact preview of a move: the real engine plays it on a copy, and the outcome is
+//! read from the events it reported. Scripted effects preview exactly like built-in ones.
+//!
+//! This module draws nothing; the board view paints a [`Preview`].
+
+use std::collections::HashMap;
+
+use crate::rules::{
+    Catalog, Cell, Engine, Event, EventKind, GameState, Move, Play, RemoveReason, Seat, Token,
+};
+
+/// What happens to one cell's token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Changed {
+    /// Where the token ends up.
+    pub cell: Cell,
+    /// The token before the move (at the cell it started from).
+    pub before: Token,
+    /// The token after the move.
+    pub after: Token,
+}
+
+/// A token that leaves the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gone {
+    /// The cell it was last on.
+    pub cell: Cell,
+    /// The token as it was before the move.
+    pub token: Token,
+    /// Why it left.
+    pub reason: RemoveReason,
+}
+
+/// The outcome of a move, before it is played.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preview {
+    /// The move previewed.
+    pub mv: Move,
+    /// The placed token as it lands (`None` when the move destroyed it at once).
+    pub placed: Option<Token>,
+    /// Tokens whose value, type or seat changes, at the cell they end on.
+    pub changed: Vec<Changed>,
+    /// Tokens that move: from → to (their final cell).
+    pub moved: Vec<(Cell, Cell)>,
+    /// Tokens removed from the board.
+    pub removed: Vec<Gone>,
+    /// Tokens created by effects.
+    pub spawned: Vec<(Cell, Token)>,
+    /// Cells of the card's area where nothing happens.
+    pub quiet: Vec<Cell>,
+    /// Each seat's income before the move.
+    pub income_before: [i64; 2],
+    /// Each seat's income after it.
+    pub income_after: [i64; 2],
+    /// Each seat's score after the move has been scored.
+    pub score_after: [i64; 2],
+    /// Whether the move banks an extra turn, and for whom.
+    pub extra_turn: Option<Seat>,
+    /// Whether the move ends the game.
+    pub ends_game: bool,
+    /// Every event of the move, in order.
+    pub events: Vec<Event>,
+}
+
+impl Preview {
+    /// Each seat's income change.
+    #[must_use]
+    pub fn income_delta(&self) -> [i64; 2] {
+        [
+            self.income_after[0] - self.income_before[0],
+            self.income_after[1] - self.income_before[1],
+        ]
+    }
+
+    /// What the preview says about `cell`, in words (for accessibility and tooltips).
+    #[must_use]
+    pub fn describe_cell(&self, catalog: &Catalog, cell: Cell) -> Option<String> {
+        if cell == self.mv.cell {
+            return Some(match self.placed {
+                Some(t) => format!(
+                    "places {} {} here",
+                    catalog.token_type(t.kind).meta.name,
+                    t.value
+                ),
+                None => "the placed token is destroyed at once".to_string(),
+            });
+        }
+        let mut parts = Vec::new();
+        if let Some(c) = self.changed.iter().find(|c| c.cell == cell) {
+            let mut what = format!("{} → {}", c.before.value, c.after.value);
+            if c.before.seat != c.after.seat {
+                what.push_str(&format!(", seat {} → {}", c.before.seat, c.after.seat));
+            }
+            if c.before.kind != c.after.kind {
+                what.push_str(&format!(
+                    ", becomes {}",
+                    catalog.token_type(c.after.kind).meta.name
+                ));
+            }
+            parts.push(what);
+        }
+        if let Some((from, _)) = self.moved.iter().find(|(_, to)| *to == cell) {
+            parts.push(format!("moves here from {from}"));
+        }
+        if let Some(g) = self.removed.iter().find(|g| g.cell == cell) {
+            parts.push(match g.reason {
+                RemoveReason::Destroyed => "destroyed".to_string(),
+                RemoveReason::OffBoard => "pushed off the board".to_string(),
+                RemoveReason::Removed => "removed".to_string(),
+            });
+        }
+        if let Some((_, t)) = self.spawned.iter().find(|(c, _)| *c == cell) {
+            parts.push(format!(
+                "spawns seat {} {} {}",
+                t.seat,
+                catalog.token_type(t.kind).meta.name,
+                t.value
+            ));
+        }
+        if self.quiet.contains(&cell) {
+            parts.push("in the area, nothing happens".to_string());
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// Play `mv` on a copy of `state` and describe the outcome, or say why it is refused.
+pub fn preview(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Preview, String> {
+    let income_before = engine.incomes(state).map_err(|e| e.to_string())?;
+    let mut after = state.clone();
+    let mut events = Vec::new();
+    engine
+        .play(&mut after, mv, &mut events)
+        .map_err(|e| e.to_string())?;
+    // Incomes are read before the next turn's changes would matter: the move is scored.
+    let income_after = engine.incomes(&after).map_err(|e| e.to_string())?;
+    Ok(from_events(
+        engine.catalog,
+        state,
+        &after,
+        mv,
+        events,
+        income_before,
+        income_after,
+    ))
+}
+
+/// Build a preview from the state before, the state after and the events between.
+fn from_events(
+    catalog: &Catalog,
+    before: &GameState,
+    after: &GameState,
+    mv: Move,
+    events: Vec<Event>,
+    income_before: [i64; 2],
+    income_after: [i64; 2],
+) -> Preview {
+    // Follow each token through the events: current cell → the cell it started on
+    // (`None` for tokens created by the move).
+    let mut origin: HashMap<Cell, Option<Cell>> = HashMap::new();
+    let mut removed = Vec::new();
+    let mut spawned = Vec::new();
+    let mut extra_turn = None;
+    let mut ends_game = false;
+    let start = |origin: &HashMap<Cell, Option<Cell>>, cell: Cell| -> Option<Cell> {
+        origin.get(&cell).copied().unwrap_or(Some(cell))
+    };
+    for e in &events {
+        match &e.kind {
+            EventKind::Placed { cell, .. } => {
+                origin.insert(*cell, None);
+            }
+            EventKind::Spawned { cell, token } => {
+                origin.insert(*cell, None);
+                spawned.push((*cell, *token));
+            }
+            EventKind::Moved { from, to } => {
+                let o = start(&origin, *from);
+                origin.remove(from);
+                origin.insert(*to, o);
+            }
+            EventKind::Swapped { a, b } => {
+                let (oa, ob) = (start(&origin, *a), start(&origin, *b));
+                origin.insert(*a, ob);
+                origin.insert(*b, oa);
+            }
+            EventKind::Removed {
+                cell,
+                token,
+                reason,
+            } => {
+                let o = start(&origin, *cell);
+                origin.remove(cell);
+                match o.and_then(|o| before.board().get(o)) {
+                    Some(original) => removed.push(Gone {
+                        cell: *cell,
+                        token: original,
+                        reason: *reason,
+                    }),
+                    // A token created by this move and gone again: drop its ghost.
+                    None => {
+                        spawned.retain(|(c, _)| c != cell);
+                        if *cell == mv.cell {
+                            removed.push(Gone {
+                                cell: *cell,
+                                token: *token,
+                                reason: *reason,
+                            });
+                        }
+                    }
+                }
+            }
+            EventKind::ExtraTurnBanked { seat } => extra_turn = Some(*seat),
+            EventKind::GameOver { .. } => ends_game = true,
+            _ => {}
+        }
+    }
+    let mut changed = Vec::new();
+    let mut moved = Vec::new();
+    for (cell, after_token) in after.board().tokens() {
+        // Tokens created by the move have no origin: they are the placement or a spawn.
+        let Some(o) = start(&origin, cell) else {
+            continue;
+        };
+        if o != cell {
+            moved.push((o, cell));
+        }
+        if let Some(b) = before.board().get(o)
+            && (b.value != after_token.value
+                || b.kind != after_token.kind
+                || b.seat != after_token.seat)
+        {
+            changed.push(Changed {
+                cell,
+                before: b,
+                after: after_token,
+            });
+        }
+    }
+    // Spawned tokens keep their final look (a spawn later damaged shows its last value).
+    for (cell, token) in &mut spawned {
+        if let Some(t) = after.board().get(*cell) {
+            *token = t;
+        }
+    }
+    let placed = after.board().get(mv.cell).filter(|_| {
+        !removed
+            .iter()
+            .any(|g| g.cell == mv.cell && g.token.card.is_some())
+    });
+    let touched = |c: Cell| {
+        c == mv.cell
+            || changed.iter().any(|x| x.cell == c)
+            || moved.iter().any(|&(f, t)| f == c || t == c)
+            || removed.iter().any(|g| g.cell == c)
+            || spawned.iter().any(|&(s, _)| s == c)
+    };
+    let card = match mv.play {
+        Play::Card(card) => Some(card),
+        Play::Stack(s) => before
+            .seat(mv.seat)
+            .stacks()
+            .get(usize::from(s))
+            .and_then(|st| st.top()),
+    };
+    let quiet = card
+        .map(|card| {
+            catalog
+                .card(card)
+                .area
+                .offsets
+                .iter()
+                .map(|&o| mv.cell.offset(o))
+                .filter(|&c| after.board().contains(c) && !touched(c))
+                .collect()
+        })
+        .unwrap_or_default();
+    Preview {
+        mv,
+        placed,
+        changed,
+        moved,
+        removed,
+        spawned,
+        quiet,
+        income_before,
+        income_after,
+        score_after: [after.score(Seat::One), after.score(Seat::Two)],
+        extra_turn,
+        ends_game,
+        events,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::LoadOptions;
+    use crate::rules::NoHooks;
+    use std::path::Path;
+
+    fn base() -> Catalog {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let loaded = crate::content::load(&LoadOptions {
+            only: Some(vec!["base".into()]),
+            ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
+        });
+        loaded
+            .catalog
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics))
+    }
+
+    fn put(catalog: &Catalog, state: &mut GameState, cell: Cell, seat: Seat, value: i32) {
+        let kind = catalog
+            .token_type_named("basic")
+            .unwrap_or_else(|e| panic!("{e}"));
+        state.set_token(
+            catalog,
+            cell,
+            Some(Token {
+                value,
+                kind,
+                card: None,
+                seat,
+            }),
+        );
+    }
+
+    fn game(catalog: &Catalog) -> GameState {
+        let deck = &catalog.decks[0].stacks;
+        let mut events = Vec::new();
+        let engine = Engine::new(catalog, &NoHooks);
+        let mut state = engine
+            .new_game([deck, deck], 1, &mut events)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for (cell, _) in state.board().tokens().collect::<Vec<_>>() {
+            state.set_token(catalog, cell, None);
+        }
+        state
+    }
+
+    #[test]
+    fn a_push_previews_arrows_and_the_placed_token() {
+        let catalog = base();
+        let engine = Engine::new(&catalog, &NoHooks);
+        let mut state = game(&catalog);
+        let push = catalog
+            .card_named("push_row")
+            .unwrap_or_else(|e| panic!("{e}"));
+        put(&catalog, &mut state, Cell::new(3, 2), Seat::Two, 2);
+        let mv = Move {
+            seat: Seat::One,
+            play: Play::Card(push),
+            cell: Cell::new(2, 2),
+        };
+        let p = preview(&engine, &state, mv).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.moved, vec![(Cell::new(3, 2), Cell::new(4, 2))]);
+        assert!(p.placed.is_some());
+        assert!(p.removed.is_empty());
+        // The pushed token keeps its value: it moved, nothing else changed.
+        assert!(p.changed.is_empty());
+        assert!(p.describe_cell(&catalog, Cell::new(4, 2)).is_some());
+        // The state previewed from is untouched.
+        assert!(state.board().get(Cell::new(2, 2)).is_none());
+    }
+
+    #[test]
+    fn damage_reports_new_values_and_destroyed_tokens() {
+        let catalog = base();
+        let engine = Engine::new(&catalog, &NoHooks);
+        let mut state = game(&catalog);
+        let card = catalog.cards.iter().position(|c| {
+            matches!(
+                c.ability.map(|a| &catalog.ability(a).effect),
+                Some(crate::rules::Effect::Damage {
+                    amount: crate::rules::Amount::Fixed(_)
+                })
+            ) && !c.area.offsets.is_empty()
+        });
+        let Some(card) = card else {
+            panic!("the base pack has a damage card")
+        };
+        let def = &catalog.cards[card];
+        let target = Cell::new(2, 2).offset(def.area.offsets[0]);
+        put(&catalog, &mut state, target, Seat::Two, 1);
+        let mv = Move {
+            seat: Seat::One,
+            play: Play::Card(crate::rules::CardId(u16::try_from(card).unwrap_or(0))),
+            cell: Cell::new(2, 2),
+        };
+        let p = preview(&engine, &state, mv).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            p.removed
+                .iter()
+                .any(|g| g.cell == target && g.reason == RemoveReason::Destroyed),
+            "{p:?}"
+        );
+        assert!(p.income_delta()[1] < 0, "seat 2 loses the destroyed income");
+    }
+
+    #[test]
+    fn a_refused_move_says_why() {
+        let catalog = base();
+        let engine = Engine::new(&catalog, &NoHooks);
+        let mut state = game(&catalog);
+        put(&catalog, &mut state, Cell::new(0, 0), Seat::Two, 1);
+        let mv = Move {
+            seat: Seat::One,
+            play: Play::Stack(0),
+            cell: Cell::new(0, 0),
+        };
+        let e = preview(&engine, &state, mv).err().unwrap_or_default();
+        assert!(e.contains("not empty"), "{e}");
+    }
+}

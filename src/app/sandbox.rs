@@ -1,0 +1,589 @@
+//! The sandbox: one person plays both seats with any card of the loaded content, with
+//! unlimited undo and redo, an AI hint drawn on the board, and an event log that says
+//! what caused every change (card, ability, token type, script and line).
+//!
+//! [`Sandbox`] is the model (no drawing): a start state and the moves played from it.
+//! Everything is kept as moves, so the same game can be re-played on new content.
+
+use std::sync::Arc;
+
+use egui::{Color32, Key, Modifiers, RichText, Ui};
+
+use crate::ai::{self, Rated};
+use crate::rules::{
+    CardId, Catalog, Cause, Cell, DeckId, Engine, Event, GameState, Hooks, Move, Play, Seat,
+    describe,
+};
+
+use super::anim;
+use super::board::{self, Overlay};
+use super::cards::{self, CardLook};
+use super::preview::{self, Preview};
+use super::session::Session;
+use super::theme;
+
+/// One move of the sandbox and what it did.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The move.
+    pub mv: Move,
+    /// Its events.
+    pub events: Vec<Event>,
+    /// The state after it.
+    pub after: GameState,
+}
+
+/// The sandbox's game: a start, the moves played, and how many of them are applied.
+pub struct Sandbox {
+    catalog: Arc<Catalog>,
+    hooks: Box<dyn Hooks>,
+    start: GameState,
+    opening: Vec<Event>,
+    steps: Vec<Step>,
+    applied: usize,
+}
+
+impl Sandbox {
+    /// A sandbox game with `deck` for both seats.
+    pub fn new(catalog: Arc<Catalog>, deck: DeckId, seed: u64) -> Result<Sandbox, String> {
+        let hooks = ai::hooks_for(&catalog);
+        let stacks = catalog
+            .decks
+            .get(deck.index())
+            .ok_or("the deck is not in the loaded content")?
+            .stacks
+            .clone();
+        let mut opening = Vec::new();
+        let start = Engine::new(&catalog, &*hooks)
+            .new_game([&stacks, &stacks], seed, &mut opening)
+            .map_err(|e| e.to_string())?;
+        Ok(Sandbox {
+            catalog,
+            hooks,
+            start,
+            opening,
+            steps: Vec::new(),
+            applied: 0,
+        })
+    }
+
+    /// The content.
+    #[must_use]
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The engine.
+    #[must_use]
+    pub fn engine(&self) -> Engine<'_> {
+        Engine::new(&self.catalog, &*self.hooks)
+    }
+
+    /// The current state.
+    #[must_use]
+    pub fn state(&self) -> &GameState {
+        match self.applied {
+            0 => &self.start,
+            n => &self.steps[n - 1].after,
+        }
+    }
+
+    /// The applied moves, oldest first.
+    #[must_use]
+    pub fn steps(&self) -> &[Step] {
+        &self.steps[..self.applied]
+    }
+
+    /// The opening token's events.
+    #[must_use]
+    pub fn opening(&self) -> &[Event] {
+        &self.opening
+    }
+
+    /// The move that plays `card` for `seat` on `cell`.
+    #[must_use]
+    pub fn move_for(seat: Seat, card: CardId, cell: Cell) -> Move {
+        Move {
+            seat,
+            play: Play::Card(card),
+            cell,
+        }
+    }
+
+    /// The state `mv` is played on: the current one with `mv`'s seat to move.
+    fn base_for(&self, seat: Seat) -> GameState {
+        let mut state = self.state().clone();
+        state.set_turn(seat);
+        state
+    }
+
+    /// What `mv` would do.
+    pub fn preview(&self, mv: Move) -> Result<Preview, String> {
+        preview::preview(&self.engine(), &self.base_for(mv.seat), mv)
+    }
+
+    /// Play `mv` (any seat, any card); moves undone before are dropped.
+    pub fn play(&mut self, mv: Move) -> Result<&Step, String> {
+        let mut after = self.base_for(mv.seat);
+        let mut events = Vec::new();
+        self.engine()
+            .play(&mut after, mv, &mut events)
+            .map_err(|e| e.to_string())?;
+        self.steps.truncate(self.applied);
+        self.steps.push(Step { mv, events, after });
+        self.applied += 1;
+        Ok(&self.steps[self.applied - 1])
+    }
+
+    /// Take back the last move; false when there is none.
+    pub fn undo(&mut self) -> bool {
+        let can = self.applied > 0;
+        self.applied = self.applied.saturating_sub(1);
+        can
+    }
+
+    /// Play again the last move taken back; false when there is none.
+    pub fn redo(&mut self) -> bool {
+        let can = self.applied < self.steps.len();
+        if can {
+            self.applied += 1;
+        }
+        can
+    }
+
+    /// Whether there is something to undo / redo.
+    #[must_use]
+    pub fn can_undo(&self) -> bool {
+        self.applied > 0
+    }
+
+    /// Whether there is something to redo.
+    #[must_use]
+    pub fn can_redo(&self) -> bool {
+        self.applied < self.steps.len()
+    }
+
+    /// Back to the start, forgetting every move.
+    pub fn reset(&mut self) {
+        self.steps.clear();
+        self.applied = 0;
+    }
+
+    /// The evaluator's best moves for `seat` with `cards` (each card on each empty cell),
+    /// best first: the change in the generic evaluation the move makes.
+    #[must_use]
+    pub fn hint(&self, seat: Seat, cards: &[CardId], k: usize) -> Vec<Rated> {
+        let engine = self.engine();
+        let base = self.base_for(seat);
+        let now = ai::evaluate(&engine, &base, seat);
+        let mut scratch = base.clone();
+        let mut rated: Vec<Rated> = Vec::new();
+        let cells: Vec<Cell> = base.board().empty_cells().collect();
+        for &card in cards {
+            for &cell in &cells {
+                scratch.clone_from(&base);
+                let mv = Sandbox::move_for(seat, card, cell);
+                if engine.play_quiet(&mut scratch, mv).is_ok() {
+                    rated.push(Rated {
+                        mv,
+                        value: ai::evaluate(&engine, &scratch, seat) - now,
+                        visits: 0,
+                    });
+                }
+            }
+        }
+        rated.sort_by(|a, b| b.value.total_cmp(&a.value));
+        rated.truncate(k);
+        rated
+    }
+}
+
+/// The sandbox screen.
+pub struct SandboxScreen {
+    /// The game.
+    pub sandbox: Sandbox,
+    card: Option<CardId>,
+    seat: Seat,
+    search: String,
+    hint: Option<(usize, Option<CardId>, Seat, Vec<Rated>)>,
+    show_hint: bool,
+    preview: Option<((Move, usize), Result<Preview, String>)>,
+    selected_event: Option<(usize, usize)>,
+    message: Option<String>,
+}
+
+impl SandboxScreen {
+    /// A screen for `sandbox`.
+    #[must_use]
+    pub fn new(sandbox: Sandbox) -> SandboxScreen {
+        let seat = sandbox.state().turn();
+        SandboxScreen {
+            sandbox,
+            card: None,
+            seat,
+            search: String::new(),
+            hint: None,
+            show_hint: false,
+            preview: None,
+            selected_event: None,
+            message: None,
+        }
+    }
+
+    /// The card picked to play.
+    #[must_use]
+    pub fn card(&self) -> Option<CardId> {
+        self.card
+    }
+
+    /// Draw the screen; returns true when the user asks for the main menu.
+    pub fn show(&mut self, ui: &mut Ui) -> bool {
+        let mut leave = false;
+        self.keys(ui);
+        egui::Panel::top("sandbox-bar").show(ui, |ui| {
+            ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                if ui.button("◀ Menu").clicked() {
+                    leave = true;
+                }
+                ui.separator();
+                ui.heading("Sandbox");
+                ui.separator();
+                if ui
+                    .add_enabled(self.sandbox.can_undo(), egui::Button::new("Undo"))
+                    .on_hover_text("Ctrl+Z")
+                    .clicked()
+                {
+                    self.sandbox.undo();
+                }
+                if ui
+                    .add_enabled(self.sandbox.can_redo(), egui::Button::new("Redo"))
+                    .on_hover_text("Ctrl+Y or Ctrl+Shift+Z")
+                    .clicked()
+                {
+                    self.sandbox.redo();
+                }
+                if ui.button("Reset").clicked() {
+                    self.sandbox.reset();
+                    self.selected_event = None;
+                }
+                ui.separator();
+                ui.label("Placing for");
+                for seat in Seat::BOTH {
+                    ui.selectable_value(
+                        &mut self.seat,
+                        seat,
+                        RichText::new(theme::seat_name(seat)).color(theme::seat_color(seat)),
+                    );
+                }
+                ui.separator();
+                ui.toggle_value(&mut self.show_hint, "AI hint");
+                ui.separator();
+                let state = self.sandbox.state();
+                let incomes = self.sandbox.engine().incomes(state).unwrap_or([0, 0]);
+                for seat in Seat::BOTH {
+                    ui.label(
+                        RichText::new(format!(
+                            "{} {} (income {})",
+                            theme::seat_name(seat),
+                            state.score(seat),
+                            incomes[seat.index()]
+                        ))
+                        .color(theme::seat_color(seat)),
+                    );
+                }
+            });
+            ui.add_space(4.0);
+        });
+        egui::Panel::left("picker")
+            .resizable(true)
+            .default_size(250.0)
+            .show(ui, |ui| self.picker(ui));
+        egui::Panel::right("log")
+            .resizable(true)
+            .default_size(330.0)
+            .show(ui, |ui| self.log(ui));
+        egui::CentralPanel::default_margins().show(ui, |ui| self.board(ui));
+        leave
+    }
+
+    fn keys(&mut self, ui: &Ui) {
+        let (undo, redo) = ui.input_mut(|i| {
+            let undo = i.consume_key(Modifiers::COMMAND, Key::Z);
+            let redo = i.consume_key(Modifiers::COMMAND, Key::Y)
+                || i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+            (undo, redo)
+        });
+        if undo {
+            self.sandbox.undo();
+        }
+        if redo {
+            self.sandbox.redo();
+        }
+    }
+
+    fn picker(&mut self, ui: &mut Ui) {
+        ui.add_space(6.0);
+        ui.strong("Card to play");
+        let catalog = self.sandbox.catalog().clone();
+        if let Some(card) = self.card {
+            let look = CardLook {
+                key: None,
+                stack_len: None,
+                selected: true,
+                enabled: true,
+                label: format!("picked card {}", catalog.card(card).meta.name),
+            };
+            cards::card(ui, &catalog, card, &look);
+        } else {
+            ui.weak("Pick a card below, then click an empty cell.");
+        }
+        ui.add(
+            egui::TextEdit::singleline(&mut self.search)
+                .hint_text("search cards")
+                .desired_width(f32::INFINITY),
+        )
+        .accessible_name("Search cards");
+        let needle = self.search.to_lowercase();
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            for (i, def) in catalog.cards.iter().enumerate() {
+                let ability = def
+                    .ability
+                    .map_or("", |a| catalog.ability(a).meta.name.as_str());
+                let kind = &catalog.token_type(def.token).meta.name;
+                let hay =
+                    format!("{} {} {ability} {kind}", def.meta.name, def.meta.key()).to_lowercase();
+                if !needle.is_empty() && !hay.contains(&needle) {
+                    continue;
+                }
+                let id = CardId(u16::try_from(i).unwrap_or(u16::MAX));
+                let text = format!("{} · {} · {}", def.meta.name, def.value, ability);
+                let r = ui.selectable_label(self.card == Some(id), text);
+                let r = r.on_hover_ui(|ui| cards::card_tooltip(ui, &catalog, id));
+                if r.clicked() {
+                    self.card = Some(id);
+                }
+            }
+        });
+    }
+
+    fn board(&mut self, ui: &mut Ui) {
+        if let Some(m) = &self.message {
+            ui.colored_label(theme::DANGER, m);
+        }
+        let catalog = self.sandbox.catalog().clone();
+        let board_state = self.sandbox.state().board().clone();
+        let pieces = anim::pieces(&board_state);
+        let hint = self.current_hint();
+        let hint_labels: Vec<(Rated, String)> = hint
+            .iter()
+            .map(|r| {
+                let name = match r.mv.play {
+                    Play::Card(c) => catalog.card(c).meta.name.clone(),
+                    Play::Stack(s) => format!("stack {}", s + 1),
+                };
+                (*r, format!("{name} {:+.0}", r.value))
+            })
+            .collect();
+        let highlight: Vec<Cell> = match self.selected_event {
+            Some((s, e)) => self
+                .event(s, e)
+                .map(Session::event_cells)
+                .unwrap_or_default(),
+            None => self
+                .sandbox
+                .steps()
+                .last()
+                .map(|s| s.events.iter().flat_map(Session::event_cells).collect())
+                .unwrap_or_default(),
+        };
+        let preview = self
+            .preview
+            .as_ref()
+            .and_then(|(_, p)| p.as_ref().ok())
+            .filter(|_| self.card.is_some());
+        let overlay = Overlay {
+            preview,
+            hint: &hint_labels,
+            highlight: if preview.is_some() { &[] } else { &highlight },
+            targets: self.card.is_some(),
+        };
+        let input = ui
+            .with_layout(egui::Layout::top_down(egui::Align::Center), |ui| {
+                board::show(ui, &catalog, &board_state, &pieces, &overlay)
+            })
+            .inner;
+        if let Some(p) = preview {
+            let d = p.income_delta();
+            ui.label(format!(
+                "Preview: income {} {:+}, {} {:+}",
+                theme::seat_name(Seat::One),
+                d[0],
+                theme::seat_name(Seat::Two),
+                d[1]
+            ));
+        }
+        let Some(card) = self.card else {
+            self.preview = None;
+            return;
+        };
+        if let Some(cell) = input.hovered.filter(|c| board_state.get(*c).is_none()) {
+            let mv = Sandbox::move_for(self.seat, card, cell);
+            let key = (mv, self.sandbox.steps().len());
+            if self.preview.as_ref().is_none_or(|(k, _)| *k != key) {
+                self.preview = Some((key, self.sandbox.preview(mv)));
+            }
+        } else {
+            self.preview = None;
+        }
+        if let Some(cell) = input.clicked {
+            let mv = Sandbox::move_for(self.seat, card, cell);
+            match self.sandbox.play(mv) {
+                Ok(_) => {
+                    self.message = None;
+                    self.seat = self.sandbox.state().turn();
+                    self.selected_event = None;
+                }
+                Err(e) => self.message = Some(format!("refused: {e}")),
+            }
+        }
+    }
+
+    fn current_hint(&mut self) -> Vec<Rated> {
+        if !self.show_hint {
+            return Vec::new();
+        }
+        let key_steps = self.sandbox.steps().len();
+        let fresh = self
+            .hint
+            .as_ref()
+            .is_some_and(|(n, c, s, _)| *n == key_steps && *c == self.card && *s == self.seat);
+        if !fresh {
+            let cards: Vec<CardId> = match self.card {
+                Some(c) => vec![c],
+                None => self
+                    .sandbox
+                    .state()
+                    .seat(self.seat)
+                    .hand()
+                    .map(|(_, c)| c)
+                    .collect(),
+            };
+            let rated = self.sandbox.hint(self.seat, &cards, 5);
+            self.hint = Some((key_steps, self.card, self.seat, rated));
+        }
+        self.hint.as_ref().map(|h| h.3.clone()).unwrap_or_default()
+    }
+
+    fn event(&self, step: usize, index: usize) -> Option<&Event> {
+        if step == usize::MAX {
+            return self.sandbox.opening().get(index);
+        }
+        self.sandbox.steps().get(step)?.events.get(index)
+    }
+
+    fn log(&mut self, ui: &mut Ui) {
+        ui.add_space(6.0);
+        ui.heading("Event log");
+        ui.weak("Click an event to see what caused it.");
+        let catalog = self.sandbox.catalog().clone();
+        let mut clicked = None;
+        egui::ScrollArea::vertical()
+            .max_height(ui.available_height() * 0.62)
+            .stick_to_bottom(true)
+            .show(ui, |ui| {
+                let opening = self.sandbox.opening();
+                if !opening.is_empty() {
+                    ui.strong("Opening");
+                    for (i, e) in opening.iter().enumerate() {
+                        let text = describe::event(&catalog, e);
+                        let sel = self.selected_event == Some((usize::MAX, i));
+                        if ui.selectable_label(sel, text).clicked() {
+                            clicked = Some((usize::MAX, i));
+                        }
+                    }
+                }
+                for (n, step) in self.sandbox.steps().iter().enumerate() {
+                    let name = match step.mv.play {
+                        Play::Card(c) => catalog.card(c).meta.name.clone(),
+                        Play::Stack(s) => format!("stack {}", s + 1),
+                    };
+                    ui.label(
+                        RichText::new(format!(
+                            "Move {}: {} plays {} at {}",
+                            n + 1,
+                            theme::seat_name(step.mv.seat),
+                            name,
+                            step.mv.cell
+                        ))
+                        .strong()
+                        .color(theme::seat_color(step.mv.seat)),
+                    );
+                    for (i, e) in step.events.iter().enumerate() {
+                        let text = describe::event(&catalog, e);
+                        let sel = self.selected_event == Some((n, i));
+                        if ui.selectable_label(sel, text).clicked() {
+                            clicked = Some((n, i));
+                        }
+                    }
+                }
+            });
+        if let Some(c) = clicked {
+            self.selected_event = if self.selected_event == Some(c) {
+                None
+            } else {
+                Some(c)
+            };
+        }
+        ui.separator();
+        if let Some(e) = self.selected_event.and_then(|(s, i)| self.event(s, i)) {
+            cause_details(ui, &catalog, e);
+        }
+    }
+}
+
+/// Everything known about why `event` happened.
+fn cause_details(ui: &mut Ui, catalog: &Catalog, event: &Event) {
+    ui.strong("Why");
+    ui.label(describe::event(catalog, event));
+    match event.cause {
+        Cause::Rules => {
+            ui.label("The rules themselves (the opening token, scoring, turn order).");
+        }
+        Cause::Card(card) => {
+            ui.label(format!("Card: {}", catalog.card(card).meta.name));
+            cards::origin(ui, "card", &catalog.card(card).meta);
+        }
+        Cause::Ability { card, ability } => {
+            let a = catalog.ability(ability);
+            ui.label(format!(
+                "Ability {} of card {}",
+                a.meta.name,
+                catalog.card(card).meta.name
+            ));
+            ui.weak(&a.meta.description);
+            cards::origin(ui, "ability", &a.meta);
+            cards::origin(ui, "card", &catalog.card(card).meta);
+        }
+        Cause::TokenType { kind, cell } => {
+            let t = catalog.token_type(kind);
+            ui.label(format!("Token type {} of the token at {cell}", t.meta.name));
+            ui.weak(&t.meta.description);
+            cards::origin(ui, "token type", &t.meta);
+        }
+        Cause::Script { script, line } => match catalog.scripts.get(script.index()) {
+            Some(s) => {
+                ui.label(
+                    RichText::new(format!("Script {}/{}, line {line}", s.pack, s.path))
+                        .color(theme::HINT),
+                );
+                if let Some(text) = s.source.lines().nth(line.saturating_sub(1) as usize) {
+                    ui.code(text.trim());
+                }
+            }
+            None => {
+                ui.colored_label(Color32::GRAY, format!("script #{} line {line}", script.0));
+            }
+        },
+    }
+}

@@ -1,0 +1,348 @@
+//! A game being played in the client: the state, who controls each seat, the moves so
+//! far with their events, and the AI thinking on its own thread.
+//!
+//! Nothing here draws; the game screen reads a [`Session`] and sends it moves.
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+use crate::ai::{self, Budget, Level, Observation, PublicPlay};
+use crate::rules::{
+    CardId, Catalog, Cell, DeckId, Engine, Event, EventKind, GameState, Hooks, Move, Play, Seat,
+};
+
+use super::preview::{self, Preview};
+
+/// Who plays a seat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Controller {
+    /// A person at this screen.
+    Human,
+    /// The AI at a level.
+    Ai(Level),
+}
+
+/// How a game is set up: "play again" starts the same setup with a new seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setup {
+    /// Each seat's deck.
+    pub decks: [DeckId; 2],
+    /// Each seat's player.
+    pub controllers: [Controller; 2],
+    /// The game's seed.
+    pub seed: u64,
+}
+
+/// One move of the game, as it happened.
+#[derive(Clone, Debug)]
+pub struct Played {
+    /// The seat that moved.
+    pub seat: Seat,
+    /// The card it played.
+    pub card: CardId,
+    /// Where its token went.
+    pub cell: Cell,
+    /// Every event of the move, in order.
+    pub events: Vec<Event>,
+    /// Both scores after the move.
+    pub scores: [i64; 2],
+}
+
+/// The AI working out a move on another thread.
+struct Thinking {
+    seat: Seat,
+    since: Instant,
+    answer: Receiver<Option<Move>>,
+    ready: Option<Option<Move>>,
+}
+
+/// How the AI plays in the client.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AiSettings {
+    /// The shortest time between the AI's turn starting and its move showing.
+    pub delay: Duration,
+    /// `hard`'s thinking time per move.
+    pub think: Duration,
+}
+
+impl Default for AiSettings {
+    fn default() -> Self {
+        AiSettings {
+            delay: Duration::from_millis(600),
+            think: Duration::from_millis(1000),
+        }
+    }
+}
+
+/// A game in progress (or finished).
+pub struct Session {
+    /// The setup it started from.
+    pub setup: Setup,
+    catalog: Arc<Catalog>,
+    hooks: Box<dyn Hooks>,
+    state: GameState,
+    opening: Vec<Event>,
+    played: Vec<Played>,
+    public: Vec<PublicPlay>,
+    thinking: Option<Thinking>,
+    conceded: Option<Seat>,
+}
+
+impl Session {
+    /// Start a game, or say why the decks cannot be played.
+    pub fn start(catalog: Arc<Catalog>, setup: Setup) -> Result<Session, String> {
+        let hooks = ai::hooks_for(&catalog);
+        let decks = [
+            catalog
+                .decks
+                .get(setup.decks[0].index())
+                .ok_or("seat 1's deck is not in the loaded content")?
+                .stacks
+                .clone(),
+            catalog
+                .decks
+                .get(setup.decks[1].index())
+                .ok_or("seat 2's deck is not in the loaded content")?
+                .stacks
+                .clone(),
+        ];
+        let mut opening = Vec::new();
+        let state = Engine::new(&catalog, &*hooks)
+            .new_game([&decks[0], &decks[1]], setup.seed, &mut opening)
+            .map_err(|e| e.to_string())?;
+        Ok(Session {
+            setup,
+            catalog,
+            hooks,
+            state,
+            opening,
+            played: Vec::new(),
+            public: Vec::new(),
+            thinking: None,
+            conceded: None,
+        })
+    }
+
+    /// The content being played.
+    #[must_use]
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The engine over the session's content and scripts.
+    #[must_use]
+    pub fn engine(&self) -> Engine<'_> {
+        Engine::new(&self.catalog, &*self.hooks)
+    }
+
+    /// The current state.
+    #[must_use]
+    pub fn state(&self) -> &GameState {
+        &self.state
+    }
+
+    /// The moves so far, oldest first.
+    #[must_use]
+    pub fn played(&self) -> &[Played] {
+        &self.played
+    }
+
+    /// The opening token's events.
+    #[must_use]
+    pub fn opening(&self) -> &[Event] {
+        &self.opening
+    }
+
+    /// Who controls `seat`.
+    #[must_use]
+    pub fn controller(&self, seat: Seat) -> Controller {
+        self.setup.controllers[seat.index()]
+    }
+
+    /// Whether the game has ended (by the rules or a concession).
+    #[must_use]
+    pub fn is_over(&self) -> bool {
+        self.state.is_over() || self.conceded.is_some()
+    }
+
+    /// The seat that conceded, if one did.
+    #[must_use]
+    pub fn conceded(&self) -> Option<Seat> {
+        self.conceded
+    }
+
+    /// The winner (`None` for a draw or a game still going).
+    #[must_use]
+    pub fn winner(&self) -> Option<Seat> {
+        if let Some(seat) = self.conceded {
+            return Some(seat.other());
+        }
+        self.state.outcome().and_then(|o| o.winner)
+    }
+
+    /// Whether a person is to move now.
+    #[must_use]
+    pub fn human_to_move(&self) -> bool {
+        !self.is_over() && self.controller(self.state.turn()) == Controller::Human
+    }
+
+    /// Each seat's score after every move, from 0–0 before the first.
+    #[must_use]
+    pub fn score_trail(&self) -> Vec<[i64; 2]> {
+        std::iter::once([0, 0])
+            .chain(self.played.iter().map(|p| p.scores))
+            .collect()
+    }
+
+    /// Both seats' income on the current board.
+    #[must_use]
+    pub fn incomes(&self) -> [i64; 2] {
+        self.engine().incomes(&self.state).unwrap_or([0, 0])
+    }
+
+    /// What playing stack `stack` on `cell` would do, for the seat to move.
+    pub fn preview(&self, stack: u8, cell: Cell) -> Result<Preview, String> {
+        let mv = Move {
+            seat: self.state.turn(),
+            play: Play::Stack(stack),
+            cell,
+        };
+        preview::preview(&self.engine(), &self.state, mv)
+    }
+
+    /// Play a move for the seat to move.
+    pub fn play(&mut self, mv: Move) -> Result<&Played, String> {
+        if self.conceded.is_some() {
+            return Err("the game is over".into());
+        }
+        let card = self
+            .engine()
+            .check(&self.state, mv)
+            .map_err(|e| e.to_string())?;
+        let mut events = Vec::new();
+        let engine = Engine::new(&self.catalog, &*self.hooks);
+        engine
+            .play(&mut self.state, mv, &mut events)
+            .map_err(|e| e.to_string())?;
+        ai::observe::record(&mut self.public, &events);
+        self.played.push(Played {
+            seat: mv.seat,
+            card,
+            cell: mv.cell,
+            events,
+            scores: [self.state.score(Seat::One), self.state.score(Seat::Two)],
+        });
+        self.thinking = None;
+        Ok(&self.played[self.played.len() - 1])
+    }
+
+    /// Concede for `seat`.
+    pub fn concede(&mut self, seat: Seat) {
+        if !self.is_over() {
+            self.conceded = Some(seat);
+            self.thinking = None;
+        }
+    }
+
+    /// Whether the AI is working on a move.
+    #[must_use]
+    pub fn ai_thinking(&self) -> bool {
+        self.thinking.is_some()
+    }
+
+    /// Drive the AI: start it when it is its turn, and play its answer once it has come
+    /// and `settings.delay` has passed since its turn began. Returns the move played.
+    /// Never blocks.
+    pub fn poll_ai(&mut self, settings: AiSettings) -> Result<Option<&Played>, String> {
+        if self.is_over() {
+            return Ok(None);
+        }
+        let seat = self.state.turn();
+        let Controller::Ai(level) = self.controller(seat) else {
+            return Ok(None);
+        };
+        if self.thinking.as_ref().is_none_or(|t| t.seat != seat) {
+            self.thinking = Some(self.think(seat, level, settings.think));
+        }
+        let Some(thinking) = self.thinking.as_mut() else {
+            return Ok(None);
+        };
+        if thinking.ready.is_none() {
+            match thinking.answer.try_recv() {
+                Ok(answer) => thinking.ready = Some(answer),
+                Err(TryRecvError::Empty) => return Ok(None),
+                Err(TryRecvError::Disconnected) => {
+                    self.thinking = None;
+                    return Err("the AI stopped without a move".into());
+                }
+            }
+        }
+        if thinking.since.elapsed() < settings.delay {
+            return Ok(None);
+        }
+        match thinking.ready {
+            Some(Some(mv)) => self.play(mv).map(Some),
+            _ => {
+                // No legal move: the board is full, which ends the game by the rules.
+                self.thinking = None;
+                Ok(None)
+            }
+        }
+    }
+
+    /// How long until the AI's move may show, if it is waiting on the delay.
+    #[must_use]
+    pub fn ai_wait(&self, settings: AiSettings) -> Option<Duration> {
+        self.thinking
+            .as_ref()
+            .map(|t| settings.delay.saturating_sub(t.since.elapsed()))
+    }
+
+    fn think(&self, seat: Seat, level: Level, think: Duration) -> Thinking {
+        let (tx, rx) = mpsc::channel();
+        let catalog = Arc::clone(&self.catalog);
+        let obs = Observation::new(&self.state, seat, &self.public, false);
+        let seed = self.setup.seed
+            ^ u64::from(self.state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ u64::from(seat.number());
+        let spawned = std::thread::Builder::new()
+            .name("tokensmith-ai".into())
+            .spawn(move || {
+                let hooks = ai::hooks_for(&catalog);
+                let engine = Engine::new(&catalog, &*hooks);
+                let options = ai::Options {
+                    budget: Budget::Time(think),
+                    omniscient: false,
+                };
+                let mut agent = ai::agent(level, seed, options);
+                // The receiver may be gone (a new game, a concession): nothing to do then.
+                let _ = tx.send(agent.choose(&engine, &obs));
+            });
+        if spawned.is_err() {
+            // Without a thread the receiver reports a disconnection, shown as an error.
+        }
+        Thinking {
+            seat,
+            since: Instant::now(),
+            answer: rx,
+            ready: None,
+        }
+    }
+
+    /// The cells an event touches, for highlighting.
+    #[must_use]
+    pub fn event_cells(event: &Event) -> Vec<Cell> {
+        match &event.kind {
+            EventKind::Placed { cell, .. }
+            | EventKind::Damaged { cell, .. }
+            | EventKind::ValueSet { cell, .. }
+            | EventKind::Removed { cell, .. }
+            | EventKind::Spawned { cell, .. }
+            | EventKind::Transformed { cell, .. } => vec![*cell],
+            EventKind::Moved { from, to } => vec![*from, *to],
+            EventKind::Swapped { a, b } => vec![*a, *b],
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The desktop client, driven headless through its accessibility labels (egui_kittest):
+//! a whole game against the AI with clicks and keys, stack selection with keys 1–4, the
+//! hover preview of a push, the sandbox's place, undo and redo, tooltips, the content
+//! browser, and broken packs shown on the main menu.
+
+use std::time::{Duration, Instant};
+
+use egui::Key;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT as _, Queryable};
+use tokensmith::app::{App, Library, Settings};
+use tokensmith::content::LoadOptions;
+use tokensmith::rules::Cell;
+
+use super::support::{TempPacks, root};
+
+fn base_library() -> Library {
+    Library::load(LoadOptions {
+        only: Some(vec!["base".into()]),
+        ..LoadOptions::standard(&root().join("content"), &root().join("mods"))
+    })
+}
+
+/// The app over the base pack with instant AI moves and no animations.
+fn harness(library: Library) -> Harness<'static, App> {
+    let mut app = App::new(library);
+    app.settings = Settings {
+        animations: false,
+        ..Settings::default()
+    };
+    app.settings.ai.delay = Duration::ZERO;
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 860.0))
+        .with_max_steps(20)
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app)
+}
+
+/// Run frames until `done` holds, waiting for the AI's thread in real time.
+fn run_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done(h) {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        h.step();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn cell_label(h: &Harness<'_, App>, cell: Cell) -> String {
+    let prefix = format!("cell {cell}:");
+    h.get_by_label_contains(&prefix)
+        .accesskit_node()
+        .label()
+        .unwrap_or_default()
+}
+
+fn open_sandbox(h: &mut Harness<'_, App>) {
+    h.get_by_label("Sandbox").click();
+    h.run();
+    assert!(h.state().sandbox().is_some(), "the sandbox opens");
+}
+
+fn pick_card(h: &mut Harness<'_, App>, search: &str, name: &str) {
+    h.get_by_label("Search cards").click();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.run();
+    h.get_by_label("Search cards").type_text(search);
+    h.run();
+    h.get_by_label_contains(&format!("{name} ·")).click();
+    h.run();
+}
+
+#[test]
+fn a_whole_game_against_the_ai_is_played_with_clicks_and_keys() {
+    let mut h = harness(base_library());
+    h.run();
+    h.get_by_label("Play vs AI").click();
+    h.run();
+    h.get_by_label("Seed (optional)").click();
+    h.run();
+    h.get_by_label("Seed (optional)").type_text("7");
+    h.run();
+    h.get_by_label("Start").click();
+    h.run();
+    assert!(h.state().game().is_some(), "the game screen opens");
+    let keys = [Key::Num1, Key::Num2, Key::Num3, Key::Num4];
+    let mut human_moves = 0;
+    for turn in 0..200 {
+        let over = h.query_by_label("Play again").is_some();
+        if over {
+            break;
+        }
+        let game = h
+            .state()
+            .game()
+            .map(|g| (g.session.human_to_move(), g.session.played().len()));
+        let Some((human, before)) = game else {
+            panic!("the game screen closed");
+        };
+        if human {
+            h.key_press(keys[turn % 4]);
+            h.step();
+            assert!(
+                h.state().game().and_then(|g| g.selected()).is_some(),
+                "a key selects a stack"
+            );
+            h.get_all_by_label_contains(": empty")
+                .next()
+                .map(|n| n.click())
+                .unwrap_or_else(|| panic!("an empty cell to play on"));
+            h.step();
+            h.step();
+            // The click plays the move (and the AI, with no delay, may answer at once).
+            let after = h.state().game().map_or(0, |g| g.session.played().len());
+            assert!(after > before, "the click plays the move");
+            human_moves += 1;
+        } else {
+            run_until(&mut h, "the AI's move", |h| {
+                h.state()
+                    .game()
+                    .is_none_or(|g| g.session.played().len() > before || g.session.is_over())
+            });
+        }
+    }
+    h.step();
+    h.step();
+    assert!(
+        human_moves >= 10,
+        "the game took {human_moves} moves of ours"
+    );
+    let game = h
+        .state()
+        .game()
+        .unwrap_or_else(|| panic!("still on the game screen"));
+    assert!(game.session.is_over(), "the game ended");
+    assert!(h.query_by_label_contains(" wins").is_some() || h.query_by_label("A draw").is_some());
+    h.get_by_label("Play again").click();
+    h.run();
+    let game = h.state().game().unwrap_or_else(|| panic!("a new game"));
+    assert!(game.session.played().is_empty() && !game.session.is_over());
+}
+
+#[test]
+fn keys_one_to_four_select_stacks_and_clicking_a_card_selects_it() {
+    let mut h = harness(base_library());
+    h.run();
+    h.get_by_label("Hotseat").click();
+    h.run();
+    h.get_by_label("Start").click();
+    h.run();
+    let selected = |h: &Harness<'_, App>| h.state().game().and_then(|g| g.selected());
+    assert_eq!(selected(&h), None);
+    h.key_press(Key::Num3);
+    h.run();
+    assert_eq!(selected(&h), Some(2));
+    h.key_press(Key::Num1);
+    h.run();
+    assert_eq!(selected(&h), Some(0));
+    h.get_by_label_contains("stack 4:").click();
+    h.run();
+    assert_eq!(selected(&h), Some(3));
+}
+
+#[test]
+fn hovering_a_cell_previews_a_push_before_the_click() {
+    let mut h = harness(base_library());
+    h.run();
+    open_sandbox(&mut h);
+    // A token to push: a plain weakener at (1, 0), far from the opening cells.
+    pick_card(&mut h, "weaken_row", "Row Weakener");
+    h.get_by_label_contains("cell (1, 0): empty").click();
+    h.run();
+    assert!(
+        cell_label(&h, Cell::new(1, 0)).contains("Basic 3"),
+        "{}",
+        cell_label(&h, Cell::new(1, 0))
+    );
+    // The pusher on (0, 0) pushes it to (2, 0).
+    pick_card(&mut h, "push_row", "Row Pusher");
+    h.get_by_label_contains("cell (0, 0): empty").hover();
+    h.run();
+    let dest = cell_label(&h, Cell::new(2, 0));
+    assert!(
+        dest.contains("empty"),
+        "the board itself is unchanged: {dest}"
+    );
+    assert!(dest.contains("preview: moves here from (1, 0)"), "{dest}");
+    let placed = cell_label(&h, Cell::new(0, 0));
+    assert!(placed.contains("preview: places Resilient 2"), "{placed}");
+    // The prediction is what the click does.
+    h.get_by_label_contains("cell (0, 0): empty").click();
+    h.run();
+    assert!(cell_label(&h, Cell::new(2, 0)).contains("Basic 3"));
+    assert!(cell_label(&h, Cell::new(1, 0)).contains("empty"));
+}
+
+#[test]
+fn the_preview_reads_predicted_values_of_damage() {
+    let mut h = harness(base_library());
+    h.run();
+    open_sandbox(&mut h);
+    pick_card(&mut h, "push_column", "Column Pusher");
+    h.get_by_label_contains("cell (5, 5): empty").click();
+    h.run();
+    pick_card(&mut h, "weaken_row", "Row Weakener");
+    h.get_by_label_contains("cell (4, 5): empty").hover();
+    h.run();
+    let target = cell_label(&h, Cell::new(5, 5));
+    assert!(target.contains("preview: 2 → 1"), "{target}");
+}
+
+#[test]
+fn the_sandbox_places_undoes_and_redoes() {
+    let mut h = harness(base_library());
+    h.run();
+    open_sandbox(&mut h);
+    pick_card(&mut h, "weaken_row", "Row Weakener");
+    h.get_by_label_contains("cell (0, 5): empty").click();
+    h.run();
+    assert!(!cell_label(&h, Cell::new(0, 5)).contains("empty"));
+    h.get_by_label("Undo").click();
+    h.run();
+    assert!(
+        cell_label(&h, Cell::new(0, 5)).contains("empty"),
+        "undo takes it back"
+    );
+    h.get_by_label("Redo").click();
+    h.run();
+    assert!(
+        !cell_label(&h, Cell::new(0, 5)).contains("empty"),
+        "redo plays it again"
+    );
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run();
+    assert!(
+        cell_label(&h, Cell::new(0, 5)).contains("empty"),
+        "Ctrl+Z undoes"
+    );
+    // A new move drops the redo.
+    h.get_by_label_contains("cell (5, 0): empty").click();
+    h.run();
+    assert!(h.query_by_label("Redo").is_some());
+    assert!(!h.state().sandbox().is_some_and(|s| s.sandbox.can_redo()));
+    h.get_by_label("Reset").click();
+    h.run();
+    assert!(
+        cell_label(&h, Cell::new(5, 0)).contains("empty"),
+        "reset clears the board"
+    );
+}
+
+#[test]
+fn hovering_a_card_opens_its_tooltip_with_descriptions_and_packs() {
+    let mut h = harness(base_library());
+    h.run();
+    h.get_by_label("Hotseat").click();
+    h.run();
+    h.get_by_label("Start").click();
+    h.run();
+    h.get_by_label_contains("stack 1:").hover();
+    for _ in 0..30 {
+        h.step();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    h.run();
+    assert!(
+        h.query_by_label_contains("Lowers the tokens left and right of it by 1.")
+            .is_some(),
+        "the card's description shows"
+    );
+    assert!(
+        h.query_by_label_contains("card base:weaken_row").is_some(),
+        "and where it comes from"
+    );
+}
+
+#[test]
+fn the_browser_lists_entries_with_where_they_are_defined() {
+    let mut h = harness(base_library());
+    h.run();
+    h.get_by_label("Cards").click();
+    h.run();
+    h.get_by_label_contains("Token types (").click();
+    h.run();
+    h.get_by_label_contains("Golden  ·  base:golden").click();
+    h.run();
+    assert!(
+        h.query_by_label_contains("defined in pack 'base', content/base/token_types.yaml:")
+            .is_some()
+    );
+    assert!(h.query_by_label_contains("Income ×2").is_some());
+}
+
+#[test]
+fn a_broken_pack_shows_on_the_main_menu_and_play_is_disabled() {
+    let packs = TempPacks::new(&[
+        (
+            "broken/pack.yaml",
+            "id: broken\nname: Broken\nversion: 1.0.0\n",
+        ),
+        ("broken/cards.yaml", "cards:\n  - id: x\n    value: [\n"),
+    ]);
+    let library = Library::load(LoadOptions::standard(
+        packs.path(),
+        &packs.path().join("none"),
+    ));
+    let mut h = harness(library);
+    h.run();
+    assert!(h.query_by_label_contains("error(s)").is_some());
+    assert!(
+        h.query_by_label_contains("cards.yaml:").is_some(),
+        "the diagnostic is listed"
+    );
+    h.get_by_label("Play vs AI").click();
+    h.run();
+    assert!(
+        h.state().game().is_none(),
+        "nothing to play with broken packs"
+    );
+    assert!(h.query_by_label("Start").is_none());
+}
