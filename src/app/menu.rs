@@ -259,6 +259,7 @@ impl NewGame {
                     ui.colored_label(theme::DANGER, p);
                 }
                 ui.horizontal(|ui| {
+                    ui.add_space(((ui.available_width() - 140.0) / 2.0).max(0.0));
                     if ui.button(RichText::new("Back").size(18.0)).clicked() {
                         action = NewGameAction::Back;
                     }

@@ -377,13 +377,7 @@ impl SandboxScreen {
         let hint = self.current_hint();
         let hint_labels: Vec<(Rated, String)> = hint
             .iter()
-            .map(|r| {
-                let name = match r.mv.play {
-                    Play::Card(c) => catalog.card(c).meta.name.clone(),
-                    Play::Stack(s) => format!("stack {}", s + 1),
-                };
-                (*r, format!("{name} {:+.0}", r.value))
-            })
+            .map(|r| (*r, format!("{:+.0}", r.value)))
             .collect();
         let highlight: Vec<Cell> = match self.selected_event {
             Some((s, e)) => self
@@ -484,6 +478,30 @@ impl SandboxScreen {
 
     fn log(&mut self, ui: &mut Ui) {
         ui.add_space(6.0);
+        if self.show_hint {
+            let catalog = self.sandbox.catalog().clone();
+            ui.heading("AI hint");
+            ui.weak(format!(
+                "The evaluator's best moves for {}: the change in its evaluation.",
+                theme::seat_name(self.seat)
+            ));
+            for (rank, r) in self.current_hint().iter().enumerate() {
+                let name = match r.mv.play {
+                    Play::Card(c) => catalog.card(c).meta.name.clone(),
+                    Play::Stack(s) => format!("stack {}", s + 1),
+                };
+                ui.label(
+                    RichText::new(format!(
+                        "#{} {name} at {}: {:+.0}",
+                        rank + 1,
+                        r.mv.cell,
+                        r.value
+                    ))
+                    .color(theme::HINT),
+                );
+            }
+            ui.separator();
+        }
         ui.heading("Event log");
         ui.weak("Click an event to see what caused it.");
         let catalog = self.sandbox.catalog().clone();

@@ -319,3 +319,46 @@ fn a_broken_pack_shows_on_the_main_menu_and_play_is_disabled() {
     );
     assert!(h.query_by_label("Start").is_none());
 }
+
+#[test]
+fn the_event_log_says_which_script_line_caused_a_change() {
+    let library = Library::load(LoadOptions {
+        only: Some(vec!["base".into(), "example_scripted".into()]),
+        ..LoadOptions::standard(&root().join("content"), &root().join("mods"))
+    });
+    let mut h = harness(library);
+    h.run();
+    open_sandbox(&mut h);
+    pick_card(&mut h, "base:weaken_row", "Row Weakener");
+    h.get_by_label_contains("cell (0, 0): empty").click();
+    h.run();
+    pick_card(&mut h, "scripted", "Scripted Row Weakener");
+    h.get_by_label_contains("cell (1, 0): empty").click();
+    h.run();
+    assert!(cell_label(&h, Cell::new(0, 0)).contains("Basic 2"), "the script damaged it");
+    h.get_by_label_contains("damaged (0, 0) by 1 to 2").click();
+    h.run();
+    assert!(
+        h.query_by_label_contains("Script example_scripted/scripts/scripted_weaken.lua, line 11")
+            .is_some(),
+        "the cause names the script and line"
+    );
+    assert!(h.query_by_label_contains("ctx:damage(x, y, 1)").is_some(), "and shows the line");
+    // A card's placement names the card and where it is defined.
+    h.get_by_label_contains("placed seat 1 basic 3 at (0, 0)").click();
+    h.run();
+    assert!(h.query_by_label("Card: Row Weakener").is_some());
+    assert!(h.query_by_label_contains("card base:weaken_row · content/base/cards.yaml:").is_some());
+}
+
+#[test]
+fn the_sandbox_hint_ranks_moves_on_the_board() {
+    let mut h = harness(base_library());
+    h.run();
+    open_sandbox(&mut h);
+    pick_card(&mut h, "weaken_row", "Row Weakener");
+    h.get_by_label("AI hint").click();
+    h.run();
+    assert!(h.query_by_label_contains("#1 Row Weakener at").is_some());
+    assert!(h.query_by_label_contains("#5 Row Weakener at").is_some(), "five moves ranked");
+}
