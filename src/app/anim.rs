@@ -92,6 +92,9 @@ impl Animation {
     }
 
     fn position(&self) -> (usize, f32) {
+        if self.done() {
+            return (self.steps.len(), 1.0);
+        }
         let elapsed = self.began.elapsed().as_secs_f32();
         let step = self.step.as_secs_f32().max(1e-6);
         let index = (elapsed / step).floor();
@@ -237,5 +240,54 @@ fn apply(cells: &mut Vec<(Cell, Token)>, kind: &EventKind) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::LoadOptions;
+    use crate::rules::{Engine, NoHooks};
+
+    /// Played to its end, an animation shows exactly the board the engine left, for
+    /// every move of a whole game.
+    #[test]
+    fn a_finished_animation_shows_the_board_after_the_move() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let loaded = crate::content::load(&LoadOptions {
+            only: Some(vec!["base".into()]),
+            ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
+        });
+        let Some(catalog) = loaded.catalog else {
+            panic!("{:?}", loaded.diagnostics)
+        };
+        let engine = Engine::new(&catalog, &NoHooks);
+        for deck in &catalog.decks {
+            let mut events = Vec::new();
+            let mut state = engine
+                .new_game([&deck.stacks, &deck.stacks], 3, &mut events)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut n = 0usize;
+            while !state.is_over() {
+                let moves = engine.legal_moves(&state);
+                let Some(&mv) = moves.get(n * 7 % moves.len().max(1)) else {
+                    break;
+                };
+                let before = state.board().clone();
+                events.clear();
+                engine
+                    .play(&mut state, mv, &mut events)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let anim = Animation::new(&before, &events, Duration::ZERO);
+                let mut shown: Vec<(Cell, Token)> =
+                    anim.pieces().iter().map(|p| (p.to, p.token)).collect();
+                let mut after: Vec<(Cell, Token)> = state.board().tokens().collect();
+                shown.sort_by_key(|(c, _)| *c);
+                after.sort_by_key(|(c, _)| *c);
+                assert_eq!(shown, after, "move {n} of deck {}", deck.meta.id);
+                n += 1;
+            }
+            assert!(n > 10, "{} moves", n);
+        }
     }
 }

@@ -186,7 +186,7 @@ impl GameScreen {
                 self.selected = u8::try_from(d).ok();
             }
         }
-        if space {
+        if space || ui.input(|i| i.pointer.any_click()) {
             self.animation = None;
         }
         if esc {

@@ -306,7 +306,9 @@ impl Session {
         let seed = self.setup.seed
             ^ u64::from(self.state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ u64::from(seat.number());
-        let spawned = std::thread::Builder::new()
+        // If the thread cannot start, the sender is dropped with it and the next poll
+        // reports "the AI stopped without a move".
+        let _ = std::thread::Builder::new()
             .name("tokensmith-ai".into())
             .spawn(move || {
                 let hooks = ai::hooks_for(&catalog);
@@ -319,9 +321,6 @@ impl Session {
                 // The receiver may be gone (a new game, a concession): nothing to do then.
                 let _ = tx.send(agent.choose(&engine, &obs));
             });
-        if spawned.is_err() {
-            // Without a thread the receiver reports a disconnection, shown as an error.
-        }
         Thinking {
             seat,
             since: Instant::now(),

@@ -335,7 +335,10 @@ fn the_event_log_says_which_script_line_caused_a_change() {
     pick_card(&mut h, "scripted", "Scripted Row Weakener");
     h.get_by_label_contains("cell (1, 0): empty").click();
     h.run();
-    assert!(cell_label(&h, Cell::new(0, 0)).contains("Basic 2"), "the script damaged it");
+    assert!(
+        cell_label(&h, Cell::new(0, 0)).contains("Basic 2"),
+        "the script damaged it"
+    );
     h.get_by_label_contains("damaged (0, 0) by 1 to 2").click();
     h.run();
     assert!(
@@ -343,12 +346,19 @@ fn the_event_log_says_which_script_line_caused_a_change() {
             .is_some(),
         "the cause names the script and line"
     );
-    assert!(h.query_by_label_contains("ctx:damage(x, y, 1)").is_some(), "and shows the line");
+    assert!(
+        h.query_by_label_contains("ctx:damage(x, y, 1)").is_some(),
+        "and shows the line"
+    );
     // A card's placement names the card and where it is defined.
-    h.get_by_label_contains("placed seat 1 basic 3 at (0, 0)").click();
+    h.get_by_label_contains("placed seat 1 basic 3 at (0, 0)")
+        .click();
     h.run();
     assert!(h.query_by_label("Card: Row Weakener").is_some());
-    assert!(h.query_by_label_contains("card base:weaken_row · content/base/cards.yaml:").is_some());
+    assert!(
+        h.query_by_label_contains("card base:weaken_row · content/base/cards.yaml:")
+            .is_some()
+    );
 }
 
 #[test]
@@ -360,5 +370,8 @@ fn the_sandbox_hint_ranks_moves_on_the_board() {
     h.get_by_label("AI hint").click();
     h.run();
     assert!(h.query_by_label_contains("#1 Row Weakener at").is_some());
-    assert!(h.query_by_label_contains("#5 Row Weakener at").is_some(), "five moves ranked");
+    assert!(
+        h.query_by_label_contains("#5 Row Weakener at").is_some(),
+        "five moves ranked"
+    );
 }
