@@ -34,7 +34,12 @@ pub fn fresh_seed() -> u64 {
 }
 
 /// Draw the main menu; the choice made this frame.
-pub fn main_menu(ui: &mut Ui, library: &Library, error: Option<&str>) -> Option<MenuChoice> {
+pub fn main_menu(
+    ui: &mut Ui,
+    library: &Library,
+    error: Option<&str>,
+    live: Option<&str>,
+) -> Option<MenuChoice> {
     let mut choice = None;
     egui::CentralPanel::default_margins().show(ui, |ui| {
         ui.with_layout(Layout::top_down(Align::Center), |ui| {
@@ -43,7 +48,7 @@ pub fn main_menu(ui: &mut Ui, library: &Library, error: Option<&str>) -> Option<
             ui.label(RichText::new("a token-placement duel").size(16.0).weak());
             ui.add_space(24.0);
             let ready = library.catalog.is_some();
-            let why = "The packs have errors: fix them (listed below) and restart.";
+            let why = "The packs have errors: fix them (listed below); with live reload on, saving the fix is enough.";
             let big = |text: &str| {
                 egui::Button::new(RichText::new(text).size(20.0)).min_size(vec2(240.0, 40.0))
             };
@@ -72,6 +77,10 @@ pub fn main_menu(ui: &mut Ui, library: &Library, error: Option<&str>) -> Option<
             }
             ui.add_space(16.0);
             packs(ui, library);
+            if let Some(live) = live {
+                ui.add_space(6.0);
+                ui.weak(live);
+            }
         });
     });
     choice

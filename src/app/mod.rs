@@ -39,6 +39,28 @@ pub struct Library {
     pub diagnostics: Vec<Diagnostic>,
     /// The packs found, in load order.
     pub packs: Vec<PackInfo>,
+    /// What the last live reload did, when one happened.
+    pub reload: Option<ReloadStatus>,
+}
+
+/// The outcome of the last live reload, as the sandbox shows it.
+#[derive(Clone, Debug, Default)]
+pub struct ReloadStatus {
+    /// Whether the new content loaded cleanly (and is now in use).
+    pub ok: bool,
+    /// The one-line summary with the time the load took.
+    pub summary: String,
+    /// From the save to the new content being used.
+    pub latency: std::time::Duration,
+    /// What changed, entry by entry.
+    pub changes: Vec<crate::reload::Change>,
+    /// What the sandbox's game uses that the new content lacks (the game then stays on
+    /// the old content until reset).
+    pub lost: Vec<crate::rules::Lost>,
+    /// The new content the sandbox could not take, for "reset with the new content".
+    pub waiting: Option<Arc<Catalog>>,
+    /// The files whose change caused it.
+    pub paths: Vec<PathBuf>,
 }
 
 impl Library {
@@ -51,6 +73,7 @@ impl Library {
             catalog: loaded.catalog.map(Arc::new),
             diagnostics: loaded.diagnostics,
             packs: loaded.packs,
+            reload: None,
         }
     }
 
@@ -82,6 +105,15 @@ impl Default for Settings {
     }
 }
 
+/// Live reload: off, asked for (it starts with the first frame, which knows the
+/// context to wake), or running.
+enum Live {
+    Off,
+    Wanted(std::time::Duration),
+    On(crate::reload::Watcher),
+    Failed(String),
+}
+
 /// The screen shown.
 enum Screen {
     Menu,
@@ -99,6 +131,7 @@ pub struct App {
     pub settings: Settings,
     settings_open: bool,
     fonts_ready: bool,
+    live: Live,
     quit: bool,
     error: Option<String>,
 }
@@ -113,6 +146,7 @@ impl App {
             settings: Settings::default(),
             settings_open: false,
             fonts_ready: false,
+            live: Live::Off,
             quit: false,
             error: None,
         }
@@ -122,6 +156,66 @@ impl App {
     #[must_use]
     pub fn library(&self) -> &Library {
         &self.library
+    }
+
+    /// Watch the pack folders and apply changes while running, debouncing saves by
+    /// `debounce`. The watch starts with the next frame.
+    pub fn enable_live_reload(&mut self, debounce: std::time::Duration) {
+        self.live = Live::Wanted(debounce);
+    }
+
+    /// Whether the pack folders are being watched.
+    #[must_use]
+    pub fn watching(&self) -> bool {
+        matches!(self.live, Live::On(_))
+    }
+
+    fn poll_reload(&mut self, ui: &Ui) {
+        if let Live::Wanted(debounce) = self.live {
+            let ctx = ui.ctx().clone();
+            self.live = match crate::reload::Watcher::start(
+                self.library.options.clone(),
+                debounce,
+                move || ctx.request_repaint(),
+            ) {
+                Ok(w) => Live::On(w),
+                Err(e) => Live::Failed(e),
+            };
+        }
+        let Live::On(watcher) = &self.live else {
+            return;
+        };
+        let Some(reload) = watcher.latest() else {
+            return;
+        };
+        self.apply_reload(reload);
+    }
+
+    fn apply_reload(&mut self, reload: crate::reload::Reload) {
+        let summary = reload.summary();
+        let mut status = ReloadStatus {
+            ok: reload.loaded.catalog.is_some(),
+            summary,
+            paths: reload.paths,
+            ..ReloadStatus::default()
+        };
+        self.library.diagnostics = reload.loaded.diagnostics;
+        if let Some(new) = reload.loaded.catalog {
+            let new = Arc::new(new);
+            if let Some(old) = &self.library.catalog {
+                status.changes = crate::reload::diff(old, &new);
+            }
+            self.library.catalog = Some(Arc::clone(&new));
+            self.library.packs = reload.loaded.packs;
+            if let Screen::Sandbox(s) = &mut self.screen
+                && let Err(lost) = s.sandbox.adopt(Arc::clone(&new))
+            {
+                status.lost = lost;
+                status.waiting = Some(new);
+            }
+        }
+        status.latency = reload.seen.elapsed();
+        self.library.reload = Some(status);
     }
 
     /// Whether Quit was chosen.
@@ -154,6 +248,7 @@ impl App {
             theme::install_fonts(ui.ctx());
             self.fonts_ready = true;
         }
+        self.poll_reload(ui);
         let settings = self.settings;
         let next = match &mut self.screen {
             Screen::Menu => self.menu_frame(ui),
@@ -171,7 +266,19 @@ impl App {
                     self.start_game(setup)
                 }
             },
-            Screen::Sandbox(sandbox) => sandbox.show(ui).then_some(Screen::Menu),
+            Screen::Sandbox(sandbox) => match sandbox.show(ui, &mut self.library.reload) {
+                sandbox::SandboxAction::Stay => None,
+                sandbox::SandboxAction::Menu => Some(Screen::Menu),
+                sandbox::SandboxAction::Restart(catalog) => {
+                    match Sandbox::new(catalog, crate::rules::DeckId(0), menu::fresh_seed()) {
+                        Ok(s) => Some(Screen::Sandbox(Box::new(SandboxScreen::new(s)))),
+                        Err(e) => {
+                            self.error = Some(e);
+                            Some(Screen::Menu)
+                        }
+                    }
+                }
+            },
             Screen::Browser(browser) => match &self.library.catalog {
                 Some(catalog) => browser.show(ui, catalog).then_some(Screen::Menu),
                 None => Some(Screen::Menu),
@@ -196,8 +303,22 @@ impl App {
         }
     }
 
+    /// The live-reload state in words, for the main menu.
+    fn live_status(&self) -> Option<String> {
+        match &self.live {
+            Live::Off | Live::Wanted(_) => None,
+            Live::On(w) => {
+                let folders: Vec<String> =
+                    w.folders.iter().map(|f| f.display().to_string()).collect();
+                Some(format!("Live reload: watching {}", folders.join(", ")))
+            }
+            Live::Failed(e) => Some(format!("Live reload is off: {e}")),
+        }
+    }
+
     fn menu_frame(&mut self, ui: &mut Ui) -> Option<Screen> {
-        let choice = menu::main_menu(ui, &self.library, self.error.as_deref());
+        let live = self.live_status();
+        let choice = menu::main_menu(ui, &self.library, self.error.as_deref(), live.as_deref());
         let catalog = self.library.catalog.clone();
         match choice? {
             menu::MenuChoice::PlayAi => Some(Screen::NewGame(NewGame::new(&self.library, true))),
@@ -259,6 +380,8 @@ impl eframe::App for App {
 /// Open the client window over the packs in `content` and `mods`.
 pub fn run(content: PathBuf, mods: PathBuf) -> anyhow::Result<()> {
     let library = Library::load(LoadOptions::standard(&content, &mods));
+    let mut app = App::new(library);
+    app.enable_live_reload(crate::reload::DEBOUNCE);
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("Tokensmith")
@@ -271,7 +394,7 @@ pub fn run(content: PathBuf, mods: PathBuf) -> anyhow::Result<()> {
         options,
         Box::new(move |cc| {
             cc.egui_ctx.set_theme(egui::Theme::Dark);
-            Ok(Box::new(App::new(library)))
+            Ok(Box::new(app))
         }),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))

@@ -31,6 +31,25 @@ pub struct Step {
     pub events: Vec<Event>,
     /// The state after it.
     pub after: GameState,
+    /// The content it was played with (its events' ids are that catalog's).
+    pub catalog: Arc<Catalog>,
+}
+
+/// What re-playing the sandbox's moves under new content gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// The first move (1-based) whose events differ, if any.
+    pub first_difference: Option<usize>,
+    /// That move's events before and after, in words.
+    pub before: Vec<String>,
+    /// The same move's events under the new content.
+    pub after: Vec<String>,
+    /// Moves the new content refuses (1-based, with why): the replay stops there.
+    pub refused: Option<(usize, String)>,
+    /// Final scores before and after.
+    pub scores: [[i64; 2]; 2],
+    /// Cells whose final token differs.
+    pub cells: Vec<Cell>,
 }
 
 /// The sandbox's game: a start, the moves played, and how many of them are applied.
@@ -39,6 +58,7 @@ pub struct Sandbox {
     hooks: Box<dyn Hooks>,
     start: GameState,
     opening: Vec<Event>,
+    opening_catalog: Arc<Catalog>,
     steps: Vec<Step>,
     applied: usize,
 }
@@ -58,6 +78,7 @@ impl Sandbox {
             .new_game([&stacks, &stacks], seed, &mut opening)
             .map_err(|e| e.to_string())?;
         Ok(Sandbox {
+            opening_catalog: Arc::clone(&catalog),
             catalog,
             hooks,
             start,
@@ -100,6 +121,15 @@ impl Sandbox {
         &self.opening
     }
 
+    /// The content the events of step `step` were made with (`usize::MAX`: the opening).
+    #[must_use]
+    pub fn catalog_of(&self, step: usize) -> &Arc<Catalog> {
+        if step == usize::MAX {
+            return &self.opening_catalog;
+        }
+        self.steps().get(step).map_or(&self.catalog, |s| &s.catalog)
+    }
+
     /// The move that plays `card` for `seat` on `cell`.
     #[must_use]
     pub fn move_for(seat: Seat, card: CardId, cell: Cell) -> Move {
@@ -130,7 +160,13 @@ impl Sandbox {
             .play(&mut after, mv, &mut events)
             .map_err(|e| e.to_string())?;
         self.steps.truncate(self.applied);
-        self.steps.push(Step { mv, events, after });
+        let catalog = Arc::clone(&self.catalog);
+        self.steps.push(Step {
+            mv,
+            events,
+            after,
+            catalog,
+        });
         self.applied += 1;
         Ok(&self.steps[self.applied - 1])
     }
@@ -161,6 +197,102 @@ impl Sandbox {
     #[must_use]
     pub fn can_redo(&self) -> bool {
         self.applied < self.steps.len()
+    }
+
+    /// Carry the whole sandbox (start, every move, undo and redo) over to `catalog`,
+    /// matching cards and token types by `pack:id`. When something it uses is gone,
+    /// nothing changes and the list says what.
+    pub fn adopt(&mut self, catalog: Arc<Catalog>) -> Result<(), Vec<crate::rules::Lost>> {
+        let old = &self.catalog;
+        let start = crate::rules::remap(&self.start, old, &catalog)?;
+        let mut states = Vec::with_capacity(self.steps.len());
+        for step in &self.steps {
+            states.push(crate::rules::remap(&step.after, &step.catalog, &catalog)?);
+        }
+        for (step, after) in self.steps.iter_mut().zip(states) {
+            step.after = after;
+            if let Play::Card(c) = step.mv.play
+                && let Some(n) = crate::rules::IdMap::new(&step.catalog, &catalog).card(c)
+            {
+                step.mv.play = Play::Card(n);
+            }
+        }
+        self.start = start;
+        self.hooks = ai::hooks_for(&catalog);
+        self.catalog = catalog;
+        Ok(())
+    }
+
+    /// Play the applied moves again from the start under the content now loaded, and
+    /// say where the outcome differs from what was played. Nothing changes.
+    #[must_use]
+    pub fn replay(&self) -> Replay {
+        let engine = self.engine();
+        let mut state = self.start.clone();
+        let mut report = Replay {
+            first_difference: None,
+            before: Vec::new(),
+            after: Vec::new(),
+            refused: None,
+            scores: [[0; 2]; 2],
+            cells: Vec::new(),
+        };
+        for (n, step) in self.steps().iter().enumerate() {
+            state.set_turn(step.mv.seat);
+            let mut events = Vec::new();
+            if let Err(e) = engine.play(&mut state, step.mv, &mut events) {
+                report.refused = Some((n + 1, e.to_string()));
+                break;
+            }
+            let old: Vec<String> = step
+                .events
+                .iter()
+                .map(|e| describe::event(&step.catalog, e))
+                .collect();
+            let new: Vec<String> = events
+                .iter()
+                .map(|e| describe::event(&self.catalog, e))
+                .collect();
+            if report.first_difference.is_none() && old != new {
+                report.first_difference = Some(n + 1);
+                report.before = old;
+                report.after = new;
+            }
+        }
+        let last = self.state();
+        report.scores = [
+            [last.score(Seat::One), last.score(Seat::Two)],
+            [state.score(Seat::One), state.score(Seat::Two)],
+        ];
+        let cells: Vec<Cell> = last
+            .board()
+            .tokens()
+            .map(|(c, _)| c)
+            .chain(state.board().tokens().map(|(c, _)| c))
+            .collect();
+        for c in cells {
+            let differs = match (last.board().get(c), state.board().get(c)) {
+                (Some(a), Some(b)) => a.value != b.value || a.seat != b.seat || a.kind != b.kind,
+                (None, None) => false,
+                _ => true,
+            };
+            if differs && !report.cells.contains(&c) {
+                report.cells.push(c);
+            }
+        }
+        report
+    }
+
+    /// Replace the game with its replay under the content now loaded (after
+    /// [`Sandbox::replay`]): the moves the new content accepts, played again.
+    pub fn adopt_replay(&mut self) {
+        let moves: Vec<Move> = self.steps().iter().map(|s| s.mv).collect();
+        self.reset();
+        for mv in moves {
+            if self.play(mv).is_err() {
+                break;
+            }
+        }
     }
 
     /// Back to the start, forgetting every move.
@@ -198,6 +330,16 @@ impl Sandbox {
     }
 }
 
+/// What the sandbox screen asks of the app.
+pub enum SandboxAction {
+    /// Stay.
+    Stay,
+    /// Back to the main menu.
+    Menu,
+    /// Start a fresh sandbox with this content (after a reload it could not adopt).
+    Restart(Arc<Catalog>),
+}
+
 /// The sandbox screen.
 pub struct SandboxScreen {
     /// The game.
@@ -210,6 +352,7 @@ pub struct SandboxScreen {
     preview: Option<((Move, usize), Result<Preview, String>)>,
     selected_event: Option<(usize, usize)>,
     message: Option<String>,
+    replay: Option<Replay>,
 }
 
 impl SandboxScreen {
@@ -227,6 +370,7 @@ impl SandboxScreen {
             preview: None,
             selected_event: None,
             message: None,
+            replay: None,
         }
     }
 
@@ -236,9 +380,10 @@ impl SandboxScreen {
         self.card
     }
 
-    /// Draw the screen; returns true when the user asks for the main menu.
-    pub fn show(&mut self, ui: &mut Ui) -> bool {
+    /// Draw the screen, with the last live reload's outcome.
+    pub fn show(&mut self, ui: &mut Ui, reload: &mut Option<super::ReloadStatus>) -> SandboxAction {
         let mut leave = false;
+        let mut action = SandboxAction::Stay;
         self.keys(ui);
         egui::Panel::top("sandbox-bar").show(ui, |ui| {
             ui.add_space(4.0);
@@ -303,8 +448,105 @@ impl SandboxScreen {
             .resizable(true)
             .default_size(330.0)
             .show(ui, |ui| self.log(ui));
+        if let Some(status) = reload.as_ref() {
+            egui::Panel::bottom("reload")
+                .resizable(true)
+                .default_size(130.0)
+                .show(ui, |ui| {
+                    if let Some(a) = self.reload_panel(ui, status) {
+                        action = a;
+                    }
+                });
+            if action_dismisses(&action) {
+                *reload = None;
+            }
+        }
         egui::CentralPanel::default_margins().show(ui, |ui| self.board(ui));
-        leave
+        if leave {
+            return SandboxAction::Menu;
+        }
+        action
+    }
+
+    fn reload_panel(&mut self, ui: &mut Ui, status: &super::ReloadStatus) -> Option<SandboxAction> {
+        let mut action = None;
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            ui.horizontal(|ui| {
+                let (colour, head) = if !status.ok {
+                    (
+                        theme::DANGER,
+                        "Reload failed — the last good content is still running",
+                    )
+                } else if status.lost.is_empty() {
+                    (Color32::from_rgb(120, 220, 120), "Reloaded")
+                } else {
+                    (
+                        theme::PREVIEW,
+                        "New content loaded, but this game still uses the old",
+                    )
+                };
+                ui.label(RichText::new(head).strong().color(colour));
+                ui.label(format!(
+                    "{} · applied {} ms after the save",
+                    status.summary,
+                    status.latency.as_millis()
+                ));
+            });
+            if !status.paths.is_empty() {
+                let names: Vec<String> = status
+                    .paths
+                    .iter()
+                    .map(|p| theme::short_path(&p.display().to_string()))
+                    .collect();
+                ui.weak(format!("changed: {}", names.join(", ")));
+            }
+            if !status.ok {
+                ui.weak("Fix the file and save: this clears by itself.");
+            }
+            for c in &status.changes {
+                ui.label(RichText::new(c.to_string()).monospace());
+            }
+            if status.ok && status.changes.is_empty() {
+                ui.weak("No entry changed.");
+            }
+            if !status.lost.is_empty() {
+                ui.label(
+                    RichText::new("The new content no longer has what this game uses:")
+                        .color(theme::PREVIEW),
+                );
+                for l in &status.lost {
+                    ui.label(format!("• {l}"));
+                }
+                if let Some(new) = &status.waiting
+                    && ui
+                        .button("Reset the sandbox with the new content")
+                        .clicked()
+                {
+                    action = Some(SandboxAction::Restart(Arc::clone(new)));
+                }
+            }
+            if status.ok && status.lost.is_empty() && !self.sandbox.steps().is_empty() {
+                ui.horizontal(|ui| {
+                    if ui
+                        .button("Replay with new rules")
+                        .on_hover_text(
+                            "Play this sandbox's moves again from the start under the new content",
+                        )
+                        .clicked()
+                    {
+                        self.replay = Some(self.sandbox.replay());
+                    }
+                    if self.replay.is_some() && ui.button("Keep the replayed game").clicked() {
+                        self.sandbox.adopt_replay();
+                        self.replay = None;
+                    }
+                });
+            }
+            if let Some(r) = &self.replay {
+                replay_report(ui, r);
+            }
+        });
+        action
     }
 
     fn keys(&mut self, ui: &Ui) {
@@ -513,8 +755,9 @@ impl SandboxScreen {
                 let opening = self.sandbox.opening();
                 if !opening.is_empty() {
                     ui.strong("Opening");
+                    let made_with = self.sandbox.catalog_of(usize::MAX);
                     for (i, e) in opening.iter().enumerate() {
-                        let text = describe::event(&catalog, e);
+                        let text = describe::event(made_with, e);
                         let sel = self.selected_event == Some((usize::MAX, i));
                         if ui.selectable_label(sel, text).clicked() {
                             clicked = Some((usize::MAX, i));
@@ -538,7 +781,7 @@ impl SandboxScreen {
                         .color(theme::seat_color(step.mv.seat)),
                     );
                     for (i, e) in step.events.iter().enumerate() {
-                        let text = describe::event(&catalog, e);
+                        let text = describe::event(&step.catalog, e);
                         let sel = self.selected_event == Some((n, i));
                         if ui.selectable_label(sel, text).clicked() {
                             clicked = Some((n, i));
@@ -554,9 +797,65 @@ impl SandboxScreen {
             };
         }
         ui.separator();
-        if let Some(e) = self.selected_event.and_then(|(s, i)| self.event(s, i)) {
-            cause_details(ui, &catalog, e);
+        if let Some((s, i)) = self.selected_event
+            && let Some(e) = self.event(s, i)
+        {
+            cause_details(ui, self.sandbox.catalog_of(s), e);
         }
+    }
+}
+
+fn action_dismisses(action: &SandboxAction) -> bool {
+    matches!(action, SandboxAction::Restart(_))
+}
+
+/// What a replay under new content found.
+fn replay_report(ui: &mut Ui, r: &Replay) {
+    let names = |s: [i64; 2]| {
+        format!(
+            "{} {} – {} {}",
+            theme::seat_name(Seat::One),
+            s[0],
+            s[1],
+            theme::seat_name(Seat::Two)
+        )
+    };
+    match r.first_difference {
+        None if r.refused.is_none() => {
+            ui.label("Replayed: every move does exactly what it did.");
+        }
+        None => {}
+        Some(n) => {
+            ui.label(
+                RichText::new(format!("Move {n} now plays differently:")).color(theme::PREVIEW),
+            );
+            ui.horizontal_top(|ui| {
+                ui.vertical(|ui| {
+                    ui.strong("before");
+                    for e in &r.before {
+                        ui.small(e);
+                    }
+                });
+                ui.vertical(|ui| {
+                    ui.strong("now");
+                    for e in &r.after {
+                        ui.small(e);
+                    }
+                });
+            });
+        }
+    }
+    if let Some((n, why)) = &r.refused {
+        ui.colored_label(theme::DANGER, format!("Move {n} is refused now: {why}"));
+    }
+    ui.label(format!(
+        "Final score: {} before, {} now",
+        names(r.scores[0]),
+        names(r.scores[1])
+    ));
+    if !r.cells.is_empty() {
+        let cells: Vec<String> = r.cells.iter().map(ToString::to_string).collect();
+        ui.label(format!("Cells that end differently: {}", cells.join(" ")));
     }
 }
 

@@ -33,8 +33,12 @@ pub enum Command {
     /// Exit 0 when clean or warnings only, 1 on errors.
     Validate {
         /// Print one JSON object instead of text.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "watch")]
         json: bool,
+        /// Keep watching the pack folders: after every change, print the diagnostics
+        /// and a line starting with `reloaded` or `error`, with the time taken.
+        #[arg(long)]
+        watch: bool,
     },
     /// Run scenario files and report each as pass or fail.
     /// Exit 0 when all pass, 1 on a failure, 2 when a scenario cannot be read.
@@ -115,7 +119,8 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     };
     match command {
         Command::Simulate(args) => simulate(cli, args),
-        Command::Validate { json } => validate(cli, *json),
+        Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
+        Command::Validate { json, .. } => validate(cli, *json),
         Command::Scenario { files, events } => quiet_pipe(run_scenarios(cli, files, *events)),
         Command::Schema { out } => {
             write_schemas(out)?;
@@ -151,17 +156,55 @@ fn validate(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// `validate --watch`: validate, then again after every change, until interrupted.
+fn validate_watch(cli: &Cli) -> std::io::Result<ExitCode> {
+    let options = LoadOptions::standard(&cli.content, &cli.mods);
+    let started = std::time::Instant::now();
+    let loaded = crate::script::load(&options);
+    let mut out = std::io::stdout().lock();
+    for d in &loaded.diagnostics {
+        writeln!(out, "{d}")?;
+    }
+    let verb = if loaded.catalog.is_some() {
+        "loaded"
+    } else {
+        "error"
+    };
+    writeln!(
+        out,
+        "{verb} in {} ms: {}",
+        started.elapsed().as_millis(),
+        loaded.summary()
+    )?;
+    let watcher = match crate::reload::Watcher::start(options, crate::reload::DEBOUNCE, || {}) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let folders: Vec<String> = watcher
+        .folders
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    writeln!(out, "watching {} (Ctrl+C stops)", folders.join(", "))?;
+    out.flush()?;
+    loop {
+        if let Some(reload) = watcher.wait(std::time::Duration::from_secs(3600)) {
+            for d in &reload.loaded.diagnostics {
+                writeln!(out, "{d}")?;
+            }
+            writeln!(out, "{}", reload.summary())?;
+            out.flush()?;
+        }
+    }
+}
+
 /// One line on a load: packs and cards loaded, errors and warnings.
 #[must_use]
 pub fn summary(loaded: &Loaded) -> String {
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    let mut parts = vec![plural(loaded.packs.len(), "pack")];
-    if let Some(c) = &loaded.catalog {
-        parts.push(plural(c.cards.len(), "card"));
-    }
-    parts.push(plural(loaded.error_count(), "error"));
-    parts.push(plural(loaded.warning_count(), "warning"));
-    parts.join(", ")
+    loaded.summary()
 }
 
 fn validation_json(loaded: &Loaded) -> serde_json::Value {

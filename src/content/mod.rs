@@ -78,6 +78,19 @@ impl Loaded {
     pub fn warning_count(&self) -> usize {
         self.diagnostics.len() - self.error_count()
     }
+
+    /// One line on the load: `2 packs, 48 cards, 0 errors, 0 warnings`.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        let mut parts = vec![plural(self.packs.len(), "pack")];
+        if let Some(c) = &self.catalog {
+            parts.push(plural(c.cards.len(), "card"));
+        }
+        parts.push(plural(self.error_count(), "error"));
+        parts.push(plural(self.warning_count(), "warning"));
+        parts.join(", ")
+    }
 }
 
 /// The files read during a load; entries refer to them by index.

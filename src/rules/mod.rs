@@ -13,6 +13,7 @@ mod engine;
 mod event;
 mod hooks;
 mod ids;
+mod remap;
 mod state;
 
 pub use board::{Board, Token};
@@ -26,4 +27,5 @@ pub use engine::{DeckError, Engine, Move, MoveError, Play};
 pub use event::{Cause, Event, EventKind, RemoveReason};
 pub use hooks::{HookError, Hooks, NoHooks};
 pub use ids::{AbilityId, AreaId, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId};
+pub use remap::{IdMap, Lost, remap};
 pub use state::{GameState, GameView, Outcome, SeatState, Stack};

@@ -6,6 +6,7 @@
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `cli`: the command line's output formats and exit codes.
 //! - `client`: the desktop client driven through its accessibility labels.
+//! - `reload`: live reload of packs, and the sandbox keeping its game across one.
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 
@@ -15,6 +16,7 @@ mod client;
 mod diagnostics;
 mod packs;
 mod properties;
+mod reload;
 mod scenarios;
 mod scripts;
 mod support;

@@ -1,0 +1,344 @@
+//! What changed between two catalogs, entry by entry and field by field, matched by
+//! `pack:id`: the summary a tester reads after each reload.
+
+use crate::rules::{Amount, Area, Catalog, Effect, Side, TokenTypeDef};
+
+/// How an entry changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// New in the new content.
+    Added,
+    /// Gone from the new content.
+    Removed,
+    /// Present in both with these fields different.
+    Changed(Vec<FieldChange>),
+}
+
+/// One field's old and new value, in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldChange {
+    /// The field (`value`, `aura`, …).
+    pub field: &'static str,
+    /// Before.
+    pub old: String,
+    /// After.
+    pub new: String,
+}
+
+/// One entry that changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// `card`, `ability`, `token type`, `area`, `deck` or `rules`.
+    pub section: &'static str,
+    /// `pack:id` (or `rules`).
+    pub key: String,
+    /// What happened to it.
+    pub kind: ChangeKind,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            ChangeKind::Added => write!(f, "{} {} added", self.section, self.key),
+            ChangeKind::Removed => write!(f, "{} {} removed", self.section, self.key),
+            ChangeKind::Changed(fields) => {
+                write!(f, "{} {}: ", self.section, self.key)?;
+                for (i, c) in fields.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{} {} → {}", c.field, c.old, c.new)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+type Fields = Vec<(&'static str, String)>;
+
+fn area(a: &Area) -> String {
+    let offsets: Vec<String> = a.offsets.iter().map(ToString::to_string).collect();
+    format!("[{}]", offsets.join(" "))
+}
+
+fn kind_key(c: &Catalog, id: crate::rules::TokenTypeId) -> String {
+    c.token_types
+        .get(id.index())
+        .map_or_else(|| "?".to_string(), |t| t.meta.key())
+}
+
+fn effect(c: &Catalog, e: &Effect) -> String {
+    let side = |s: &Side| match s {
+        Side::Mover => "self",
+        Side::Opponent => "opponent",
+    };
+    match e {
+        Effect::Damage {
+            amount: Amount::Fixed(n),
+        } => format!("damage {n}"),
+        Effect::Damage {
+            amount: Amount::FriendlyInArea,
+        } => "damage friendly_in_area".to_string(),
+        Effect::Spawn { owner, value, kind } => {
+            format!("spawn {} {} for {}", kind_key(c, *kind), value, side(owner))
+        }
+        Effect::ExtraTurn { player, area_full } => format!(
+            "extra_turn for {}{}",
+            side(player),
+            if *area_full {
+                " if the area is full"
+            } else {
+                ""
+            }
+        ),
+        Effect::Transform { into, max_value } => match max_value {
+            Some(m) => format!("transform into {} (value ≤ {m})", kind_key(c, *into)),
+            None => format!("transform into {}", kind_key(c, *into)),
+        },
+        Effect::NextTokenBonus { amount } => format!("next_token_bonus {amount}"),
+        Effect::Script(s) => c
+            .scripts
+            .get(s.index())
+            .map_or_else(|| "script".into(), |s| format!("script {}", s.path)),
+        other => other.name().to_string(),
+    }
+}
+
+fn token_fields(c: &Catalog, t: &TokenTypeDef) -> Fields {
+    let aura = t.aura.as_ref().map_or_else(
+        || "none".to_string(),
+        |a| format!("{:+} to {:?} in {}", a.income, a.to, area(&a.area)).to_lowercase(),
+    );
+    let turret = t.between_turns.as_ref().map_or_else(
+        || "none".to_string(),
+        |b| {
+            let d: Vec<String> = b.directions.iter().map(ToString::to_string).collect();
+            format!("damage {} towards {}", b.amount, d.join(" "))
+        },
+    );
+    let destroyed = t.on_destroyed.as_ref().map_or_else(
+        || "none".to_string(),
+        |b| format!("become {} {}", kind_key(c, b.kind), b.value),
+    );
+    let script = t
+        .script
+        .and_then(|s| c.scripts.get(s.index()))
+        .map_or_else(|| "none".to_string(), |s| s.path.clone());
+    vec![
+        ("name", t.meta.name.clone()),
+        ("description", t.meta.description.clone()),
+        ("income_multiplier", t.income_multiplier.to_string()),
+        ("aura", aura),
+        ("between_turns", turret),
+        ("on_destroyed", destroyed),
+        ("script", script),
+    ]
+}
+
+fn compare(
+    out: &mut Vec<Change>,
+    section: &'static str,
+    old: Vec<(String, Fields)>,
+    new: Vec<(String, Fields)>,
+) {
+    for (key, fields) in &new {
+        match old.iter().find(|(k, _)| k == key) {
+            None => out.push(Change {
+                section,
+                key: key.clone(),
+                kind: ChangeKind::Added,
+            }),
+            Some((_, before)) => {
+                let changed: Vec<FieldChange> = fields
+                    .iter()
+                    .zip(before)
+                    .filter(|((_, n), (_, o))| n != o)
+                    .map(|((field, n), (_, o))| FieldChange {
+                        field,
+                        old: o.clone(),
+                        new: n.clone(),
+                    })
+                    .collect();
+                if !changed.is_empty() {
+                    out.push(Change {
+                        section,
+                        key: key.clone(),
+                        kind: ChangeKind::Changed(changed),
+                    });
+                }
+            }
+        }
+    }
+    for (key, _) in &old {
+        if !new.iter().any(|(k, _)| k == key) {
+            out.push(Change {
+                section,
+                key: key.clone(),
+                kind: ChangeKind::Removed,
+            });
+        }
+    }
+}
+
+fn cards(c: &Catalog) -> Vec<(String, Fields)> {
+    c.cards
+        .iter()
+        .map(|d| {
+            let ability = d
+                .ability
+                .map_or_else(|| "none".to_string(), |a| c.ability(a).meta.key());
+            (
+                d.meta.key(),
+                vec![
+                    ("name", d.meta.name.clone()),
+                    ("description", d.meta.description.clone()),
+                    ("value", d.value.to_string()),
+                    ("token", kind_key(c, d.token)),
+                    ("ability", ability),
+                    ("area", area(&d.area)),
+                ],
+            )
+        })
+        .collect()
+}
+
+fn abilities(c: &Catalog) -> Vec<(String, Fields)> {
+    c.abilities
+        .iter()
+        .map(|d| {
+            (
+                d.meta.key(),
+                vec![
+                    ("name", d.meta.name.clone()),
+                    ("description", d.meta.description.clone()),
+                    ("effect", effect(c, &d.effect)),
+                ],
+            )
+        })
+        .collect()
+}
+
+fn decks(c: &Catalog) -> Vec<(String, Fields)> {
+    c.decks
+        .iter()
+        .map(|d| {
+            let stacks: Vec<String> = d
+                .stacks
+                .iter()
+                .map(|s| {
+                    let ids: Vec<&str> = s.iter().map(|&id| c.card(id).meta.id.as_str()).collect();
+                    format!("[{}]", ids.join(", "))
+                })
+                .collect();
+            (
+                d.meta.key(),
+                vec![("name", d.meta.name.clone()), ("stacks", stacks.join(" "))],
+            )
+        })
+        .collect()
+}
+
+/// Every difference between `old` and `new`: rules, token types, abilities, areas, cards
+/// and decks, in that order.
+#[must_use]
+pub fn diff(old: &Catalog, new: &Catalog) -> Vec<Change> {
+    let mut out = Vec::new();
+    let rules = |c: &Catalog| -> Vec<(String, Fields)> {
+        let r = &c.rules;
+        vec![(
+            "rules".to_string(),
+            vec![
+                ("board", format!("{}×{}", r.width, r.height)),
+                ("stacks", r.stacks.to_string()),
+                ("stack_size", format!("{}–{}", r.stack_min, r.stack_max)),
+                ("score_limit", r.score_limit.to_string()),
+                (
+                    "opening_token",
+                    r.opening_token.as_ref().map_or_else(
+                        || "none".into(),
+                        |o| format!("seat {} {} {}", o.seat, kind_key(c, o.kind), o.value),
+                    ),
+                ),
+            ],
+        )]
+    };
+    compare(&mut out, "rules", rules(old), rules(new));
+    let types = |c: &Catalog| -> Vec<(String, Fields)> {
+        c.token_types
+            .iter()
+            .map(|t| (t.meta.key(), token_fields(c, t)))
+            .collect()
+    };
+    compare(&mut out, "token type", types(old), types(new));
+    compare(&mut out, "ability", abilities(old), abilities(new));
+    let areas = |c: &Catalog| -> Vec<(String, Fields)> {
+        c.areas
+            .iter()
+            .map(|a| {
+                let offsets: Vec<String> = a.offsets.iter().map(ToString::to_string).collect();
+                (
+                    a.meta.key(),
+                    vec![("offsets", format!("[{}]", offsets.join(" ")))],
+                )
+            })
+            .collect()
+    };
+    compare(&mut out, "area", areas(old), areas(new));
+    compare(&mut out, "card", cards(old), cards(new));
+    compare(&mut out, "deck", decks(old), decks(new));
+    let scripts = |c: &Catalog| -> Vec<(String, Fields)> {
+        c.scripts
+            .iter()
+            .map(|s| {
+                (
+                    format!("{}/{}", s.pack, s.path),
+                    vec![("source", fingerprint(&s.source))],
+                )
+            })
+            .collect()
+    };
+    compare(&mut out, "script", scripts(old), scripts(new));
+    out
+}
+
+/// A script's text in brief: its length and a hash, so an edit shows as a change.
+fn fingerprint(source: &str) -> String {
+    // FNV-1a: stable across runs and platforms.
+    let hash = source.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{} lines #{:08x}", source.lines().count(), hash >> 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::LoadOptions;
+
+    fn base() -> Catalog {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let loaded = crate::content::load(&LoadOptions {
+            only: Some(vec!["base".into()]),
+            ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
+        });
+        loaded
+            .catalog
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics))
+    }
+
+    #[test]
+    fn a_changed_value_is_reported_old_to_new() {
+        let old = base();
+        let mut new = old.clone();
+        new.cards[0].value += 2;
+        let changes = diff(&old, &new);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].to_string(), "card base:weaken_row: value 3 → 5");
+        assert!(diff(&old, &old).is_empty());
+        let mut fewer = old.clone();
+        fewer.decks.pop();
+        let gone = diff(&old, &fewer);
+        assert!(matches!(gone[0].kind, ChangeKind::Removed), "{gone:?}");
+    }
+}
