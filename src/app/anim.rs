@@ -23,19 +23,27 @@ pub struct Piece {
     pub leaving: bool,
 }
 
-/// The pieces of a board at rest.
-#[must_use]
-pub fn pieces(board: &Board) -> Vec<Piece> {
-    board
-        .tokens()
-        .map(|(cell, token)| Piece {
+impl Piece {
+    /// A token at rest on `cell`.
+    #[must_use]
+    pub fn at(cell: Cell, token: Token) -> Piece {
+        Piece {
             from: cell,
             to: cell,
             t: 1.0,
             token,
             alpha: 1.0,
             leaving: false,
-        })
+        }
+    }
+}
+
+/// The pieces of a board at rest.
+#[must_use]
+pub fn pieces(board: &Board) -> Vec<Piece> {
+    board
+        .tokens()
+        .map(|(cell, token)| Piece::at(cell, token))
         .collect()
 }
 
@@ -109,17 +117,7 @@ impl Animation {
         for e in self.steps.iter().take(index) {
             apply(&mut cells, &e.kind);
         }
-        let mut out: Vec<Piece> = cells
-            .iter()
-            .map(|&(cell, token)| Piece {
-                from: cell,
-                to: cell,
-                t: 1.0,
-                token,
-                alpha: 1.0,
-                leaving: false,
-            })
-            .collect();
+        let mut out: Vec<Piece> = cells.iter().map(|&(c, t)| Piece::at(c, t)).collect();
         let Some(current) = self.steps.get(index) else {
             return out;
         };
@@ -127,12 +125,8 @@ impl Animation {
         match &current.kind {
             EventKind::Placed { cell, token } | EventKind::Spawned { cell, token } => {
                 out.push(Piece {
-                    from: *cell,
-                    to: *cell,
-                    t: 1.0,
-                    token: *token,
                     alpha: ease,
-                    leaving: false,
+                    ..Piece::at(*cell, *token)
                 });
             }
             EventKind::Moved { from, to } => {
@@ -246,21 +240,13 @@ fn apply(cells: &mut Vec<(Cell, Token)>, kind: &EventKind) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::LoadOptions;
     use crate::rules::{Engine, NoHooks};
 
     /// Played to its end, an animation shows exactly the board the engine left, for
     /// every move of a whole game.
     #[test]
     fn a_finished_animation_shows_the_board_after_the_move() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let loaded = crate::content::load(&LoadOptions {
-            only: Some(vec!["base".into()]),
-            ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
-        });
-        let Some(catalog) = loaded.catalog else {
-            panic!("{:?}", loaded.diagnostics)
-        };
+        let catalog = crate::content::base_for_tests();
         let engine = Engine::new(&catalog, &NoHooks);
         for deck in &catalog.decks {
             let mut events = Vec::new();

@@ -295,20 +295,9 @@ fn from_events(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::LoadOptions;
     use crate::rules::NoHooks;
-    use std::path::Path;
 
-    fn base() -> Catalog {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let loaded = crate::content::load(&LoadOptions {
-            only: Some(vec!["base".into()]),
-            ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
-        });
-        loaded
-            .catalog
-            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics))
-    }
+    use crate::content::base_for_tests as base;
 
     fn put(catalog: &Catalog, state: &mut GameState, cell: Cell, seat: Seat, value: i32) {
         let kind = catalog

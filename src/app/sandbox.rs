@@ -67,16 +67,7 @@ impl Sandbox {
     /// A sandbox game with `deck` for both seats.
     pub fn new(catalog: Arc<Catalog>, deck: DeckId, seed: u64) -> Result<Sandbox, String> {
         let hooks = ai::hooks_for(&catalog);
-        let stacks = catalog
-            .decks
-            .get(deck.index())
-            .ok_or("the deck is not in the loaded content")?
-            .stacks
-            .clone();
-        let mut opening = Vec::new();
-        let start = Engine::new(&catalog, &*hooks)
-            .new_game([&stacks, &stacks], seed, &mut opening)
-            .map_err(|e| e.to_string())?;
+        let (start, opening) = super::session::deal(&catalog, &*hooks, [deck, deck], seed)?;
         Ok(Sandbox {
             opening_catalog: Arc::clone(&catalog),
             catalog,

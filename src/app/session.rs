@@ -75,6 +75,29 @@ impl Default for AiSettings {
     }
 }
 
+/// A new game of `catalog` with these decks (seat 1's, seat 2's): the state and the
+/// opening token's events, or why the decks cannot be played.
+pub fn deal(
+    catalog: &Catalog,
+    hooks: &dyn Hooks,
+    decks: [DeckId; 2],
+    seed: u64,
+) -> Result<(GameState, Vec<Event>), String> {
+    let stacks = |seat: Seat| {
+        catalog
+            .decks
+            .get(decks[seat.index()].index())
+            .map(|d| d.stacks.clone())
+            .ok_or_else(|| format!("seat {seat}'s deck is not in the loaded content"))
+    };
+    let (one, two) = (stacks(Seat::One)?, stacks(Seat::Two)?);
+    let mut opening = Vec::new();
+    let state = Engine::new(catalog, hooks)
+        .new_game([&one, &two], seed, &mut opening)
+        .map_err(|e| e.to_string())?;
+    Ok((state, opening))
+}
+
 /// A game in progress (or finished).
 pub struct Session {
     /// The setup it started from.
@@ -93,24 +116,7 @@ impl Session {
     /// Start a game, or say why the decks cannot be played.
     pub fn start(catalog: Arc<Catalog>, setup: Setup) -> Result<Session, String> {
         let hooks = ai::hooks_for(&catalog);
-        let decks = [
-            catalog
-                .decks
-                .get(setup.decks[0].index())
-                .ok_or("seat 1's deck is not in the loaded content")?
-                .stacks
-                .clone(),
-            catalog
-                .decks
-                .get(setup.decks[1].index())
-                .ok_or("seat 2's deck is not in the loaded content")?
-                .stacks
-                .clone(),
-        ];
-        let mut opening = Vec::new();
-        let state = Engine::new(&catalog, &*hooks)
-            .new_game([&decks[0], &decks[1]], setup.seed, &mut opening)
-            .map_err(|e| e.to_string())?;
+        let (state, opening) = deal(&catalog, &*hooks, setup.decks, setup.seed)?;
         Ok(Session {
             setup,
             catalog,

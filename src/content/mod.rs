@@ -445,3 +445,16 @@ fn add_all<T>(
         }
     }
 }
+
+/// The shipped base pack, loaded for unit tests.
+#[cfg(test)]
+pub(crate) fn base_for_tests() -> Catalog {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let loaded = load(&LoadOptions {
+        only: Some(vec!["base".into()]),
+        ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
+    });
+    loaded
+        .catalog
+        .unwrap_or_else(|| panic!("the base pack loads: {:?}", loaded.diagnostics))
+}

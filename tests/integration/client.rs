@@ -53,6 +53,13 @@ fn cell_label(h: &Harness<'_, App>, cell: Cell) -> String {
         .unwrap_or_default()
 }
 
+fn start_hotseat(h: &mut Harness<'_, App>) {
+    h.get_by_label("Hotseat").click();
+    h.run();
+    h.get_by_label("Start").click();
+    h.run();
+}
+
 fn open_sandbox(h: &mut Harness<'_, App>) {
     h.get_by_label("Sandbox").click();
     h.run();
@@ -144,10 +151,7 @@ fn a_whole_game_against_the_ai_is_played_with_clicks_and_keys() {
 fn keys_one_to_four_select_stacks_and_clicking_a_card_selects_it() {
     let mut h = harness(base_library());
     h.run();
-    h.get_by_label("Hotseat").click();
-    h.run();
-    h.get_by_label("Start").click();
-    h.run();
+    start_hotseat(&mut h);
     let selected = |h: &Harness<'_, App>| h.state().game().and_then(|g| g.selected());
     assert_eq!(selected(&h), None);
     h.key_press(Key::Num3);
@@ -253,10 +257,7 @@ fn the_sandbox_places_undoes_and_redoes() {
 fn hovering_a_card_opens_its_tooltip_with_descriptions_and_packs() {
     let mut h = harness(base_library());
     h.run();
-    h.get_by_label("Hotseat").click();
-    h.run();
-    h.get_by_label("Start").click();
-    h.run();
+    start_hotseat(&mut h);
     h.get_by_label_contains("stack 1:").hover();
     for _ in 0..30 {
         h.step();
