@@ -1,6 +1,7 @@
-//! The client's frame time on the base pack: one frame of the game screen (layout,
-//! painting into shapes, the accessibility tree) with the hover preview active, against
-//! the same screen with nothing hovered.
+//! The client's frame time on the base pack: the CPU work of one frame of the game
+//! screen (layout and painting into shapes, the accessibility tree, then tessellation
+//! into triangles for the GPU) with the hover preview active, against the same screen
+//! with nothing hovered.
 //!
 //! - `game/idle`: a card selected, the pointer off the board.
 //! - `game/hover_same_cell`: the pointer resting on an empty cell (the preview is cached
@@ -42,6 +43,14 @@ fn game_harness() -> Harness<'static, App> {
     h
 }
 
+/// One frame: egui's pass, then tessellating its shapes as the renderer would.
+fn frame(h: &mut Harness<'static, App>) {
+    h.step();
+    let out = h.output();
+    let meshes = h.ctx.tessellate(out.shapes.clone(), out.pixels_per_point);
+    black_box(meshes);
+}
+
 fn frames(c: &mut Criterion) {
     let mut group = c.benchmark_group("game");
     let mut h = game_harness();
@@ -55,8 +64,7 @@ fn frames(c: &mut Criterion) {
     group.bench_function("idle", |b| {
         b.iter(|| {
             h.hover_at(off_board);
-            h.step();
-            black_box(&h);
+            frame(&mut h);
         });
     });
     let first = cells.first().copied().unwrap_or(off_board);
@@ -65,8 +73,7 @@ fn frames(c: &mut Criterion) {
     group.bench_function("hover_same_cell", |b| {
         b.iter(|| {
             h.hover_at(first);
-            h.step();
-            black_box(&h);
+            frame(&mut h);
         });
     });
     let mut i = 0;
@@ -74,8 +81,7 @@ fn frames(c: &mut Criterion) {
         b.iter(|| {
             i = (i + 1) % cells.len().max(1);
             h.hover_at(cells.get(i).copied().unwrap_or(off_board));
-            h.step();
-            black_box(&h);
+            frame(&mut h);
         });
     });
     group.finish();
