@@ -175,7 +175,11 @@ fn paint_preview(
     rect_of: &dyn Fn(Cell) -> Rect,
     cell: f32,
 ) {
-    if let Some(t) = &p.placed {
+    // The placed token as a ghost where it lands (when it moves on, the arrows below
+    // draw it at the end of its way).
+    if let Some((at, t)) = &p.placed
+        && *at == p.mv.cell
+    {
         theme::paint_token(painter, catalog, rect_of(p.mv.cell), t, 0.6);
     }
     for &(c, t) in &p.spawned {
@@ -191,7 +195,11 @@ fn paint_preview(
             .find(|c| c.cell == to)
             .map(|c| c.after)
             .or_else(|| board.get(from))
-            .or(if from == p.mv.cell { p.placed } else { None });
+            .or(if from == p.mv.cell {
+                p.placed.map(|(_, t)| t)
+            } else {
+                None
+            });
         if let Some(tok) = after {
             theme::paint_token(painter, catalog, rect_of(to), &tok, 0.7);
         }

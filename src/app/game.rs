@@ -39,6 +39,8 @@ pub struct GameScreen {
     menu_open: bool,
     deck_open: bool,
     message: Option<String>,
+    /// This frame's click skipped an animation: it plays nothing.
+    click_spent: bool,
 }
 
 impl GameScreen {
@@ -59,7 +61,13 @@ impl GameScreen {
             menu_open: false,
             deck_open: false,
             message: None,
+            click_spent: false,
         }
+    }
+
+    /// Show a problem above the board.
+    pub fn set_message(&mut self, message: String) {
+        self.message = Some(message);
     }
 
     /// The stack selected in the hand.
@@ -151,13 +159,8 @@ impl GameScreen {
                 Duration::from_millis(settings.animation_step_ms),
             ));
         }
-        let stacks = self.session.state().seat(self.hand_seat()).stacks();
-        if self
-            .selected
-            .is_some_and(|s| stacks.get(usize::from(s)).is_none_or(|st| st.is_empty()))
-        {
-            self.selected = None;
-        }
+        // Each move starts with a fresh choice (in hotseat the hand changes hands).
+        self.selected = None;
     }
 
     fn keys(&mut self, ui: &Ui) {
@@ -186,8 +189,11 @@ impl GameScreen {
                 self.selected = u8::try_from(d).ok();
             }
         }
-        if space || ui.input(|i| i.pointer.any_click()) {
+        let click = ui.input(|i| i.pointer.any_click());
+        self.click_spent = false;
+        if self.animation.is_some() && (space || click) {
             self.animation = None;
+            self.click_spent = click;
         }
         if esc {
             if self.animation.is_some() {
@@ -431,7 +437,7 @@ impl GameScreen {
         } else {
             self.preview = None;
         }
-        if let Some(cell) = input.clicked {
+        if let Some(cell) = input.clicked.filter(|_| !self.click_spent) {
             let mv = Move {
                 seat: self.session.state().turn(),
                 play: Play::Stack(stack),

@@ -166,6 +166,11 @@ impl NewGame {
         }
     }
 
+    /// Show why the game could not start.
+    pub fn set_problem(&mut self, problem: String) {
+        self.problem = Some(problem);
+    }
+
     /// Draw the screen.
     pub fn show(&mut self, ui: &mut Ui, library: &Library) -> NewGameAction {
         let mut action = NewGameAction::Stay;

@@ -56,7 +56,7 @@ pub struct ReloadStatus {
     pub changes: Vec<crate::reload::Change>,
     /// What the sandbox's game uses that the new content lacks (the game then stays on
     /// the old content until reset).
-    pub lost: Vec<crate::rules::Lost>,
+    pub lost: Vec<String>,
     /// The new content the sandbox could not take, for "reset with the new content".
     pub waiting: Option<Arc<Catalog>>,
     /// The files whose change caused it.
@@ -208,7 +208,7 @@ impl App {
             self.library.catalog = Some(Arc::clone(&new));
             self.library.packs = reload.loaded.packs;
             if let Screen::Sandbox(s) = &mut self.screen
-                && let Err(lost) = s.sandbox.adopt(Arc::clone(&new))
+                && let Err(lost) = s.adopt(Arc::clone(&new))
             {
                 status.lost = lost;
                 status.waiting = Some(new);
@@ -286,6 +286,13 @@ impl App {
         };
         if let Some(screen) = next {
             self.screen = screen;
+        } else if let Some(e) = self.error.take() {
+            // A start that failed says so where it was asked for.
+            match &mut self.screen {
+                Screen::NewGame(setup) => setup.set_problem(e),
+                Screen::Game(game) => game.set_message(e),
+                _ => self.error = Some(e),
+            }
         }
         if self.settings_open {
             self.settings_window(ui);

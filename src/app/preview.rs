@@ -36,8 +36,8 @@ pub struct Gone {
 pub struct Preview {
     /// The move previewed.
     pub mv: Move,
-    /// The placed token as it lands (`None` when the move destroyed it at once).
-    pub placed: Option<Token>,
+    /// The placed token where it ends up (`None` when the move destroyed it at once).
+    pub placed: Option<(Cell, Token)>,
     /// Tokens whose value, type or seat changes, at the cell they end on.
     pub changed: Vec<Changed>,
     /// Tokens that move: from → to (their final cell).
@@ -77,12 +77,17 @@ impl Preview {
     pub fn describe_cell(&self, catalog: &Catalog, cell: Cell) -> Option<String> {
         if cell == self.mv.cell {
             return Some(match self.placed {
-                Some(t) => format!(
+                Some((at, t)) if at == cell => format!(
                     "places {} {} here",
                     catalog.token_type(t.kind).meta.name,
                     t.value
                 ),
-                None => "the placed token is destroyed at once".to_string(),
+                Some((at, t)) => format!(
+                    "places {} {}, which moves to {at}",
+                    catalog.token_type(t.kind).meta.name,
+                    t.value
+                ),
+                None => "the placed token is removed at once".to_string(),
             });
         }
         let mut parts = Vec::new();
@@ -145,6 +150,17 @@ pub fn preview(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Previ
     ))
 }
 
+/// Where a token on the board after the move came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum From {
+    /// It stood on this cell before the move.
+    Board(Cell),
+    /// It is the token the move placed.
+    Placed,
+    /// An effect created it.
+    Spawned,
+}
+
 /// Build a preview from the state before, the state after and the events between.
 fn from_events(
     catalog: &Catalog,
@@ -155,24 +171,21 @@ fn from_events(
     income_before: [i64; 2],
     income_after: [i64; 2],
 ) -> Preview {
-    // Follow each token through the events: current cell → the cell it started on
-    // (`None` for tokens created by the move).
-    let mut origin: HashMap<Cell, Option<Cell>> = HashMap::new();
+    // Follow each token through the events: its current cell → where it came from.
+    let mut origin: HashMap<Cell, From> = HashMap::new();
     let mut removed = Vec::new();
-    let mut spawned = Vec::new();
     let mut extra_turn = None;
     let mut ends_game = false;
-    let start = |origin: &HashMap<Cell, Option<Cell>>, cell: Cell| -> Option<Cell> {
-        origin.get(&cell).copied().unwrap_or(Some(cell))
+    let start = |origin: &HashMap<Cell, From>, cell: Cell| -> From {
+        origin.get(&cell).copied().unwrap_or(From::Board(cell))
     };
     for e in &events {
         match &e.kind {
             EventKind::Placed { cell, .. } => {
-                origin.insert(*cell, None);
+                origin.insert(*cell, From::Placed);
             }
-            EventKind::Spawned { cell, token } => {
-                origin.insert(*cell, None);
-                spawned.push((*cell, *token));
+            EventKind::Spawned { cell, .. } => {
+                origin.insert(*cell, From::Spawned);
             }
             EventKind::Moved { from, to } => {
                 let o = start(&origin, *from);
@@ -191,23 +204,24 @@ fn from_events(
             } => {
                 let o = start(&origin, *cell);
                 origin.remove(cell);
-                match o.and_then(|o| before.board().get(o)) {
-                    Some(original) => removed.push(Gone {
-                        cell: *cell,
-                        token: original,
-                        reason: *reason,
-                    }),
-                    // A token created by this move and gone again: drop its ghost.
-                    None => {
-                        spawned.retain(|(c, _)| c != cell);
-                        if *cell == mv.cell {
+                match o {
+                    From::Board(o) => {
+                        if let Some(original) = before.board().get(o) {
                             removed.push(Gone {
                                 cell: *cell,
-                                token: *token,
+                                token: original,
                                 reason: *reason,
                             });
                         }
                     }
+                    // The placed token gone again: say so.
+                    From::Placed => removed.push(Gone {
+                        cell: *cell,
+                        token: *token,
+                        reason: *reason,
+                    }),
+                    // A spawn gone again within the move shows nothing.
+                    From::Spawned => {}
                 }
             }
             EventKind::ExtraTurnBanked { seat } => extra_turn = Some(*seat),
@@ -217,37 +231,35 @@ fn from_events(
     }
     let mut changed = Vec::new();
     let mut moved = Vec::new();
+    let mut spawned = Vec::new();
+    let mut placed = None;
     for (cell, after_token) in after.board().tokens() {
-        // Tokens created by the move have no origin: they are the placement or a spawn.
-        let Some(o) = start(&origin, cell) else {
-            continue;
-        };
-        if o != cell {
-            moved.push((o, cell));
-        }
-        if let Some(b) = before.board().get(o)
-            && (b.value != after_token.value
-                || b.kind != after_token.kind
-                || b.seat != after_token.seat)
-        {
-            changed.push(Changed {
-                cell,
-                before: b,
-                after: after_token,
-            });
+        match start(&origin, cell) {
+            From::Board(o) => {
+                if o != cell {
+                    moved.push((o, cell));
+                }
+                if let Some(b) = before.board().get(o)
+                    && (b.value != after_token.value
+                        || b.kind != after_token.kind
+                        || b.seat != after_token.seat)
+                {
+                    changed.push(Changed {
+                        cell,
+                        before: b,
+                        after: after_token,
+                    });
+                }
+            }
+            From::Placed => {
+                if cell != mv.cell {
+                    moved.push((mv.cell, cell));
+                }
+                placed = Some((cell, after_token));
+            }
+            From::Spawned => spawned.push((cell, after_token)),
         }
     }
-    // Spawned tokens keep their final look (a spawn later damaged shows its last value).
-    for (cell, token) in &mut spawned {
-        if let Some(t) = after.board().get(*cell) {
-            *token = t;
-        }
-    }
-    let placed = after.board().get(mv.cell).filter(|_| {
-        !removed
-            .iter()
-            .any(|g| g.cell == mv.cell && g.token.card.is_some())
-    });
     let touched = |c: Cell| {
         c == mv.cell
             || changed.iter().any(|x| x.cell == c)
@@ -385,6 +397,46 @@ mod tests {
             "{p:?}"
         );
         assert!(p.income_delta()[1] < 0, "seat 2 loses the destroyed income");
+    }
+
+    #[test]
+    fn a_placed_token_that_swaps_away_is_shown_where_it_lands() {
+        let catalog = base();
+        let engine = Engine::new(&catalog, &NoHooks);
+        let mut state = game(&catalog);
+        let weaken = catalog
+            .card_named("weaken_row")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let swap = catalog.card_named("swap").unwrap_or_else(|e| panic!("{e}"));
+        let first = Move {
+            seat: Seat::One,
+            play: Play::Card(weaken),
+            cell: Cell::new(0, 0),
+        };
+        engine
+            .play(&mut state, first, &mut Vec::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mv = Move {
+            seat: Seat::Two,
+            play: Play::Card(swap),
+            cell: Cell::new(5, 5),
+        };
+        let p = preview(&engine, &state, mv).unwrap_or_else(|e| panic!("{e}"));
+        let (at, token) = p.placed.unwrap_or_else(|| panic!("placed: {p:?}"));
+        assert_eq!(at, Cell::new(0, 0), "{p:?}");
+        assert_eq!(token.seat, Seat::Two);
+        assert!(
+            p.moved.contains(&(Cell::new(5, 5), Cell::new(0, 0))),
+            "{p:?}"
+        );
+        assert!(
+            p.moved.contains(&(Cell::new(0, 0), Cell::new(5, 5))),
+            "{p:?}"
+        );
+        let text = p
+            .describe_cell(&catalog, Cell::new(5, 5))
+            .unwrap_or_default();
+        assert!(text.contains("moves to (0, 0)"), "{text}");
     }
 
     #[test]

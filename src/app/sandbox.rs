@@ -191,22 +191,59 @@ impl Sandbox {
     }
 
     /// Carry the whole sandbox (start, every move, undo and redo) over to `catalog`,
-    /// matching cards and token types by `pack:id`. When something it uses is gone,
-    /// nothing changes and the list says what.
-    pub fn adopt(&mut self, catalog: Arc<Catalog>) -> Result<(), Vec<crate::rules::Lost>> {
-        let old = &self.catalog;
-        let start = crate::rules::remap(&self.start, old, &catalog)?;
+    /// matching cards and token types by `pack:id`. When something the game uses is
+    /// gone, nothing changes and the list says what: first what the board and stacks
+    /// now in play use, then what moves in the undo and redo history use.
+    pub fn adopt(&mut self, catalog: Arc<Catalog>) -> Result<(), Vec<String>> {
+        // States and moves are kept in the current catalog's ids (a step's own catalog
+        // only describes its events).
+        let old = Arc::clone(&self.catalog);
+        let remap = |state: &GameState| crate::rules::remap(state, &old, &catalog);
+        let words = |lost: Vec<crate::rules::Lost>| lost.into_iter().map(|l| l.to_string());
+        let mut problems: Vec<String> = match remap(self.state()) {
+            Ok(_) => Vec::new(),
+            Err(lost) => words(lost).collect(),
+        };
+        let start = remap(&self.start);
         let mut states = Vec::with_capacity(self.steps.len());
-        for step in &self.steps {
-            states.push(crate::rules::remap(&step.after, &step.catalog, &catalog)?);
-        }
-        for (step, after) in self.steps.iter_mut().zip(states) {
-            step.after = after;
-            if let Play::Card(c) = step.mv.play
-                && let Some(n) = crate::rules::IdMap::new(&step.catalog, &catalog).card(c)
-            {
-                step.mv.play = Play::Card(n);
+        for (n, step) in self.steps.iter().enumerate() {
+            match remap(&step.after) {
+                Ok(s) => states.push(s),
+                Err(lost) if problems.is_empty() => problems.extend(
+                    words(lost).map(|l| format!("move {} in the undo history: {l}", n + 1)),
+                ),
+                Err(_) => {}
             }
+        }
+        let start = match start {
+            Ok(s) if problems.is_empty() => s,
+            Ok(_) => return Err(problems),
+            Err(lost) => {
+                problems.extend(words(lost).map(|l| format!("the start: {l}")));
+                return Err(problems);
+            }
+        };
+        let map = crate::rules::IdMap::new(&old, &catalog);
+        let mut plays = Vec::with_capacity(self.steps.len());
+        for (n, step) in self.steps.iter().enumerate() {
+            match step.mv.play {
+                Play::Card(c) => match map.card(c) {
+                    Some(id) => plays.push(Play::Card(id)),
+                    None => problems.push(format!(
+                        "move {} plays card {}, which is gone",
+                        n + 1,
+                        old.card(c).meta.key()
+                    )),
+                },
+                stack => plays.push(stack),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        for ((step, after), play) in self.steps.iter_mut().zip(states).zip(plays) {
+            step.after = after;
+            step.mv.play = play;
         }
         self.start = start;
         self.hooks = ai::hooks_for(&catalog);
@@ -371,6 +408,19 @@ impl SandboxScreen {
         self.card
     }
 
+    /// Move the sandbox to new content (see [`Sandbox::adopt`]); the picked card follows
+    /// by `pack:id` (or is dropped when gone) and cached previews and hints are cleared.
+    pub fn adopt(&mut self, catalog: Arc<Catalog>) -> Result<(), Vec<String>> {
+        let map = crate::rules::IdMap::new(self.sandbox.catalog(), &catalog);
+        self.sandbox.adopt(catalog)?;
+        self.card = self.card.and_then(|c| map.card(c));
+        self.hint = None;
+        self.preview = None;
+        self.replay = None;
+        self.selected_event = None;
+        Ok(())
+    }
+
     /// Draw the screen, with the last live reload's outcome.
     pub fn show(&mut self, ui: &mut Ui, reload: &mut Option<super::ReloadStatus>) -> SandboxAction {
         let mut leave = false;
@@ -390,18 +440,19 @@ impl SandboxScreen {
                     .on_hover_text("Ctrl+Z")
                     .clicked()
                 {
-                    self.sandbox.undo();
+                    self.undo();
                 }
                 if ui
                     .add_enabled(self.sandbox.can_redo(), egui::Button::new("Redo"))
                     .on_hover_text("Ctrl+Y or Ctrl+Shift+Z")
                     .clicked()
                 {
-                    self.sandbox.redo();
+                    self.redo();
                 }
                 if ui.button("Reset").clicked() {
                     self.sandbox.reset();
                     self.selected_event = None;
+                    self.seat = self.sandbox.state().turn();
                 }
                 ui.separator();
                 ui.label("Placing for");
@@ -541,17 +592,36 @@ impl SandboxScreen {
     }
 
     fn keys(&mut self, ui: &Ui) {
+        if ui.ctx().egui_wants_keyboard_input() {
+            // Typing in the search field: its own undo, not the game's.
+            return;
+        }
         let (undo, redo) = ui.input_mut(|i| {
+            // Ctrl+Shift+Z first: Ctrl+Z alone would also match it.
+            let redo = i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z)
+                || i.consume_key(Modifiers::COMMAND, Key::Y);
             let undo = i.consume_key(Modifiers::COMMAND, Key::Z);
-            let redo = i.consume_key(Modifiers::COMMAND, Key::Y)
-                || i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
             (undo, redo)
         });
         if undo {
-            self.sandbox.undo();
+            self.undo();
         }
         if redo {
-            self.sandbox.redo();
+            self.redo();
+        }
+    }
+
+    fn undo(&mut self) {
+        if self.sandbox.undo() {
+            self.seat = self.sandbox.state().turn();
+            self.selected_event = None;
+        }
+    }
+
+    fn redo(&mut self) {
+        if self.sandbox.redo() {
+            self.seat = self.sandbox.state().turn();
+            self.selected_event = None;
         }
     }
 

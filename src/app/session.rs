@@ -219,6 +219,8 @@ impl Session {
 
     /// Play a move for the seat to move.
     pub fn play(&mut self, mv: Move) -> Result<&Played, String> {
+        // Whatever happens, a pending AI answer is for the position before this move.
+        self.thinking = None;
         if self.conceded.is_some() {
             return Err("the game is over".into());
         }

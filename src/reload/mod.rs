@@ -67,6 +67,8 @@ pub struct Watcher {
     reloads: Receiver<Reload>,
     /// The folders watched.
     pub folders: Vec<PathBuf>,
+    /// Folders to watch that did not exist when watching began (not watched).
+    pub missing: Vec<PathBuf>,
 }
 
 impl Watcher {
@@ -79,7 +81,18 @@ impl Watcher {
     ) -> Result<Watcher, String> {
         let (burst_tx, burst_rx) = mpsc::channel::<(Vec<PathBuf>, Instant)>();
         let (reload_tx, reload_rx) = mpsc::channel::<Reload>();
-        let roots: Vec<PathBuf> = options.folders.iter().map(|f| f.path.clone()).collect();
+        // Events name files by absolute paths: match them against every spelling of the
+        // roots (as given, absolute, canonical).
+        let mut roots: Vec<PathBuf> = Vec::new();
+        for f in &options.folders {
+            roots.push(f.path.clone());
+            if let Ok(p) = std::path::absolute(&f.path) {
+                roots.push(p);
+            }
+            if let Ok(p) = std::fs::canonicalize(&f.path) {
+                roots.push(p);
+            }
+        }
         let mut debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
             let Ok(events) = result else {
                 // Watch errors (a folder gone): the next change reloads anyway.
@@ -92,8 +105,12 @@ impl Watcher {
                     continue;
                 }
                 for p in &e.paths {
-                    let inside = roots.iter().find_map(|r| p.strip_prefix(r).ok());
-                    if relevant(inside.unwrap_or(p), &e.kind) {
+                    // Outside every root (a spelling not foreseen): judge the name alone.
+                    let inside = roots
+                        .iter()
+                        .find_map(|r| p.strip_prefix(r).ok().map(Path::to_path_buf))
+                        .or_else(|| p.file_name().map(PathBuf::from));
+                    if inside.is_some_and(|rel| relevant(&rel, &e.kind)) {
                         paths.push(p.clone());
                         first = Some(first.map_or(e.time, |t: Instant| t.min(e.time)));
                     }
@@ -106,13 +123,15 @@ impl Watcher {
             }
         })
         .map_err(|e| format!("cannot watch the pack folders: {e}"))?;
-        let mut folders = Vec::new();
+        let (mut folders, mut missing) = (Vec::new(), Vec::new());
         for folder in &options.folders {
             if folder.path.is_dir() {
                 debouncer
                     .watch(&folder.path, RecursiveMode::Recursive)
                     .map_err(|e| format!("cannot watch {}: {e}", folder.path.display()))?;
                 folders.push(folder.path.clone());
+            } else {
+                missing.push(folder.path.clone());
             }
         }
         std::thread::Builder::new()
@@ -123,6 +142,7 @@ impl Watcher {
             _debouncer: Box::new(debouncer),
             reloads: reload_rx,
             folders,
+            missing,
         })
     }
 
