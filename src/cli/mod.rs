@@ -54,11 +54,26 @@ pub enum Command {
     /// A takes seat 1 in even games and seat 2 in odd ones; the result is the same for a
     /// seed whatever the thread count (for `hard`, with --iterations rather than a time).
     Simulate(SimulateArgs),
+    /// Decks: `random` prints a random-content deck as YAML.
+    #[command(subcommand)]
+    Deck(DeckCommand),
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
     Schema {
         /// The folder to write them to.
         #[arg(long, default_value = "schemas", value_name = "DIR")]
         out: PathBuf,
+    },
+}
+
+/// `tokensmith deck ...`.
+#[derive(Debug, Subcommand)]
+pub enum DeckCommand {
+    /// Print a random-content deck (RULES.md "Random decks") as a YAML deck entry: the
+    /// same seed gives the same deck for the same content.
+    Random {
+        /// The seed (default: from the clock, printed in the deck's name).
+        #[arg(long)]
+        seed: Option<u64>,
     },
 }
 
@@ -119,6 +134,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     };
     match command {
         Command::Simulate(args) => simulate(cli, args),
+        Command::Deck(DeckCommand::Random { seed }) => quiet_pipe(random_deck(cli, *seed)),
         Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
         Command::Validate { json, .. } => validate(cli, *json),
         Command::Scenario { files, events } => quiet_pipe(run_scenarios(cli, files, *events)),
@@ -154,6 +170,47 @@ fn validate(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `deck random`: a random-content deck as YAML, or why none can be made.
+fn random_deck(cli: &Cli, seed: Option<u64>) -> std::io::Result<ExitCode> {
+    let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+    let Some(catalog) = loaded.catalog else {
+        for d in &loaded.diagnostics {
+            eprintln!("{d}");
+        }
+        eprintln!("error: the packs have errors; fix them first");
+        return Ok(ExitCode::from(1));
+    };
+    let seed = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_secs())
+    });
+    let hooks = crate::ai::hooks_for(&catalog);
+    let engine = crate::rules::Engine::new(&catalog, &*hooks);
+    match crate::ai::decks::random_content(&engine, seed) {
+        Ok(stacks) => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "decks:")?;
+            writeln!(out, "  - id: random_{seed}")?;
+            writeln!(out, "    name: Random deck {seed}")?;
+            writeln!(
+                out,
+                "    description: Random content (tokensmith deck random --seed {seed})."
+            )?;
+            writeln!(out, "    stacks:")?;
+            for stack in &stacks {
+                let ids: Vec<String> = stack.iter().map(|&c| catalog.card(c).meta.key()).collect();
+                writeln!(out, "      - [{}]", ids.join(", "))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
 }
 
 /// `validate --watch`: validate, then again after every change, until interrupted.

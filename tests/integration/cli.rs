@@ -134,3 +134,46 @@ fn content_schema_lists_exactly_the_sections_the_loader_reads() {
     sections.sort_unstable();
     assert_eq!(keys, sections);
 }
+
+#[test]
+fn deck_random_prints_the_same_loadable_deck_for_a_seed() {
+    let first = tokensmith(&["deck", "random", "--seed", "7"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let text = stdout(&first);
+    assert_eq!(
+        text,
+        stdout(&tokensmith(&["deck", "random", "--seed", "7"]))
+    );
+    assert_ne!(
+        text,
+        stdout(&tokensmith(&["deck", "random", "--seed", "8"]))
+    );
+    // The output is a deck entry a pack can ship as it is.
+    let packs = super::support::TempPacks::new(&[
+        (
+            "mine/pack.yaml",
+            "id: mine\nname: Mine\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n  - { id: frost, version: \"^1\" }\n  - { id: example_scripted, version: \"^1\" }\n",
+        ),
+        ("mine/decks.yaml", &text),
+    ]);
+    let root = super::support::root();
+    let loaded = super::support::load_folders(
+        &[
+            root.join("content"),
+            root.join("mods"),
+            packs.path().to_path_buf(),
+        ],
+        None,
+    );
+    assert!(
+        loaded
+            .catalog
+            .is_some_and(|c| c.deck_named("mine:random_7").is_ok()),
+        "{:?}",
+        loaded.diagnostics
+    );
+}
