@@ -297,3 +297,58 @@ fn the_sandbox_picks_up_a_changed_value_and_keeps_its_board() {
         "undo history kept"
     );
 }
+
+#[test]
+fn a_lua_edit_reloads_and_a_lua_error_keeps_the_last_catalog_with_its_line() {
+    let packs = Packs::new();
+    // The scripted example pack beside the base copy.
+    let from = root().join("mods/example_scripted");
+    let to = packs.mods().join("example_scripted");
+    std::fs::create_dir_all(to.join("scripts")).unwrap_or_else(|e| panic!("{e}"));
+    for sub in ["", "scripts"] {
+        for entry in std::fs::read_dir(from.join(sub)).unwrap_or_else(|e| panic!("{e}")) {
+            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            if let Some(name) = path.file_name().filter(|_| path.is_file()) {
+                std::fs::copy(&path, to.join(sub).join(name)).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+    let script = to.join("scripts/scripted_weaken.lua");
+    let good = std::fs::read_to_string(&script).unwrap_or_else(|e| panic!("{e}"));
+    let w = watch(&packs);
+    // A syntax error: the reload fails at the script's line, the last catalog stays.
+    let t = Instant::now();
+    write(
+        &script,
+        &good.replace("ctx:damage(x, y, 1)", "ctx:damage(x, y, 1"),
+    );
+    let (r, _) = wait_for(&w, t, |r| r.loaded.catalog.is_none())
+        .unwrap_or_else(|| panic!("the Lua error is reported"));
+    let d = r
+        .loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.is_error())
+        .unwrap_or_else(|| panic!("an error"));
+    assert!(d.path.ends_with("scripts/scripted_weaken.lua"), "{d}");
+    let line = good
+        .lines()
+        .position(|l| l.contains("ctx:damage(x, y, 1)"))
+        .unwrap_or(0);
+    assert!(d.line as usize >= line, "{d}");
+    // Fixed with a change of behaviour: the new script is in the new catalog.
+    let t = Instant::now();
+    write(
+        &script,
+        &good.replace("ctx:damage(x, y, 1)", "ctx:damage(x, y, 2)"),
+    );
+    let (r, _) = wait_for(&w, t, |r| {
+        r.loaded.catalog.as_ref().is_some_and(|c| {
+            c.scripts
+                .iter()
+                .any(|s| s.source.contains("ctx:damage(x, y, 2)"))
+        })
+    })
+    .unwrap_or_else(|| panic!("the fixed script reloads"));
+    assert!(r.summary().starts_with("reloaded"), "{}", r.summary());
+}
