@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod content;
 pub mod fsutil;
+pub mod profile;
 pub mod reload;
 pub mod rules;
 pub mod scenario;

@@ -7,6 +7,7 @@
 //! - `cli`: the command line's output formats and exit codes.
 //! - `client`: the desktop client driven through its accessibility labels.
 //! - `reload`: live reload of packs, and the sandbox keeping its game across one.
+//! - `profile`: saved decks: fixture formats, migration, set-aside files, atomic saves.
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 
@@ -15,6 +16,7 @@ mod cli;
 mod client;
 mod diagnostics;
 mod packs;
+mod profile;
 mod properties;
 mod reload;
 mod scenarios;

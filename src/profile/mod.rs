@@ -1,0 +1,284 @@
+//! The user's profile: saved decks, one YAML file each under `decks/`, in the platform's
+//! data folder (or `--profile DIR`). An edge layer: it reads and writes files and knows
+//! cards only by `pack:id` (or bare id) text, so a deck naming cards of a pack that is
+//! not loaded stays as it is.
+//!
+//! - Every file carries a `format_version`; older versions are migrated when read and
+//!   written back in the current format, after a backup of the original
+//!   (`NAME.yaml.v1.bak`, never overwritten). Migrating is idempotent: a current file is
+//!   left exactly as it is.
+//! - Writes are atomic (temporary file, flush, rename): a crash mid-save leaves the old
+//!   file or the new one, never a mix.
+//! - A file that cannot be read is set aside (`NAME.yaml.corrupt`, numbered if taken)
+//!   with a message saying where it went; it is never overwritten or deleted.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::rules::{CardId, Catalog};
+
+/// The format written today.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// A saved deck.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedDeck {
+    /// The file format (always [`FORMAT_VERSION`] once loaded).
+    pub format_version: u32,
+    /// The id (also the file name).
+    pub id: String,
+    /// The display name.
+    pub name: String,
+    /// The stacks, top card first, each card as `pack:id` (or a bare id).
+    pub stacks: Vec<Vec<String>>,
+}
+
+/// Version 1 decks (before `format_version`): `title` and `cards`, bare card ids.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeckV1 {
+    #[serde(default)]
+    version: Option<u32>,
+    title: String,
+    cards: Vec<Vec<String>>,
+}
+
+/// Just the version, to pick the reader.
+#[derive(Deserialize)]
+struct Versioned {
+    #[serde(default)]
+    format_version: Option<u32>,
+}
+
+/// A deck resolved against the loaded content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The stacks with every card found (cards not found are left out).
+    pub stacks: Vec<Vec<CardId>>,
+    /// The cards not in the loaded content, as written.
+    pub missing: Vec<String>,
+}
+
+impl SavedDeck {
+    /// Look its cards up in `catalog`.
+    #[must_use]
+    pub fn resolve(&self, catalog: &Catalog) -> Resolved {
+        let mut missing = Vec::new();
+        let stacks = self
+            .stacks
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|name| match catalog.card_named(name) {
+                        Ok(id) => Some(id),
+                        Err(_) => {
+                            missing.push(name.clone());
+                            None
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Resolved { stacks, missing }
+    }
+
+    /// The deck as it is written to its file.
+    #[must_use]
+    pub fn to_yaml(&self) -> String {
+        let mut out = format!(
+            "format_version: {}\nid: {}\nname: {}\nstacks:\n",
+            self.format_version,
+            self.id,
+            quote(&self.name)
+        );
+        for s in &self.stacks {
+            let cards: Vec<String> = s.iter().map(|c| card_text(c)).collect();
+            out.push_str(&format!("  - [{}]\n", cards.join(", ")));
+        }
+        out
+    }
+}
+
+/// A card name as written: plain when it is an id, quoted otherwise.
+fn card_text(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '.'));
+    if plain { name.to_string() } else { quote(name) }
+}
+
+/// A YAML scalar for free text: quoted, with `"` and `\` escaped.
+fn quote(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Whether `id` can name a deck file: lowercase letters, digits, `_` and `-`.
+#[must_use]
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// Read a deck file's text (any known version) as a current deck named `id`; whether it
+/// was migrated.
+pub fn parse_deck(text: &str, id: &str) -> Result<(SavedDeck, bool), String> {
+    let version: Versioned = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    match version.format_version {
+        Some(FORMAT_VERSION) => {
+            let deck: SavedDeck = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+            Ok((deck, false))
+        }
+        Some(v) if v > FORMAT_VERSION => Err(format!(
+            "format_version {v} is newer than this Tokensmith reads ({FORMAT_VERSION}); update Tokensmith"
+        )),
+        Some(v) => Err(format!("format_version {v} is not a known deck format")),
+        None => {
+            let old: DeckV1 = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+            if old.version.is_some_and(|v| v != 1) {
+                return Err("an unknown deck format (no format_version)".into());
+            }
+            let deck = SavedDeck {
+                format_version: FORMAT_VERSION,
+                id: id.to_string(),
+                name: old.title,
+                stacks: old.cards,
+            };
+            Ok((deck, true))
+        }
+    }
+}
+
+/// The profile folder and what reading it found.
+#[derive(Debug)]
+pub struct Profile {
+    dir: PathBuf,
+    /// Messages about files migrated or set aside, for the user.
+    pub notes: Vec<String>,
+}
+
+impl Profile {
+    /// The platform's data folder for Tokensmith.
+    #[must_use]
+    pub fn default_dir() -> Option<PathBuf> {
+        directories::ProjectDirs::from("", "", "tokensmith").map(|d| d.data_dir().to_path_buf())
+    }
+
+    /// Open (and create if needed) the profile at `dir`.
+    pub fn open(dir: &Path) -> Result<Profile, String> {
+        std::fs::create_dir_all(dir.join("decks"))
+            .map_err(|e| format!("cannot create the profile folder {}: {e}", dir.display()))?;
+        Ok(Profile {
+            dir: dir.to_path_buf(),
+            notes: Vec::new(),
+        })
+    }
+
+    /// The folder.
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn deck_path(&self, id: &str) -> PathBuf {
+        self.dir.join("decks").join(format!("{id}.yaml"))
+    }
+
+    /// Every saved deck, sorted by id. Older files are migrated (after a backup);
+    /// unreadable ones are set aside; both are told in [`Profile::notes`].
+    pub fn decks(&mut self) -> Vec<SavedDeck> {
+        let mut decks = Vec::new();
+        let Ok(entries) = std::fs::read_dir(self.dir.join("decks")) else {
+            return decks;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let id = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            match self.read(&path, &id) {
+                Ok(deck) => decks.push(deck),
+                Err(e) => {
+                    let aside = self.set_aside(&path);
+                    self.notes.push(format!("{}: {e}; {aside}", path.display()));
+                }
+            }
+        }
+        decks
+    }
+
+    fn read(&mut self, path: &Path, id: &str) -> Result<SavedDeck, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+        let (mut deck, migrated) = parse_deck(&text, id)?;
+        deck.id = id.to_string();
+        if migrated {
+            let backup = path.with_extension("yaml.v1.bak");
+            if !backup.exists() {
+                std::fs::copy(path, &backup)
+                    .map_err(|e| format!("cannot back it up before migrating: {e}"))?;
+            }
+            crate::fsutil::write_atomic(path, deck.to_yaml().as_bytes())
+                .map_err(|e| format!("cannot write the migrated deck: {e}"))?;
+            self.notes.push(format!(
+                "{}: migrated to format_version {FORMAT_VERSION}; the original is kept as {}",
+                path.display(),
+                backup.display()
+            ));
+        }
+        Ok(deck)
+    }
+
+    /// Move an unreadable file out of the way, never over another file.
+    fn set_aside(&self, path: &Path) -> String {
+        let mut target = path.with_extension("yaml.corrupt");
+        let mut n = 1;
+        while target.exists() {
+            n += 1;
+            target = path.with_extension(format!("yaml.corrupt{n}"));
+        }
+        match std::fs::rename(path, &target) {
+            Ok(()) => format!("set aside as {}", target.display()),
+            Err(e) => format!("left in place ({e})"),
+        }
+    }
+
+    /// The deck `id`, if saved and readable.
+    pub fn deck(&mut self, id: &str) -> Option<SavedDeck> {
+        self.decks().into_iter().find(|d| d.id == id)
+    }
+
+    /// Save `deck` (atomically), replacing the deck with its id.
+    pub fn save(&self, deck: &SavedDeck) -> Result<PathBuf, String> {
+        if !valid_id(&deck.id) {
+            return Err(format!(
+                "'{}' cannot be a deck id: use lowercase letters, digits, '_' and '-'",
+                deck.id
+            ));
+        }
+        let path = self.deck_path(&deck.id);
+        crate::fsutil::write_atomic(&path, deck.to_yaml().as_bytes())
+            .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    /// Delete the deck `id`; false when there was none.
+    pub fn delete(&self, id: &str) -> Result<bool, String> {
+        let path = self.deck_path(id);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(format!("cannot delete {}: {e}", path.display())),
+        }
+    }
+}

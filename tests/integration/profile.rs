@@ -1,0 +1,159 @@
+//! The profile: every fixture format loads (older ones migrated once, with a backup,
+//! idempotently), unreadable files are set aside with a message, saves are atomic, and
+//! decks naming cards of packs not loaded keep them, marked.
+
+use std::path::Path;
+
+use tokensmith::profile::{FORMAT_VERSION, Profile, SavedDeck, parse_deck};
+
+use super::support::{base_catalog, root};
+
+/// A profile folder holding every fixture version's decks.
+fn fixture_profile() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("decks")).unwrap_or_else(|e| panic!("{e}"));
+    for version in ["v1", "v2"] {
+        let from = root()
+            .join("tests/fixtures/profile")
+            .join(version)
+            .join("decks");
+        for entry in std::fs::read_dir(&from).unwrap_or_else(|e| panic!("{e}")) {
+            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            let name = path.file_name().unwrap_or_default();
+            std::fs::copy(&path, dir.path().join("decks").join(name))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    dir
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn every_fixture_format_loads_and_older_ones_migrate_once_with_a_backup() {
+    let dir = fixture_profile();
+    let old = dir.path().join("decks/old_aggro.yaml");
+    let original = read(&old);
+    let mut profile = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let decks = profile.decks();
+    let ids: Vec<&str> = decks.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, ["old_aggro", "pushers"]);
+    let aggro = &decks[0];
+    assert_eq!(aggro.name, "Old Aggro");
+    assert_eq!(aggro.format_version, FORMAT_VERSION);
+    assert_eq!(aggro.stacks[2], ["flip_cross", "weaken_cross", "gift"]);
+    assert!(
+        profile.notes.iter().any(|n| n.contains("migrated")),
+        "{:?}",
+        profile.notes
+    );
+    // The original is kept; the file is now in the current format.
+    let backup = dir.path().join("decks/old_aggro.yaml.v1.bak");
+    assert_eq!(read(&backup), original);
+    let migrated = read(&old);
+    assert!(migrated.starts_with("format_version: 2\n"), "{migrated}");
+    // Idempotent: reading again changes nothing, and the backup stays the original.
+    let mut again = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.decks(), decks);
+    assert!(again.notes.is_empty(), "{:?}", again.notes);
+    assert_eq!(read(&old), migrated);
+    assert_eq!(read(&backup), original);
+    // Migrating the migrated text is the identity.
+    let (same, changed) = parse_deck(&migrated, "old_aggro").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!changed);
+    assert_eq!(&same, aggro);
+}
+
+#[test]
+fn an_unreadable_deck_is_set_aside_never_overwritten() {
+    let dir = fixture_profile();
+    let bad = dir.path().join("decks/broken.yaml");
+    std::fs::write(&bad, "format_version: 2\nid: broken\nstacks: [\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut profile = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let decks = profile.decks();
+    assert_eq!(decks.len(), 2, "the good decks still load");
+    assert!(!bad.exists());
+    let aside = dir.path().join("decks/broken.yaml.corrupt");
+    assert!(read(&aside).contains("stacks: ["), "kept byte for byte");
+    assert!(
+        profile
+            .notes
+            .iter()
+            .any(|n| n.contains("broken.yaml") && n.contains("set aside as")),
+        "{:?}",
+        profile.notes
+    );
+    // A second broken file of the same name does not overwrite the first.
+    std::fs::write(&bad, "not: [yaml").unwrap_or_else(|e| panic!("{e}"));
+    let _ = Profile::open(dir.path()).map(|mut p| p.decks());
+    assert!(dir.path().join("decks/broken.yaml.corrupt2").exists());
+    assert!(read(&aside).contains("stacks: ["));
+    // A newer format is refused with a clear reason, not misread.
+    let newer = dir.path().join("decks/future.yaml");
+    std::fs::write(
+        &newer,
+        "format_version: 9\nid: future\nname: F\nstacks: []\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut p = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let _ = p.decks();
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("newer than this Tokensmith reads")),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn a_save_interrupted_half_way_leaves_the_old_deck_intact() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let profile = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let deck = SavedDeck {
+        format_version: FORMAT_VERSION,
+        id: "mine".into(),
+        name: "Mine \"quoted\"".into(),
+        stacks: vec![vec!["base:weaken_row".into(), "base:push_row".into()]; 4],
+    };
+    let path = profile.save(&deck).unwrap_or_else(|e| panic!("{e}"));
+    let before = read(&path);
+    // A save killed after writing its temporary file and before the rename: what a
+    // crash mid-save leaves behind.
+    std::fs::write(
+        dir.path().join("decks/.tmpA1b2C3"),
+        "format_version: 2\nid: mine\nna",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut again = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.decks(), vec![deck.clone()], "the old deck, whole");
+    assert_eq!(read(&path), before);
+    assert!(again.notes.is_empty(), "{:?}", again.notes);
+    // A bad id is refused before anything is written.
+    let bad = SavedDeck {
+        id: "../escape".into(),
+        ..deck
+    };
+    assert!(profile.save(&bad).is_err());
+    assert!(profile.delete("mine").unwrap_or(false));
+}
+
+#[test]
+fn a_deck_with_cards_of_a_pack_not_loaded_keeps_them_marked() {
+    let dir = fixture_profile();
+    let mut profile = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let pushers = profile
+        .deck("pushers")
+        .unwrap_or_else(|| panic!("the fixture deck"));
+    let resolved = pushers.resolve(&base_catalog());
+    assert_eq!(resolved.missing, ["frost:frostbite"]);
+    assert_eq!(resolved.stacks[3].len(), 3);
+    assert_eq!(
+        pushers.stacks[3].len(),
+        4,
+        "the saved deck itself keeps the card"
+    );
+}
