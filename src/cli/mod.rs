@@ -21,6 +21,9 @@ pub struct Cli {
     /// Folder with mod packs (may be missing).
     #[arg(long, global = true, default_value = "mods", value_name = "DIR")]
     pub mods: PathBuf,
+    /// The profile folder with saved decks (default: the platform's data folder).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub profile: Option<PathBuf>,
     /// What to do; with none, the desktop client opens.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -54,7 +57,7 @@ pub enum Command {
     /// A takes seat 1 in even games and seat 2 in odd ones; the result is the same for a
     /// seed whatever the thread count (for `hard`, with --iterations rather than a time).
     Simulate(SimulateArgs),
-    /// Decks: `random` prints a random-content deck as YAML.
+    /// Saved decks: list, show, import, export; `random` prints a random-content deck.
     #[command(subcommand)]
     Deck(DeckCommand),
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
@@ -68,6 +71,27 @@ pub enum Command {
 /// `tokensmith deck ...`.
 #[derive(Debug, Subcommand)]
 pub enum DeckCommand {
+    /// List the saved decks with their stack sizes and any card the loaded packs lack.
+    List,
+    /// Print a saved deck as YAML.
+    Show {
+        /// The deck's id.
+        id: String,
+    },
+    /// Save a deck file (a saved deck's YAML) to the profile, after checking it against
+    /// the loaded content: every card must exist and the stacks must follow the rules.
+    Import {
+        /// The deck file.
+        file: PathBuf,
+    },
+    /// Print a saved deck as a shareable YAML file (to standard output, or `--out`).
+    Export {
+        /// The deck's id.
+        id: String,
+        /// Write it here instead.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Print a random-content deck (RULES.md "Random decks") as a YAML deck entry: the
     /// same seed gives the same deck for the same content.
     Random {
@@ -92,10 +116,11 @@ pub fn main() -> ExitCode {
 /// Options of `tokensmith simulate`.
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
-    /// Side A's deck (a deck id of the loaded packs).
+    /// Side A's deck: a deck id of the loaded packs, a saved deck's id, or `random`
+    /// (random content, drawn from the seed).
     #[arg(long, value_name = "ID")]
     pub deck_a: String,
-    /// Side B's deck; repeat to play A against several decks in turn.
+    /// Side B's deck (the same kinds); repeat to play A against several decks in turn.
     #[arg(long, value_name = "ID", required = true)]
     pub deck_b: Vec<String>,
     /// Side A's AI level.
@@ -135,6 +160,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match command {
         Command::Simulate(args) => simulate(cli, args),
         Command::Deck(DeckCommand::Random { seed }) => quiet_pipe(random_deck(cli, *seed)),
+        Command::Deck(command) => deck_command(cli, command),
         Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
         Command::Validate { json, .. } => validate(cli, *json),
         Command::Scenario { files, events } => quiet_pipe(run_scenarios(cli, files, *events)),
@@ -170,6 +196,131 @@ fn validate(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The profile the command line uses.
+fn open_profile(cli: &Cli) -> anyhow::Result<crate::profile::Profile> {
+    let dir = match &cli.profile {
+        Some(d) => d.clone(),
+        None => crate::profile::Profile::default_dir()
+            .context("no data folder on this system: give --profile DIR")?,
+    };
+    let profile = crate::profile::Profile::open(&dir).map_err(|e| anyhow::anyhow!(e))?;
+    Ok(profile)
+}
+
+/// `deck list|show|import|export`.
+fn deck_command(cli: &Cli, command: &DeckCommand) -> anyhow::Result<ExitCode> {
+    let mut profile = open_profile(cli)?;
+    let decks = profile.decks();
+    for note in &profile.notes {
+        eprintln!("note: {note}");
+    }
+    let mut out = std::io::stdout().lock();
+    match command {
+        DeckCommand::List => {
+            let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+            if decks.is_empty() {
+                writeln!(out, "no saved decks in {}", profile.dir().display())?;
+            }
+            for d in &decks {
+                let sizes: Vec<String> = d.stacks.iter().map(|s| s.len().to_string()).collect();
+                let status = match &loaded.catalog {
+                    Some(c) => {
+                        let r = d.resolve(c);
+                        if r.missing.is_empty() {
+                            "ok".to_string()
+                        } else {
+                            format!("not in the loaded packs: {}", r.missing.join(", "))
+                        }
+                    }
+                    None => "not checked (the packs have errors)".to_string(),
+                };
+                writeln!(
+                    out,
+                    "{}\t{}\tstacks {}\t{status}",
+                    d.id,
+                    d.name,
+                    sizes.join("+")
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DeckCommand::Show { id } | DeckCommand::Export { id, out: None } => {
+            let deck = find_deck(&decks, id)?;
+            write!(out, "{}", deck.to_yaml())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        DeckCommand::Export {
+            id,
+            out: Some(file),
+        } => {
+            let deck = find_deck(&decks, id)?;
+            crate::fsutil::write_atomic(file, deck.to_yaml().as_bytes())
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            writeln!(out, "exported deck {id} to {}", file.display())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        DeckCommand::Import { file } => import_deck(cli, &profile, file),
+        DeckCommand::Random { .. } => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn find_deck<'a>(
+    decks: &'a [crate::profile::SavedDeck],
+    id: &str,
+) -> anyhow::Result<&'a crate::profile::SavedDeck> {
+    decks.iter().find(|d| d.id == id).with_context(|| {
+        let hint = crate::rules::nearest(id, decks.iter().map(|d| d.id.as_str()))
+            .map(|n| format!(" (did you mean '{n}'?)"))
+            .unwrap_or_default();
+        format!("no saved deck '{id}'{hint}; `tokensmith deck list` shows them")
+    })
+}
+
+/// `deck import FILE`: check a deck file against the loaded content, then save it.
+fn import_deck(
+    cli: &Cli,
+    profile: &crate::profile::Profile,
+    file: &Path,
+) -> anyhow::Result<ExitCode> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let (deck, _) = crate::profile::parse_deck(&text, &stem)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+    let Some(catalog) = loaded.catalog else {
+        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
+    };
+    let resolved = deck.resolve(&catalog);
+    if !resolved.missing.is_empty() {
+        anyhow::bail!(
+            "{}: cards not in the loaded packs: {}",
+            file.display(),
+            resolved.missing.join(", ")
+        );
+    }
+    crate::rules::Engine::new(&catalog, &crate::rules::NoHooks)
+        .check_deck(crate::rules::Seat::One, &resolved.stacks)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {}",
+                file.display(),
+                e.to_string().replace("seat 1's ", "the ")
+            )
+        })?;
+    let path = profile.save(&deck).map_err(|e| anyhow::anyhow!(e))?;
+    println!(
+        "imported deck {} ({}) to {}",
+        deck.id,
+        deck.name,
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `deck random`: a random-content deck as YAML, or why none can be made.
@@ -353,14 +504,62 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         }
         anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
     };
-    let deck = |name: &str| -> anyhow::Result<DeckChoice> {
-        let id = catalog
-            .deck_named(name)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(DeckChoice {
-            id: name.to_string(),
-            stacks: catalog.deck(id).stacks.clone(),
-        })
+    let saved = match &cli.profile {
+        Some(_) => {
+            let mut p = open_profile(cli)?;
+            p.decks()
+        }
+        None => crate::profile::Profile::default_dir()
+            .filter(|d| d.is_dir())
+            .and_then(|d| crate::profile::Profile::open(&d).ok())
+            .map(|mut p| p.decks())
+            .unwrap_or_default(),
+    };
+    let hooks = crate::ai::hooks_for(&catalog);
+    let engine = crate::rules::Engine::new(&catalog, &*hooks);
+    let mut draws = 0u64;
+    let mut deck = |name: &str| -> anyhow::Result<DeckChoice> {
+        if name == "random" {
+            draws += 1;
+            let seed = args
+                .seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(draws);
+            let stacks = crate::ai::decks::random_content(&engine, seed)?;
+            return Ok(DeckChoice {
+                id: format!("random#{draws}"),
+                stacks,
+            });
+        }
+        if let Ok(id) = catalog.deck_named(name) {
+            return Ok(DeckChoice {
+                id: name.to_string(),
+                stacks: catalog.deck(id).stacks.clone(),
+            });
+        }
+        if let Some(d) = saved.iter().find(|d| d.id == name) {
+            let r = d.resolve(&catalog);
+            anyhow::ensure!(
+                r.missing.is_empty(),
+                "saved deck '{name}' names cards the loaded packs lack: {}",
+                r.missing.join(", ")
+            );
+            return Ok(DeckChoice {
+                id: name.to_string(),
+                stacks: r.stacks,
+            });
+        }
+        let known = catalog
+            .decks
+            .iter()
+            .map(|d| d.meta.id.as_str())
+            .chain(saved.iter().map(|d| d.id.as_str()));
+        let hint = crate::rules::nearest(name, known)
+            .map(|n| format!(" (did you mean '{n}'?)"))
+            .unwrap_or_default();
+        anyhow::bail!(
+            "no deck '{name}' in the loaded packs or the saved decks{hint}; `random` draws random content"
+        )
     };
     let budget = match (args.iterations, args.move_time) {
         (Some(n), _) => Budget::Iterations(n.max(1)),

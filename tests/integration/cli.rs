@@ -177,3 +177,76 @@ fn deck_random_prints_the_same_loadable_deck_for_a_seed() {
         loaded.diagnostics
     );
 }
+
+#[test]
+fn decks_are_imported_listed_shown_exported_and_simulated_from_the_profile() {
+    let profile = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let p = profile.path().to_string_lossy().to_string();
+    let fixtures = super::support::root().join("tests/fixtures/profile");
+    let v1 = fixtures.join("v1/decks/old_aggro.yaml");
+    let imported = tokensmith(&["--profile", &p, "deck", "import", &v1.to_string_lossy()]);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    let list = stdout(&tokensmith(&["--profile", &p, "deck", "list"]));
+    assert!(
+        list.contains("old_aggro\tOld Aggro\tstacks 2+2+3+2\tok"),
+        "{list}"
+    );
+    let shown = stdout(&tokensmith(&["--profile", &p, "deck", "show", "old_aggro"]));
+    assert!(
+        shown.starts_with("format_version: 2\nid: old_aggro\n"),
+        "{shown}"
+    );
+    let out = profile.path().join("shared.yaml");
+    let export = tokensmith(&[
+        "--profile",
+        &p,
+        "deck",
+        "export",
+        "old_aggro",
+        "--out",
+        &out.to_string_lossy(),
+    ]);
+    assert!(export.status.success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), shown);
+    // A deck that breaks the stack rules is refused with the reason, and not saved.
+    let bad = profile.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "format_version: 2\nid: bad\nname: Bad\nstacks:\n  - [base:weaken_row]\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let refused = tokensmith(&["--profile", &p, "deck", "import", &bad.to_string_lossy()]);
+    assert!(!refused.status.success());
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(why.contains("bad.yaml") && why.contains("stacks"), "{why}");
+    let missing = tokensmith(&["--profile", &p, "deck", "show", "old_agro"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("did you mean 'old_aggro'?"));
+    // simulate takes saved decks and random content.
+    let sim = tokensmith(&[
+        "--profile",
+        &p,
+        "simulate",
+        "--deck-a",
+        "old_aggro",
+        "--deck-b",
+        "random",
+        "--games",
+        "4",
+        "--threads",
+        "1",
+        "--ai-a",
+        "random",
+        "--ai-b",
+        "random",
+    ]);
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    assert!(stdout(&sim).contains("with old_aggro"));
+}
