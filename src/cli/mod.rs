@@ -159,7 +159,6 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     };
     match command {
         Command::Simulate(args) => simulate(cli, args),
-        Command::Deck(DeckCommand::Random { seed }) => quiet_pipe(random_deck(cli, *seed)),
         Command::Deck(command) => deck_command(cli, command),
         Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
         Command::Validate { json, .. } => validate(cli, *json),
@@ -211,6 +210,10 @@ fn open_profile(cli: &Cli) -> anyhow::Result<crate::profile::Profile> {
 
 /// `deck list|show|import|export`.
 fn deck_command(cli: &Cli, command: &DeckCommand) -> anyhow::Result<ExitCode> {
+    if let DeckCommand::Random { seed } = command {
+        // Random content needs no profile.
+        return quiet_pipe(random_deck(cli, *seed));
+    }
     let mut profile = open_profile(cli)?;
     let decks = profile.decks();
     for note in &profile.notes {
@@ -262,7 +265,7 @@ fn deck_command(cli: &Cli, command: &DeckCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         DeckCommand::Import { file } => import_deck(cli, &profile, file),
-        DeckCommand::Random { .. } => Ok(ExitCode::SUCCESS),
+        DeckCommand::Random { seed } => quiet_pipe(random_deck(cli, *seed)),
     }
 }
 
