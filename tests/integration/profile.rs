@@ -6,23 +6,15 @@ use std::path::Path;
 
 use tokensmith::profile::{FORMAT_VERSION, Profile, SavedDeck, parse_deck};
 
-use super::support::{base_catalog, root};
+use super::support::{base_catalog, copy_tree, root};
 
 /// A profile folder holding every fixture version's decks.
 fn fixture_profile() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     std::fs::create_dir_all(dir.path().join("decks")).unwrap_or_else(|e| panic!("{e}"));
     for version in ["v1", "v2"] {
-        let from = root()
-            .join("tests/fixtures/profile")
-            .join(version)
-            .join("decks");
-        for entry in std::fs::read_dir(&from).unwrap_or_else(|e| panic!("{e}")) {
-            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
-            let name = path.file_name().unwrap_or_default();
-            std::fs::copy(&path, dir.path().join("decks").join(name))
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
+        let from = root().join("tests/fixtures/profile").join(version);
+        copy_tree(&from, dir.path());
     }
     dir
 }

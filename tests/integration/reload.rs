@@ -12,7 +12,7 @@ use tokensmith::app::{App, Library, Settings};
 use tokensmith::content::LoadOptions;
 use tokensmith::reload::{DEBOUNCE, Reload, Watcher};
 
-use super::support::root;
+use super::support::{copy_tree, root};
 
 /// A temporary `content/base` copy and an empty `mods` folder.
 struct Packs {
@@ -22,16 +22,10 @@ struct Packs {
 impl Packs {
     fn new() -> Packs {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("a temporary folder: {e}"));
-        let to = dir.path().join("content/base");
-        std::fs::create_dir_all(&to).unwrap_or_else(|e| panic!("{e}"));
-        let from = root().join("content/base");
-        for entry in std::fs::read_dir(&from).unwrap_or_else(|e| panic!("{e}")) {
-            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
-            if path.is_file() {
-                let name = path.file_name().unwrap_or_default();
-                std::fs::copy(&path, to.join(name)).unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
+        copy_tree(
+            &root().join("content/base"),
+            &dir.path().join("content/base"),
+        );
         std::fs::create_dir_all(dir.path().join("mods")).unwrap_or_else(|e| panic!("{e}"));
         Packs { dir }
     }
@@ -302,17 +296,8 @@ fn the_sandbox_picks_up_a_changed_value_and_keeps_its_board() {
 fn a_lua_edit_reloads_and_a_lua_error_keeps_the_last_catalog_with_its_line() {
     let packs = Packs::new();
     // The scripted example pack beside the base copy.
-    let from = root().join("mods/example_scripted");
     let to = packs.mods().join("example_scripted");
-    std::fs::create_dir_all(to.join("scripts")).unwrap_or_else(|e| panic!("{e}"));
-    for sub in ["", "scripts"] {
-        for entry in std::fs::read_dir(from.join(sub)).unwrap_or_else(|e| panic!("{e}")) {
-            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
-            if let Some(name) = path.file_name().filter(|_| path.is_file()) {
-                std::fs::copy(&path, to.join(sub).join(name)).unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
-    }
+    copy_tree(&root().join("mods/example_scripted"), &to);
     let script = to.join("scripts/scripted_weaken.lua");
     let good = std::fs::read_to_string(&script).unwrap_or_else(|e| panic!("{e}"));
     let w = watch(&packs);

@@ -104,6 +104,19 @@ fn pack(scripts: &[(&str, &str)]) -> Fixture {
     fixture(&pack_files("t", "", scripts))
 }
 
+/// A pack `t` with one ability script per `(name, attempt)`, each [`after_effects`].
+fn attempts_pack(attempts: &[(&str, &str)]) -> Fixture {
+    let scripts: Vec<(String, String)> = attempts
+        .iter()
+        .map(|(name, attempt)| ((*name).to_string(), after_effects(attempt)))
+        .collect();
+    let refs: Vec<(&str, &str)> = scripts
+        .iter()
+        .map(|(n, s)| (n.as_str(), s.as_str()))
+        .collect();
+    pack(&refs)
+}
+
 /// An ability script whose `on_place` first changes the game (a score, a log line, a
 /// spawned token), then runs `attempt` on line 6.
 fn after_effects(attempt: &str) -> String {
@@ -326,15 +339,8 @@ fn escape_vectors_are_refused_and_change_nothing() {
             "'__mode' is not available",
         ),
     ];
-    let scripts: Vec<(String, String)> = cases
-        .iter()
-        .map(|(name, attempt, _)| ((*name).to_string(), after_effects(attempt)))
-        .collect();
-    let refs: Vec<(&str, &str)> = scripts
-        .iter()
-        .map(|(n, s)| (n.as_str(), s.as_str()))
-        .collect();
-    let f = pack(&refs);
+    let attempts: Vec<(&str, &str)> = cases.iter().map(|(n, a, _)| (*n, *a)).collect();
+    let f = attempts_pack(&attempts);
     let host = ScriptHost::new(&f.catalog).expect("the scripts compile");
     let mut game = Game::new(&f.catalog, &host);
     for (name, _, fragment) in cases {
@@ -1029,15 +1035,8 @@ fn errors_refuse_the_move_with_script_line_and_message() {
             "t/scripts/unknown_type.lua:6: ctx:set_type: unknown token type 'bosster' (did you mean 'booster'?)",
         ),
     ];
-    let scripts: Vec<(String, String)> = cases
-        .iter()
-        .map(|(name, attempt, _)| ((*name).to_string(), after_effects(attempt)))
-        .collect();
-    let refs: Vec<(&str, &str)> = scripts
-        .iter()
-        .map(|(n, s)| (n.as_str(), s.as_str()))
-        .collect();
-    let f = pack(&refs);
+    let attempts: Vec<(&str, &str)> = cases.iter().map(|(n, a, _)| (*n, *a)).collect();
+    let f = attempts_pack(&attempts);
     let host = ScriptHost::new(&f.catalog).expect("the scripts compile");
     let mut game = Game::new(&f.catalog, &host);
     for (name, _, expected) in cases {
@@ -1057,15 +1056,7 @@ fn errors_ctx_arguments_of_the_wrong_type_name_the_line() {
         ("text_cell", "ctx:token('a', 1)"),
         ("missing", "ctx:set_value(ctx.x, ctx.y)"),
     ];
-    let scripts: Vec<(String, String)> = cases
-        .iter()
-        .map(|(name, attempt)| ((*name).to_string(), after_effects(attempt)))
-        .collect();
-    let refs: Vec<(&str, &str)> = scripts
-        .iter()
-        .map(|(n, s)| (n.as_str(), s.as_str()))
-        .collect();
-    let f = pack(&refs);
+    let f = attempts_pack(cases);
     let host = ScriptHost::new(&f.catalog).expect("the scripts compile");
     let mut game = Game::new(&f.catalog, &host);
     for (name, _) in cases {

@@ -5,6 +5,21 @@ use std::path::{Path, PathBuf};
 use tokensmith::content::{self, LoadOptions, Loaded, PackFolder};
 use tokensmith::rules::Catalog;
 
+/// Copy the folder `from` into `to` (created), files and subfolders.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("create {}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        let target = to.join(path.file_name().unwrap_or_default());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target)
+                .unwrap_or_else(|e| panic!("copy {}: {e}", path.display()));
+        }
+    }
+}
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
