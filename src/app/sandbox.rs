@@ -11,7 +11,7 @@ use egui::{Color32, Key, Modifiers, RichText, Ui};
 
 use crate::ai::{self, Rated};
 use crate::rules::{
-    CardId, Catalog, Cause, Cell, DeckId, Engine, Event, GameState, Hooks, Move, Play, Seat,
+    CardId, Catalog, Cause, Cell, DeckId, Engine, Event, GameState, Hooks, IdMap, Move, Play, Seat,
     describe,
 };
 
@@ -190,15 +190,16 @@ impl Sandbox {
         self.applied < self.steps.len()
     }
 
-    /// Carry the whole sandbox (start, every move, undo and redo) over to `catalog`,
-    /// matching cards and token types by `pack:id`. When something the game uses is
+    /// Carry the whole sandbox (start, every move, undo and redo) over to `catalog`
+    /// through `map` (the current content's ids to `catalog`'s, matched by `pack:id`).
+    /// When something the game uses is
     /// gone, nothing changes and the list says what: first what the board and stacks
     /// now in play use, then what moves in the undo and redo history use.
-    pub fn adopt(&mut self, catalog: Arc<Catalog>) -> Result<(), Vec<String>> {
+    pub fn adopt(&mut self, catalog: Arc<Catalog>, map: &IdMap) -> Result<(), Vec<String>> {
         // States and moves are kept in the current catalog's ids (a step's own catalog
         // only describes its events).
         let old = Arc::clone(&self.catalog);
-        let remap = |state: &GameState| crate::rules::remap(state, &old, &catalog);
+        let remap = |state: &GameState| crate::rules::remap_with(state, map, &old, &catalog);
         let words = |lost: Vec<crate::rules::Lost>| lost.into_iter().map(|l| l.to_string());
         let mut problems: Vec<String> = match remap(self.state()) {
             Ok(_) => Vec::new(),
@@ -223,7 +224,6 @@ impl Sandbox {
                 return Err(problems);
             }
         };
-        let map = crate::rules::IdMap::new(&old, &catalog);
         let mut plays = Vec::with_capacity(self.steps.len());
         for (n, step) in self.steps.iter().enumerate() {
             match step.mv.play {
@@ -411,8 +411,8 @@ impl SandboxScreen {
     /// Move the sandbox to new content (see [`Sandbox::adopt`]); the picked card follows
     /// by `pack:id` (or is dropped when gone) and cached previews and hints are cleared.
     pub fn adopt(&mut self, catalog: Arc<Catalog>) -> Result<(), Vec<String>> {
-        let map = crate::rules::IdMap::new(self.sandbox.catalog(), &catalog);
-        self.sandbox.adopt(catalog)?;
+        let map = IdMap::new(self.sandbox.catalog(), &catalog);
+        self.sandbox.adopt(catalog, &map)?;
         self.card = self.card.and_then(|c| map.card(c));
         self.hint = None;
         self.preview = None;

@@ -1,6 +1,8 @@
 //! What changed between two catalogs, entry by entry and field by field, matched by
 //! `pack:id`: the summary a tester reads after each reload.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::rules::{Amount, Area, Catalog, Effect, Side, TokenTypeDef};
 
 /// How an entry changed.
@@ -142,17 +144,15 @@ fn compare(
     old: Vec<(String, Fields)>,
     new: Vec<(String, Fields)>,
 ) {
+    let before: HashMap<&str, &Fields> = old.iter().map(|(k, f)| (k.as_str(), f)).collect();
+    let after: HashSet<&str> = new.iter().map(|(k, _)| k.as_str()).collect();
     for (key, fields) in &new {
-        match old.iter().find(|(k, _)| k == key) {
-            None => out.push(Change {
-                section,
-                key: key.clone(),
-                kind: ChangeKind::Added,
-            }),
-            Some((_, before)) => {
+        let kind = match before.get(key.as_str()) {
+            None => ChangeKind::Added,
+            Some(before) => {
                 let changed: Vec<FieldChange> = fields
                     .iter()
-                    .zip(before)
+                    .zip(before.iter())
                     .filter(|((_, n), (_, o))| n != o)
                     .map(|((field, n), (_, o))| FieldChange {
                         field,
@@ -160,18 +160,20 @@ fn compare(
                         new: n.clone(),
                     })
                     .collect();
-                if !changed.is_empty() {
-                    out.push(Change {
-                        section,
-                        key: key.clone(),
-                        kind: ChangeKind::Changed(changed),
-                    });
+                if changed.is_empty() {
+                    continue;
                 }
+                ChangeKind::Changed(changed)
             }
-        }
+        };
+        out.push(Change {
+            section,
+            key: key.clone(),
+            kind,
+        });
     }
     for (key, _) in &old {
-        if !new.iter().any(|(k, _)| k == key) {
+        if !after.contains(key.as_str()) {
             out.push(Change {
                 section,
                 key: key.clone(),

@@ -2,8 +2,10 @@
 //! uses is matched by `pack:id` in the new catalog. What cannot be matched is listed,
 //! never dropped silently.
 
+use std::collections::HashMap;
+
 use super::board::Token;
-use super::catalog::Catalog;
+use super::catalog::{Catalog, Meta};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::GameState;
 
@@ -65,31 +67,14 @@ impl IdMap {
     /// The map from `old`'s ids to `new`'s.
     #[must_use]
     pub fn new(old: &Catalog, new: &Catalog) -> IdMap {
-        let cards = old
-            .cards
-            .iter()
-            .map(|c| {
-                let key = c.meta.key();
-                new.cards
-                    .iter()
-                    .position(|n| n.meta.key() == key)
-                    .and_then(|i| u16::try_from(i).ok())
-                    .map(CardId)
-            })
-            .collect();
-        let kinds = old
-            .token_types
-            .iter()
-            .map(|t| {
-                let key = t.meta.key();
-                new.token_types
-                    .iter()
-                    .position(|n| n.meta.key() == key)
-                    .and_then(|i| u16::try_from(i).ok())
-                    .map(TokenTypeId)
-            })
-            .collect();
-        IdMap { cards, kinds }
+        IdMap {
+            cards: by_key(&old.cards, &new.cards, |c| &c.meta)
+                .map(|i| i.map(CardId))
+                .collect(),
+            kinds: by_key(&old.token_types, &new.token_types, |t| &t.meta)
+                .map(|i| i.map(TokenTypeId))
+                .collect(),
+        }
     }
 
     /// The new id of an old card.
@@ -105,11 +90,35 @@ impl IdMap {
     }
 }
 
+/// For each entry of `old`, the index of the entry with the same `pack:id` in `new`.
+fn by_key<'a, T>(
+    old: &'a [T],
+    new: &'a [T],
+    meta: impl Fn(&T) -> &Meta + 'a,
+) -> impl Iterator<Item = Option<u16>> + 'a {
+    let index: HashMap<String, u16> = new
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| Some((meta(e).key(), u16::try_from(i).ok()?)))
+        .collect();
+    old.iter().map(move |e| index.get(&meta(e).key()).copied())
+}
+
 /// `state` (played with `old`) as a state of `new`: the same tokens, values, stacks in
 /// their current order, scores, turn and generator, with ids matched by `pack:id`. A
 /// token's value stays as it is (a changed card value applies to tokens placed from now
 /// on); its type is looked up in `new` from now on. Every unmatched use is returned.
 pub fn remap(state: &GameState, old: &Catalog, new: &Catalog) -> Result<GameState, Vec<Lost>> {
+    remap_with(state, &IdMap::new(old, new), old, new)
+}
+
+/// [`remap`] with a map already made (carrying many states over at once).
+pub fn remap_with(
+    state: &GameState,
+    map: &IdMap,
+    old: &Catalog,
+    new: &Catalog,
+) -> Result<GameState, Vec<Lost>> {
     let (ow, oh) = (old.rules.width, old.rules.height);
     let (nw, nh) = (new.rules.width, new.rules.height);
     if (ow, oh) != (nw, nh) {
@@ -118,7 +127,6 @@ pub fn remap(state: &GameState, old: &Catalog, new: &Catalog) -> Result<GameStat
             new: (nw, nh),
         }]);
     }
-    let map = IdMap::new(old, new);
     let mut lost = Vec::new();
     let mut tokens = Vec::new();
     for (cell, token) in state.board().tokens() {
