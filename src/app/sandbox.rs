@@ -11,7 +11,7 @@ use egui::{Color32, Key, Modifiers, RichText, Ui};
 
 use crate::ai::{self, Rated};
 use crate::rules::{
-    CardId, Catalog, Cause, Cell, DeckId, Engine, Event, GameState, Hooks, IdMap, Move, Play, Seat,
+    CardId, Catalog, Cause, Cell, DeckId, Engine, Event, GameState, IdMap, Move, Play, Seat,
     describe,
 };
 
@@ -19,7 +19,7 @@ use super::anim;
 use super::board::{self, Overlay};
 use super::cards::{self, CardLook};
 use super::preview::{self, Preview};
-use super::session::Session;
+use super::session::{Session, Table};
 use super::theme;
 
 /// One move of the sandbox and what it did.
@@ -54,8 +54,7 @@ pub struct Replay {
 
 /// The sandbox's game: a start, the moves played, and how many of them are applied.
 pub struct Sandbox {
-    catalog: Arc<Catalog>,
-    hooks: Box<dyn Hooks>,
+    table: Table,
     start: GameState,
     opening: Vec<Event>,
     opening_catalog: Arc<Catalog>,
@@ -66,12 +65,11 @@ pub struct Sandbox {
 impl Sandbox {
     /// A sandbox game with `deck` for both seats.
     pub fn new(catalog: Arc<Catalog>, deck: DeckId, seed: u64) -> Result<Sandbox, String> {
-        let hooks = ai::hooks_for(&catalog);
-        let (start, opening) = super::session::deal(&catalog, &*hooks, [deck, deck], seed)?;
+        let table = Table::new(Arc::clone(&catalog));
+        let (start, opening) = table.deal([deck, deck], seed)?;
         Ok(Sandbox {
-            opening_catalog: Arc::clone(&catalog),
-            catalog,
-            hooks,
+            opening_catalog: catalog,
+            table,
             start,
             opening,
             steps: Vec::new(),
@@ -82,13 +80,13 @@ impl Sandbox {
     /// The content.
     #[must_use]
     pub fn catalog(&self) -> &Arc<Catalog> {
-        &self.catalog
+        self.table.catalog()
     }
 
     /// The engine.
     #[must_use]
     pub fn engine(&self) -> Engine<'_> {
-        Engine::new(&self.catalog, &*self.hooks)
+        self.table.engine()
     }
 
     /// The current state.
@@ -118,7 +116,9 @@ impl Sandbox {
         if step == usize::MAX {
             return &self.opening_catalog;
         }
-        self.steps().get(step).map_or(&self.catalog, |s| &s.catalog)
+        self.steps()
+            .get(step)
+            .map_or(self.table.catalog(), |s| &s.catalog)
     }
 
     /// The move that plays `card` for `seat` on `cell`.
@@ -151,7 +151,7 @@ impl Sandbox {
             .play(&mut after, mv, &mut events)
             .map_err(|e| e.to_string())?;
         self.steps.truncate(self.applied);
-        let catalog = Arc::clone(&self.catalog);
+        let catalog = Arc::clone(self.table.catalog());
         self.steps.push(Step {
             mv,
             events,
@@ -198,7 +198,7 @@ impl Sandbox {
     pub fn adopt(&mut self, catalog: Arc<Catalog>, map: &IdMap) -> Result<(), Vec<String>> {
         // States and moves are kept in the current catalog's ids (a step's own catalog
         // only describes its events).
-        let old = Arc::clone(&self.catalog);
+        let old = Arc::clone(self.table.catalog());
         let remap = |state: &GameState| crate::rules::remap_with(state, map, &old, &catalog);
         let words = |lost: Vec<crate::rules::Lost>| lost.into_iter().map(|l| l.to_string());
         let mut problems: Vec<String> = match remap(self.state()) {
@@ -246,8 +246,7 @@ impl Sandbox {
             step.mv.play = play;
         }
         self.start = start;
-        self.hooks = ai::hooks_for(&catalog);
-        self.catalog = catalog;
+        self.table = Table::new(catalog);
         Ok(())
     }
 
@@ -279,7 +278,7 @@ impl Sandbox {
                 .collect();
             let new: Vec<String> = events
                 .iter()
-                .map(|e| describe::event(&self.catalog, e))
+                .map(|e| describe::event(self.catalog(), e))
                 .collect();
             if report.first_difference.is_none() && old != new {
                 report.first_difference = Some(n + 1);

@@ -75,35 +75,58 @@ impl Default for AiSettings {
     }
 }
 
-/// A new game of `catalog` with these decks (seat 1's, seat 2's): the state and the
-/// opening token's events, or why the decks cannot be played.
-pub fn deal(
-    catalog: &Catalog,
-    hooks: &dyn Hooks,
-    decks: [DeckId; 2],
-    seed: u64,
-) -> Result<(GameState, Vec<Event>), String> {
-    let stacks = |seat: Seat| {
-        catalog
-            .decks
-            .get(decks[seat.index()].index())
-            .map(|d| d.stacks.clone())
-            .ok_or_else(|| format!("seat {seat}'s deck is not in the loaded content"))
-    };
-    let (one, two) = (stacks(Seat::One)?, stacks(Seat::Two)?);
-    let mut opening = Vec::new();
-    let state = Engine::new(catalog, hooks)
-        .new_game([&one, &two], seed, &mut opening)
-        .map_err(|e| e.to_string())?;
-    Ok((state, opening))
+/// Content and the script hooks that run it on this thread: what a game or the
+/// sandbox plays with.
+pub struct Table {
+    catalog: Arc<Catalog>,
+    hooks: Box<dyn Hooks>,
+}
+
+impl Table {
+    /// `catalog` with its own script host.
+    #[must_use]
+    pub fn new(catalog: Arc<Catalog>) -> Table {
+        let hooks = ai::hooks_for(&catalog);
+        Table { catalog, hooks }
+    }
+
+    /// The content.
+    #[must_use]
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The engine over the content and its scripts.
+    #[must_use]
+    pub fn engine(&self) -> Engine<'_> {
+        Engine::new(&self.catalog, &*self.hooks)
+    }
+
+    /// A new game with these decks (seat 1's, seat 2's): the state and the opening
+    /// token's events, or why the decks cannot be played.
+    pub fn deal(&self, decks: [DeckId; 2], seed: u64) -> Result<(GameState, Vec<Event>), String> {
+        let stacks = |seat: Seat| {
+            self.catalog
+                .decks
+                .get(decks[seat.index()].index())
+                .map(|d| d.stacks.clone())
+                .ok_or_else(|| format!("seat {seat}'s deck is not in the loaded content"))
+        };
+        let (one, two) = (stacks(Seat::One)?, stacks(Seat::Two)?);
+        let mut opening = Vec::new();
+        let state = self
+            .engine()
+            .new_game([&one, &two], seed, &mut opening)
+            .map_err(|e| e.to_string())?;
+        Ok((state, opening))
+    }
 }
 
 /// A game in progress (or finished).
 pub struct Session {
     /// The setup it started from.
     pub setup: Setup,
-    catalog: Arc<Catalog>,
-    hooks: Box<dyn Hooks>,
+    table: Table,
     state: GameState,
     opening: Vec<Event>,
     played: Vec<Played>,
@@ -115,12 +138,11 @@ pub struct Session {
 impl Session {
     /// Start a game, or say why the decks cannot be played.
     pub fn start(catalog: Arc<Catalog>, setup: Setup) -> Result<Session, String> {
-        let hooks = ai::hooks_for(&catalog);
-        let (state, opening) = deal(&catalog, &*hooks, setup.decks, setup.seed)?;
+        let table = Table::new(catalog);
+        let (state, opening) = table.deal(setup.decks, setup.seed)?;
         Ok(Session {
             setup,
-            catalog,
-            hooks,
+            table,
             state,
             opening,
             played: Vec::new(),
@@ -133,13 +155,13 @@ impl Session {
     /// The content being played.
     #[must_use]
     pub fn catalog(&self) -> &Arc<Catalog> {
-        &self.catalog
+        self.table.catalog()
     }
 
     /// The engine over the session's content and scripts.
     #[must_use]
     pub fn engine(&self) -> Engine<'_> {
-        Engine::new(&self.catalog, &*self.hooks)
+        self.table.engine()
     }
 
     /// The current state.
@@ -229,8 +251,8 @@ impl Session {
             .check(&self.state, mv)
             .map_err(|e| e.to_string())?;
         let mut events = Vec::new();
-        let engine = Engine::new(&self.catalog, &*self.hooks);
-        engine
+        self.table
+            .engine()
             .play(&mut self.state, mv, &mut events)
             .map_err(|e| e.to_string())?;
         ai::observe::record(&mut self.public, &events);
@@ -309,7 +331,7 @@ impl Session {
 
     fn think(&self, seat: Seat, level: Level, think: Duration) -> Thinking {
         let (tx, rx) = mpsc::channel();
-        let catalog = Arc::clone(&self.catalog);
+        let catalog = Arc::clone(self.table.catalog());
         let obs = Observation::new(&self.state, seat, &self.public, false);
         let seed = self.setup.seed
             ^ u64::from(self.state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15)
