@@ -3,7 +3,7 @@
 
 use egui::{Align2, Color32, FontId, Rect, Response, Sense, Stroke, StrokeKind, Ui, Vec2, vec2};
 
-use crate::rules::{CardId, Catalog, Meta, Token};
+use crate::rules::{CardDef, CardId, Catalog, Meta, Token};
 
 use super::theme;
 
@@ -89,9 +89,7 @@ pub fn card(ui: &mut Ui, catalog: &Catalog, id: CardId, look: &CardLook<'_>) -> 
         area_cell * scale,
     );
     // Type and ability.
-    let ability = def
-        .ability
-        .map_or("no ability", |a| catalog.ability(a).meta.name.as_str());
+    let ability = ability_name(catalog, def);
     painter.text(
         rect.left_top() + vec2(10.0, 98.0),
         Align2::LEFT_TOP,
@@ -149,13 +147,17 @@ pub fn origin(ui: &mut Ui, what: &str, meta: &Meta) {
     ));
 }
 
+/// A card's ability name, or "no ability".
+fn ability_name<'a>(catalog: &'a Catalog, def: &CardDef) -> &'a str {
+    def.ability
+        .map_or("no ability", |a| catalog.ability(a).meta.name.as_str())
+}
+
 /// The accessibility label of a hand card.
 #[must_use]
 pub fn hand_label(catalog: &Catalog, stack: usize, id: CardId, len: usize) -> String {
     let def = catalog.card(id);
-    let ability = def
-        .ability
-        .map_or("no ability", |a| catalog.ability(a).meta.name.as_str());
+    let ability = ability_name(catalog, def);
     format!(
         "stack {}: {}, value {}, {}, {} ({} cards)",
         stack + 1,
