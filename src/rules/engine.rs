@@ -139,22 +139,35 @@ impl<'a> Engine<'a> {
         Engine { catalog, hooks }
     }
 
-    /// Check a deck against the rules: stack count and sizes, no card twice.
+    /// Check a deck against the rules: stack count and sizes, no card twice. The first
+    /// problem found, in the order [`Engine::deck_problems`] lists them.
     pub fn check_deck(&self, seat: Seat, stacks: &[Vec<CardId>]) -> Result<(), DeckError> {
+        match self.deck_problems(seat, stacks).into_iter().next() {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    /// Every way a deck breaks the rules, stack by stack: the stack count, then for each
+    /// stack its size and any card already in an earlier place of the deck (once per
+    /// card). Empty when the deck can be played. The deck editor shows all of them live.
+    #[must_use]
+    pub fn deck_problems(&self, seat: Seat, stacks: &[Vec<CardId>]) -> Vec<DeckError> {
         let rules = &self.catalog.rules;
+        let mut problems = Vec::new();
         if stacks.len() != usize::from(rules.stacks) {
-            return Err(DeckError::StackCount {
+            problems.push(DeckError::StackCount {
                 seat,
                 found: stacks.len(),
                 wanted: rules.stacks,
             });
         }
-        let mut seen = vec![false; self.catalog.cards.len()];
+        let mut seen = vec![0u8; self.catalog.cards.len()];
         for (i, stack) in stacks.iter().enumerate() {
             if stack.len() < usize::from(rules.stack_min)
                 || stack.len() > usize::from(rules.stack_max)
             {
-                return Err(DeckError::StackSize {
+                problems.push(DeckError::StackSize {
                     seat,
                     stack: i,
                     found: stack.len(),
@@ -163,18 +176,20 @@ impl<'a> Engine<'a> {
                 });
             }
             for &card in stack {
-                if card.index() >= self.catalog.cards.len() {
-                    return Err(DeckError::UnknownCard { seat, card: card.0 });
-                }
-                if std::mem::replace(&mut seen[card.index()], true) {
-                    return Err(DeckError::Duplicate {
+                let Some(count) = seen.get_mut(card.index()) else {
+                    problems.push(DeckError::UnknownCard { seat, card: card.0 });
+                    continue;
+                };
+                *count = count.saturating_add(1);
+                if *count == 2 {
+                    problems.push(DeckError::Duplicate {
                         seat,
                         card: self.catalog.card(card).meta.id.clone(),
                     });
                 }
             }
         }
-        Ok(())
+        problems
     }
 
     /// A new game with these decks (seat 1's, seat 2's): the opening token is placed with
