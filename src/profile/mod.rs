@@ -11,12 +11,17 @@
 //!   file or the new one, never a mix.
 //! - A file that cannot be read is set aside (`NAME.yaml.corrupt`, numbered if taken)
 //!   with a message saying where it went; it is never overwritten or deleted.
+//! - `settings.yaml` holds the default deck and the client's preferences ([`Settings`]).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::rules::{CardId, Catalog};
+
+mod settings;
+
+pub use settings::{SETTINGS_VERSION, Settings, parse_settings};
 
 /// The format written today.
 pub const FORMAT_VERSION: u32 = 2;
@@ -123,6 +128,31 @@ pub fn valid_id(id: &str) -> bool {
         && id
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// A deck id made from `name` (lowercase letters, digits and `-`) that `taken` does not
+/// refuse: `my-deck`, then `my-deck-2`, `my-deck-3`, …
+#[must_use]
+pub fn id_for(name: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut base = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            base.push(c);
+        } else if !base.is_empty() && !base.ends_with('-') {
+            base.push('-');
+        }
+    }
+    let mut base: String = base.trim_end_matches('-').chars().take(48).collect();
+    if base.is_empty() {
+        base = "deck".into();
+    }
+    let mut id = base.clone();
+    let mut n = 2;
+    while taken(&id) {
+        id = format!("{base}-{n}");
+        n += 1;
+    }
+    id
 }
 
 /// Read a deck file's text (any known version) as a current deck named `id`; whether it
@@ -251,6 +281,46 @@ impl Profile {
             Ok(()) => format!("set aside as {}", target.display()),
             Err(e) => format!("left in place ({e})"),
         }
+    }
+
+    fn settings_path(&self) -> PathBuf {
+        self.dir.join("settings.yaml")
+    }
+
+    /// The settings (defaults when there is no file yet). An unreadable file is set aside,
+    /// told in [`Profile::notes`], and the defaults are used.
+    pub fn settings(&mut self) -> Settings {
+        let path = self.settings_path();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Settings::default(),
+            Err(e) => {
+                self.notes.push(format!(
+                    "{}: cannot read it ({e}); using the defaults",
+                    path.display()
+                ));
+                return Settings::default();
+            }
+        };
+        match parse_settings(&text) {
+            Ok(settings) => settings,
+            Err(e) => {
+                let aside = self.set_aside(&path);
+                self.notes.push(format!(
+                    "{}: {e}; {aside}; using the defaults",
+                    path.display()
+                ));
+                Settings::default()
+            }
+        }
+    }
+
+    /// Save the settings (atomically).
+    pub fn save_settings(&self, settings: &Settings) -> Result<PathBuf, String> {
+        let path = self.settings_path();
+        crate::fsutil::write_atomic(&path, settings.to_yaml().as_bytes())
+            .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+        Ok(path)
     }
 
     /// The deck `id`, if saved and readable.

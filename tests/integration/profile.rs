@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use tokensmith::profile::{FORMAT_VERSION, Profile, SavedDeck, parse_deck};
+use tokensmith::profile::{
+    FORMAT_VERSION, Profile, SavedDeck, Settings, id_for, parse_deck, valid_id,
+};
 
 use super::support::{base_catalog, copy_tree, root};
 
@@ -148,4 +150,52 @@ fn a_deck_with_cards_of_a_pack_not_loaded_keeps_them_marked() {
         4,
         "the saved deck itself keeps the card"
     );
+}
+
+#[test]
+fn settings_round_trip_and_an_unreadable_file_is_set_aside_for_the_defaults() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut profile = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        profile.settings(),
+        Settings::default(),
+        "no file: the defaults"
+    );
+    let mine = Settings {
+        default_deck: Some("shove-it".into()),
+        animations: false,
+        ai_delay_ms: 0,
+        ..Settings::default()
+    };
+    profile
+        .save_settings(&mine)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        Profile::open(dir.path()).map(|mut p| p.settings()),
+        Ok(mine)
+    );
+    let path = dir.path().join("settings.yaml");
+    std::fs::write(&path, "format_version: 1\nanimations: [maybe\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut again = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.settings(), Settings::default());
+    assert!(!path.exists());
+    assert!(read(&dir.path().join("settings.yaml.corrupt")).contains("[maybe"));
+    assert!(
+        again
+            .notes
+            .iter()
+            .any(|n| n.contains("settings.yaml") && n.contains("using the defaults")),
+        "{:?}",
+        again.notes
+    );
+}
+
+#[test]
+fn deck_ids_made_from_names_are_file_safe_and_free() {
+    let taken = ["shove-it", "shove-it-2"];
+    assert_eq!(id_for("Shove It!", |id| taken.contains(&id)), "shove-it-3");
+    assert_eq!(id_for("  Épée & Co. ", |_| false), "p-e-co");
+    assert_eq!(id_for("!!!", |_| false), "deck");
+    assert!(valid_id(&id_for(&"x".repeat(200), |_| false)));
 }
