@@ -148,7 +148,7 @@ pub fn origin(ui: &mut Ui, what: &str, meta: &Meta) {
 }
 
 /// A card's ability name, or "no ability".
-fn ability_name<'a>(catalog: &'a Catalog, def: &CardDef) -> &'a str {
+pub fn ability_name<'a>(catalog: &'a Catalog, def: &CardDef) -> &'a str {
     def.ability
         .map_or("no ability", |a| catalog.ability(a).meta.name.as_str())
 }

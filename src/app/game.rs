@@ -509,7 +509,8 @@ impl GameScreen {
         let seat = self.hand_seat();
         let catalog = self.session.catalog().clone();
         let mut open = self.deck_open;
-        egui::Window::new(format!("{}'s deck", theme::seat_name(seat)))
+        let name = &self.session.setup.decks[seat.index()].name;
+        egui::Window::new(format!("{}'s deck: {name}", theme::seat_name(seat)))
             .open(&mut open)
             .resizable(false)
             .show(ui.ctx(), |ui| {

@@ -1,11 +1,7 @@
-//! The main menu (with the loaded packs and their diagnostics) and the new-game screen.
+//! The main menu, with the loaded packs and their diagnostics.
 
 use egui::{Align, Color32, Layout, RichText, Ui, vec2};
 
-use crate::ai::Level;
-use crate::rules::{DeckId, Seat};
-
-use super::session::{Controller, Setup};
 use super::{Library, theme};
 
 /// A main-menu choice.
@@ -17,6 +13,8 @@ pub enum MenuChoice {
     Hotseat,
     /// The sandbox.
     Sandbox,
+    /// The deck editor.
+    Decks,
     /// The content browser.
     Cards,
     /// The settings window.
@@ -33,13 +31,20 @@ pub fn fresh_seed() -> u64 {
         .map_or(1, |d| d.as_nanos() as u64)
 }
 
+/// What the main menu shows beside the buttons.
+pub struct MenuInfo<'a> {
+    /// Why the last thing asked for failed.
+    pub error: Option<&'a str>,
+    /// The live-reload state in words.
+    pub live: Option<&'a str>,
+    /// Why there is no profile (the deck editor then cannot open).
+    pub no_profile: Option<&'a str>,
+    /// What reading the profile did (files migrated or set aside).
+    pub profile_notes: &'a [String],
+}
+
 /// Draw the main menu; the choice made this frame.
-pub fn main_menu(
-    ui: &mut Ui,
-    library: &Library,
-    error: Option<&str>,
-    live: Option<&str>,
-) -> Option<MenuChoice> {
+pub fn main_menu(ui: &mut Ui, library: &Library, info: &MenuInfo<'_>) -> Option<MenuChoice> {
     let mut choice = None;
     egui::CentralPanel::default_margins().show(ui, |ui| {
         ui.with_layout(Layout::top_down(Align::Center), |ui| {
@@ -56,28 +61,40 @@ pub fn main_menu(
                 ("Play vs AI", MenuChoice::PlayAi, true),
                 ("Hotseat", MenuChoice::Hotseat, true),
                 ("Sandbox", MenuChoice::Sandbox, true),
+                ("Decks", MenuChoice::Decks, true),
                 ("Cards", MenuChoice::Cards, true),
                 ("Settings", MenuChoice::Settings, false),
                 ("Quit", MenuChoice::Quit, false),
             ] {
-                let enabled = ready || !needs;
-                let r = ui.add_enabled(enabled, big(text));
-                let r = if enabled {
-                    r
+                let blocked = if needs && !ready {
+                    Some(why)
+                } else if c == MenuChoice::Decks {
+                    info.no_profile
                 } else {
-                    r.on_disabled_hover_text(why)
+                    None
+                };
+                let r = ui.add_enabled(blocked.is_none(), big(text));
+                let r = match blocked {
+                    None => r,
+                    Some(why) => r.on_disabled_hover_text(why),
                 };
                 if r.clicked() {
                     choice = Some(c);
                 }
                 ui.add_space(6.0);
             }
-            if let Some(e) = error {
+            if let Some(e) = info.error {
                 ui.colored_label(theme::DANGER, e);
+            }
+            if let Some(why) = info.no_profile {
+                ui.colored_label(theme::PREVIEW, why);
+            }
+            for note in info.profile_notes {
+                ui.colored_label(theme::PREVIEW, note);
             }
             ui.add_space(16.0);
             packs(ui, library);
-            if let Some(live) = live {
+            if let Some(live) = info.live {
                 ui.add_space(6.0);
                 ui.weak(live);
             }
@@ -129,187 +146,4 @@ fn packs(ui: &mut Ui, library: &Library) {
                     });
             }
         });
-}
-
-/// What the new-game screen asks for.
-pub enum NewGameAction {
-    /// Stay on it.
-    Stay,
-    /// Back to the menu.
-    Back,
-    /// Start this game.
-    Start(Setup),
-}
-
-/// The new-game screen's choices.
-pub struct NewGame {
-    vs_ai: bool,
-    decks: [usize; 2],
-    level: Level,
-    human_seat: Seat,
-    seed: String,
-    problem: Option<String>,
-}
-
-impl NewGame {
-    /// Choices for a game against the AI (`vs_ai`) or hotseat.
-    #[must_use]
-    pub fn new(library: &Library, vs_ai: bool) -> NewGame {
-        let n = library.catalog.as_ref().map_or(0, |c| c.decks.len());
-        NewGame {
-            vs_ai,
-            decks: [0, usize::from(n > 1)],
-            level: Level::Normal,
-            human_seat: Seat::One,
-            seed: String::new(),
-            problem: None,
-        }
-    }
-
-    /// Show why the game could not start.
-    pub fn set_problem(&mut self, problem: String) {
-        self.problem = Some(problem);
-    }
-
-    /// Draw the screen.
-    pub fn show(&mut self, ui: &mut Ui, library: &Library) -> NewGameAction {
-        let mut action = NewGameAction::Stay;
-        let Some(catalog) = library.catalog.as_ref() else {
-            return NewGameAction::Back;
-        };
-        egui::CentralPanel::default_margins().show(ui, |ui| {
-            ui.with_layout(Layout::top_down(Align::Center), |ui| {
-                ui.add_space(30.0);
-                let title = if self.vs_ai { "Play vs AI" } else { "Hotseat" };
-                ui.label(RichText::new(title).size(30.0).strong());
-                ui.add_space(16.0);
-                ui.horizontal(|ui| {
-                    ui.add_space(((ui.available_width() - 420.0) / 2.0).max(0.0));
-                    egui::Grid::new("new-game")
-                        .num_columns(2)
-                        .spacing([16.0, 10.0])
-                        .show(ui, |ui| {
-                            for seat in Seat::BOTH {
-                                let who = if self.vs_ai {
-                                    if seat == self.human_seat {
-                                        " (you)"
-                                    } else {
-                                        " (AI)"
-                                    }
-                                } else {
-                                    ""
-                                };
-                                let label = ui.label(
-                                    RichText::new(format!(
-                                        "{}'s deck{who}",
-                                        theme::seat_name(seat)
-                                    ))
-                                    .color(theme::seat_color(seat)),
-                                );
-                                let current = &mut self.decks[seat.index()];
-                                egui::ComboBox::from_id_salt(("deck", seat.index()))
-                                    .width(260.0)
-                                    .selected_text(
-                                        catalog
-                                            .decks
-                                            .get(*current)
-                                            .map_or("—", |d| d.meta.name.as_str()),
-                                    )
-                                    .show_ui(ui, |ui| {
-                                        for (i, d) in catalog.decks.iter().enumerate() {
-                                            ui.selectable_value(current, i, &d.meta.name)
-                                                .on_hover_text(format!(
-                                                    "{}\n{}",
-                                                    d.meta.description,
-                                                    d.meta.key()
-                                                ));
-                                        }
-                                    })
-                                    .response
-                                    .labelled_by(label.id);
-                                ui.end_row();
-                            }
-                            if self.vs_ai {
-                                ui.label("You play");
-                                ui.horizontal(|ui| {
-                                    for seat in Seat::BOTH {
-                                        let text = if seat == Seat::One {
-                                            format!("{} (moves first)", theme::seat_name(seat))
-                                        } else {
-                                            theme::seat_name(seat).to_string()
-                                        };
-                                        ui.selectable_value(&mut self.human_seat, seat, text);
-                                    }
-                                });
-                                ui.end_row();
-                                let label = ui.label("AI level");
-                                egui::ComboBox::from_id_salt("level")
-                                    .selected_text(self.level.name())
-                                    .show_ui(ui, |ui| {
-                                        for level in Level::ALL {
-                                            ui.selectable_value(
-                                                &mut self.level,
-                                                level,
-                                                level.name(),
-                                            );
-                                        }
-                                    })
-                                    .response
-                                    .labelled_by(label.id);
-                                ui.end_row();
-                            }
-                            let label = ui.label("Seed (optional)");
-                            ui.add(
-                                egui::TextEdit::singleline(&mut self.seed)
-                                    .hint_text("random")
-                                    .desired_width(260.0),
-                            )
-                            .labelled_by(label.id);
-                            ui.end_row();
-                        });
-                });
-                ui.add_space(16.0);
-                if let Some(p) = &self.problem {
-                    ui.colored_label(theme::DANGER, p);
-                }
-                ui.horizontal(|ui| {
-                    ui.add_space(((ui.available_width() - 140.0) / 2.0).max(0.0));
-                    if ui.button(RichText::new("Back").size(18.0)).clicked() {
-                        action = NewGameAction::Back;
-                    }
-                    if ui.button(RichText::new("Start").size(18.0)).clicked() {
-                        match self.setup() {
-                            Ok(s) => action = NewGameAction::Start(s),
-                            Err(e) => self.problem = Some(e),
-                        }
-                    }
-                });
-            });
-        });
-        action
-    }
-
-    fn setup(&self) -> Result<Setup, String> {
-        let seed = match self.seed.trim() {
-            "" => fresh_seed(),
-            s => s.parse::<u64>().map_err(|_| {
-                format!(
-                    "the seed '{s}' is not a whole number from 0 to {}",
-                    u64::MAX
-                )
-            })?,
-        };
-        let controllers = Seat::BOTH.map(|seat| {
-            if self.vs_ai && seat != self.human_seat {
-                Controller::Ai(self.level)
-            } else {
-                Controller::Human
-            }
-        });
-        Ok(Setup {
-            decks: self.decks.map(|d| DeckId(u16::try_from(d).unwrap_or(0))),
-            controllers,
-            seed,
-        })
-    }
 }

@@ -1,5 +1,5 @@
 //! The desktop client (eframe/egui): main menu, new game, the game screen against the AI
-//! or hotseat, the sandbox and the content browser. An edge layer: it only calls inwards
+//! or hotseat, the sandbox, the deck editor and the content browser. An edge layer: it only calls inwards
 //! (rules, content, script, ai) and holds no rule of its own. What a move does is always
 //! the engine's answer, read from its events.
 //!
@@ -9,8 +9,10 @@ mod anim;
 pub mod board;
 mod browser;
 pub mod cards;
+pub mod decks;
 mod game;
 mod menu;
+mod new_game;
 pub mod preview;
 pub mod sandbox;
 pub mod session;
@@ -22,12 +24,14 @@ use std::sync::Arc;
 use egui::Ui;
 
 use crate::content::{Diagnostic, LoadOptions};
+use crate::profile::Profile;
 use crate::rules::{Catalog, PackInfo};
 
+pub use decks::DeckEditor;
 pub use game::{GameAction, GameScreen};
-pub use menu::NewGame;
+pub use new_game::{DeckPick, NewGame};
 pub use sandbox::{Sandbox, SandboxScreen};
-pub use session::{AiSettings, Controller, Session, Setup};
+pub use session::{AiSettings, Controller, SeatDeck, Session, Setup};
 
 /// The loaded content and everything its load reported. A reload replaces it whole.
 pub struct Library {
@@ -97,12 +101,40 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
+        Settings::from_profile(&crate::profile::Settings::default())
+    }
+}
+
+impl Settings {
+    /// The client's settings as the profile keeps them.
+    #[must_use]
+    pub fn from_profile(saved: &crate::profile::Settings) -> Settings {
         Settings {
-            ai: AiSettings::default(),
-            animations: true,
-            animation_step_ms: 180,
+            ai: AiSettings {
+                delay: std::time::Duration::from_millis(saved.ai_delay_ms),
+                think: std::time::Duration::from_millis(saved.ai_think_ms),
+            },
+            animations: saved.animations,
+            animation_step_ms: saved.animation_step_ms,
         }
     }
+
+    /// Write these settings into the profile's (keeping what the client does not own).
+    pub fn to_profile(&self, saved: &mut crate::profile::Settings) {
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        saved.animations = self.animations;
+        saved.animation_step_ms = self.animation_step_ms;
+        saved.ai_delay_ms = ms(self.ai.delay);
+        saved.ai_think_ms = ms(self.ai.think);
+    }
+}
+
+/// The user's profile as the client holds it: saved decks and settings on disk.
+struct Prefs {
+    /// The profile folder, or why there is none.
+    profile: Result<Profile, String>,
+    /// The settings as last read or saved.
+    saved: crate::profile::Settings,
 }
 
 /// Live reload: off, asked for (it starts with the first frame, which knows the
@@ -120,6 +152,7 @@ enum Screen {
     NewGame(NewGame),
     Game(Box<GameScreen>),
     Sandbox(Box<SandboxScreen>),
+    Decks(Box<DeckEditor>),
     Browser(browser::Browser),
 }
 
@@ -134,21 +167,63 @@ pub struct App {
     live: Live,
     quit: bool,
     error: Option<String>,
+    prefs: Prefs,
 }
 
 impl App {
-    /// A client over `library`.
+    /// A client over `library` with no profile: nothing is saved, and the deck editor
+    /// says so.
     #[must_use]
     pub fn new(library: Library) -> App {
+        App::with_profile(
+            library,
+            Err("No profile folder: decks and settings are not saved in this session.".into()),
+        )
+    }
+
+    /// A client over `library` keeping decks and settings in `profile` (or, when it could
+    /// not be opened, saying why on the main menu). The settings are read from it.
+    #[must_use]
+    pub fn with_profile(library: Library, profile: Result<Profile, String>) -> App {
+        let mut profile = profile;
+        let saved = match &mut profile {
+            Ok(p) => p.settings(),
+            Err(_) => crate::profile::Settings::default(),
+        };
         App {
             library,
             screen: Screen::Menu,
-            settings: Settings::default(),
+            settings: Settings::from_profile(&saved),
             settings_open: false,
             fonts_ready: false,
             live: Live::Off,
             quit: false,
             error: None,
+            prefs: Prefs { profile, saved },
+        }
+    }
+
+    /// The profile's settings as last read or saved.
+    #[must_use]
+    pub fn saved_settings(&self) -> &crate::profile::Settings {
+        &self.prefs.saved
+    }
+
+    /// The deck editor, when it is shown.
+    #[must_use]
+    pub fn deck_editor(&self) -> Option<&DeckEditor> {
+        match &self.screen {
+            Screen::Decks(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The new-game screen, when it is shown.
+    #[must_use]
+    pub fn new_game(&self) -> Option<&NewGame> {
+        match &self.screen {
+            Screen::NewGame(n) => Some(n),
+            _ => None,
         }
     }
 
@@ -253,9 +328,18 @@ impl App {
         let next = match &mut self.screen {
             Screen::Menu => self.menu_frame(ui),
             Screen::NewGame(setup) => match setup.show(ui, &self.library) {
-                menu::NewGameAction::Stay => None,
-                menu::NewGameAction::Back => Some(Screen::Menu),
-                menu::NewGameAction::Start(setup) => self.start_game(setup),
+                new_game::NewGameAction::Stay => None,
+                new_game::NewGameAction::Back => Some(Screen::Menu),
+                new_game::NewGameAction::Start(setup) => self.start_game(setup),
+            },
+            Screen::Decks(editor) => match (&self.library.catalog, &mut self.prefs.profile) {
+                (Some(catalog), Ok(profile)) => {
+                    match editor.show(ui, catalog, profile, &mut self.prefs.saved) {
+                        decks::DeckEditorAction::Stay => None,
+                        decks::DeckEditorAction::Menu => Some(Screen::Menu),
+                    }
+                }
+                _ => Some(Screen::Menu),
             },
             Screen::Game(game) => match game.show(ui, &settings) {
                 GameAction::None => None,
@@ -297,6 +381,41 @@ impl App {
         if self.settings_open {
             self.settings_window(ui);
         }
+        self.keep_settings(ui);
+    }
+
+    /// Save the settings when they changed (once the pointer is let go, so dragging a
+    /// slider writes the file once).
+    fn keep_settings(&mut self, ui: &Ui) {
+        let mut wanted = self.prefs.saved.clone();
+        self.settings.to_profile(&mut wanted);
+        if wanted == self.prefs.saved || ui.input(|i| i.pointer.any_down()) {
+            return;
+        }
+        if let Ok(profile) = &self.prefs.profile
+            && let Err(e) = profile.save_settings(&wanted)
+        {
+            self.error = Some(e);
+        }
+        self.prefs.saved = wanted;
+    }
+
+    /// The saved decks and the default deck, read afresh for a new game.
+    fn saved_decks(&mut self) -> (Vec<crate::profile::SavedDeck>, Option<String>) {
+        match &mut self.prefs.profile {
+            Ok(p) => (p.decks(), self.prefs.saved.default_deck.clone()),
+            Err(_) => (Vec::new(), None),
+        }
+    }
+
+    fn new_game_screen(&mut self, vs_ai: bool) -> Screen {
+        let (saved, default) = self.saved_decks();
+        Screen::NewGame(NewGame::new(
+            &self.library,
+            vs_ai,
+            saved,
+            default.as_deref(),
+        ))
     }
 
     fn start_game(&mut self, setup: Setup) -> Option<Screen> {
@@ -325,11 +444,28 @@ impl App {
 
     fn menu_frame(&mut self, ui: &mut Ui) -> Option<Screen> {
         let live = self.live_status();
-        let choice = menu::main_menu(ui, &self.library, self.error.as_deref(), live.as_deref());
+        let (no_profile, notes) = match &self.prefs.profile {
+            Ok(p) => (None, p.notes.as_slice()),
+            Err(e) => (Some(e.as_str()), &[][..]),
+        };
+        let info = menu::MenuInfo {
+            error: self.error.as_deref(),
+            live: live.as_deref(),
+            no_profile,
+            profile_notes: notes,
+        };
+        let choice = menu::main_menu(ui, &self.library, &info);
         let catalog = self.library.catalog.clone();
         match choice? {
-            menu::MenuChoice::PlayAi => Some(Screen::NewGame(NewGame::new(&self.library, true))),
-            menu::MenuChoice::Hotseat => Some(Screen::NewGame(NewGame::new(&self.library, false))),
+            menu::MenuChoice::PlayAi => Some(self.new_game_screen(true)),
+            menu::MenuChoice::Hotseat => Some(self.new_game_screen(false)),
+            menu::MenuChoice::Decks => match &mut self.prefs.profile {
+                Ok(profile) => Some(Screen::Decks(Box::new(DeckEditor::new(
+                    profile,
+                    &self.prefs.saved,
+                )))),
+                Err(_) => None,
+            },
             menu::MenuChoice::Sandbox => {
                 let catalog = catalog?;
                 let deck = catalog.decks.first().map(|_| crate::rules::DeckId(0))?;
@@ -362,17 +498,32 @@ impl App {
             .show(ui.ctx(), |ui| {
                 ui.checkbox(&mut self.settings.animations, "Animate moves");
                 ui.add(
-                    egui::Slider::new(&mut self.settings.animation_step_ms, 60..=500)
-                        .text("animation step (ms)"),
+                    egui::Slider::new(
+                        &mut self.settings.animation_step_ms,
+                        crate::profile::Settings::ANIMATION_STEP_MS,
+                    )
+                    .text("animation step (ms)"),
                 );
                 let mut delay = u64::try_from(self.settings.ai.delay.as_millis()).unwrap_or(0);
-                ui.add(egui::Slider::new(&mut delay, 0..=3000).text("AI move delay (ms)"));
+                ui.add(
+                    egui::Slider::new(&mut delay, crate::profile::Settings::AI_DELAY_MS)
+                        .text("AI move delay (ms)"),
+                );
                 self.settings.ai.delay = std::time::Duration::from_millis(delay);
                 let mut think = u64::try_from(self.settings.ai.think.as_millis()).unwrap_or(0);
                 ui.add(
-                    egui::Slider::new(&mut think, 100..=5000).text("hard AI thinking time (ms)"),
+                    egui::Slider::new(&mut think, crate::profile::Settings::AI_THINK_MS)
+                        .text("hard AI thinking time (ms)"),
                 );
                 self.settings.ai.think = std::time::Duration::from_millis(think);
+                ui.separator();
+                match &self.prefs.profile {
+                    Ok(p) => ui.weak(format!(
+                        "Saved in {}",
+                        p.dir().join("settings.yaml").display()
+                    )),
+                    Err(e) => ui.colored_label(theme::PREVIEW, e),
+                };
             });
         self.settings_open = open;
     }
@@ -384,10 +535,15 @@ impl eframe::App for App {
     }
 }
 
-/// Open the client window over the packs in `content` and `mods`.
-pub fn run(content: PathBuf, mods: PathBuf) -> anyhow::Result<()> {
+/// Open the client window over the packs in `content` and `mods`, keeping decks and
+/// settings in `profile` (default: the platform's data folder).
+pub fn run(content: PathBuf, mods: PathBuf, profile: Option<PathBuf>) -> anyhow::Result<()> {
     let library = Library::load(LoadOptions::standard(&content, &mods));
-    let mut app = App::new(library);
+    let profile = profile
+        .or_else(Profile::default_dir)
+        .ok_or_else(|| "No profile folder: this system names no data folder; start with --profile DIR to keep decks and settings.".to_string())
+        .and_then(|dir| Profile::open(&dir));
+    let mut app = App::with_profile(library, profile);
     app.enable_live_reload(crate::reload::DEBOUNCE);
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

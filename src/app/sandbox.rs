@@ -66,7 +66,12 @@ impl Sandbox {
     /// A sandbox game with `deck` for both seats.
     pub fn new(catalog: Arc<Catalog>, deck: DeckId, seed: u64) -> Result<Sandbox, String> {
         let table = Table::new(Arc::clone(&catalog));
-        let (start, opening) = table.deal([deck, deck], seed)?;
+        let stacks = &catalog
+            .decks
+            .get(deck.index())
+            .ok_or_else(|| "the sandbox's deck is not in the loaded content".to_string())?
+            .stacks;
+        let (start, opening) = table.deal([stacks, stacks], seed)?;
         Ok(Sandbox {
             opening_catalog: catalog,
             table,

@@ -23,11 +23,32 @@ pub enum Controller {
     Ai(Level),
 }
 
-/// How a game is set up: "play again" starts the same setup with a new seed.
+/// A seat's deck for one game: its stacks, top card first, and what to call it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeatDeck {
+    /// Where it came from, for the player ("Starter", "My deck", "Random content").
+    pub name: String,
+    /// The stacks, top card first.
+    pub stacks: Vec<Vec<CardId>>,
+}
+
+impl SeatDeck {
+    /// A deck shipped in the loaded packs (`None` when `id` is not one).
+    #[must_use]
+    pub fn shipped(catalog: &Catalog, id: DeckId) -> Option<SeatDeck> {
+        catalog.decks.get(id.index()).map(|d| SeatDeck {
+            name: d.meta.name.clone(),
+            stacks: d.stacks.clone(),
+        })
+    }
+}
+
+/// How a game is set up: "play again" starts the same setup (the same decks, random ones
+/// included) with a new seed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Setup {
     /// Each seat's deck.
-    pub decks: [DeckId; 2],
+    pub decks: [SeatDeck; 2],
     /// Each seat's player.
     pub controllers: [Controller; 2],
     /// The game's seed.
@@ -104,19 +125,15 @@ impl Table {
 
     /// A new game with these decks (seat 1's, seat 2's): the state and the opening
     /// token's events, or why the decks cannot be played.
-    pub fn deal(&self, decks: [DeckId; 2], seed: u64) -> Result<(GameState, Vec<Event>), String> {
-        let stacks = |seat: Seat| {
-            self.catalog
-                .decks
-                .get(decks[seat.index()].index())
-                .map(|d| d.stacks.clone())
-                .ok_or_else(|| format!("seat {seat}'s deck is not in the loaded content"))
-        };
-        let (one, two) = (stacks(Seat::One)?, stacks(Seat::Two)?);
+    pub fn deal(
+        &self,
+        decks: [&[Vec<CardId>]; 2],
+        seed: u64,
+    ) -> Result<(GameState, Vec<Event>), String> {
         let mut opening = Vec::new();
         let state = self
             .engine()
-            .new_game([&one, &two], seed, &mut opening)
+            .new_game(decks, seed, &mut opening)
             .map_err(|e| e.to_string())?;
         Ok((state, opening))
     }
@@ -139,7 +156,8 @@ impl Session {
     /// Start a game, or say why the decks cannot be played.
     pub fn start(catalog: Arc<Catalog>, setup: Setup) -> Result<Session, String> {
         let table = Table::new(catalog);
-        let (state, opening) = table.deal(setup.decks, setup.seed)?;
+        let decks = [&setup.decks[0].stacks[..], &setup.decks[1].stacks[..]];
+        let (state, opening) = table.deal(decks, setup.seed)?;
         Ok(Session {
             setup,
             table,

@@ -154,7 +154,7 @@ pub struct SimulateArgs {
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let Some(command) = &cli.command else {
-        crate::app::run(cli.content.clone(), cli.mods.clone())?;
+        crate::app::run(cli.content.clone(), cli.mods.clone(), cli.profile.clone())?;
         return Ok(ExitCode::SUCCESS);
     };
     match command {

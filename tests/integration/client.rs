@@ -14,7 +14,7 @@ use tokensmith::rules::Cell;
 
 use super::support::{TempPacks, root};
 
-fn base_library() -> Library {
+pub fn base_library() -> Library {
     Library::load(LoadOptions {
         only: Some(vec!["base".into()]),
         ..LoadOptions::standard(&root().join("content"), &root().join("mods"))
@@ -23,7 +23,11 @@ fn base_library() -> Library {
 
 /// The app over the base pack with instant AI moves and no animations.
 fn harness(library: Library) -> Harness<'static, App> {
-    let mut app = App::new(library);
+    harness_for(App::new(library))
+}
+
+/// `app` in a test window, with instant AI moves and no animations.
+pub fn harness_for(mut app: App) -> Harness<'static, App> {
     app.settings = Settings {
         animations: false,
         ..Settings::default()
@@ -36,7 +40,7 @@ fn harness(library: Library) -> Harness<'static, App> {
 }
 
 /// Run frames until `done` holds, waiting for the AI's thread in real time.
-fn run_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
+pub fn run_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while !done(h) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");

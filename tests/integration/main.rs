@@ -6,6 +6,8 @@
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `cli`: the command line's output formats and exit codes.
 //! - `client`: the desktop client driven through its accessibility labels.
+//! - `decks`: the deck editor (drag and drop, click-to-place, refusals), saved and random
+//!   decks in games, settings kept in the profile.
 //! - `reload`: live reload of packs, and the sandbox keeping its game across one.
 //! - `profile`: saved decks: fixture formats, migration, set-aside files, atomic saves.
 //! - `properties`: random legal games keep the engine's invariants.
@@ -14,6 +16,7 @@
 mod ai;
 mod cli;
 mod client;
+mod decks;
 mod diagnostics;
 mod packs;
 mod profile;

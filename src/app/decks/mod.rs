@@ -1,0 +1,500 @@
+//! The deck editor: the saved decks of the profile on the left (new, copy of a ready
+//! deck, random, duplicate, delete, set as default), the deck being edited in the middle
+//! (its name, what keeps it from being played, its stacks), and the collection of every
+//! loaded card on the right, filtered by ability, token type and pack and searched by
+//! name. Cards move by drag and drop (collection → slot, slot → slot, slot → collection
+//! to take one out) or by click-to-place (click a card, then a slot).
+//!
+//! Every edit is saved at once, atomically, through [`Profile`]; a deck that names
+//! cards of packs that are not loaded keeps them, marked, so nothing is lost.
+
+mod collection;
+pub mod draft;
+mod stacks;
+
+use egui::{Color32, RichText, Ui};
+
+use crate::profile::{self, Profile, SavedDeck};
+use crate::rules::Catalog;
+
+use self::draft::Source;
+use super::theme;
+
+/// What the deck editor asks of the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeckEditorAction {
+    /// Stay.
+    Stay,
+    /// Back to the main menu.
+    Menu,
+}
+
+/// A message under the deck's name: what the last action did, or why it was refused.
+struct Status {
+    ok: bool,
+    text: String,
+}
+
+/// The deck editor's state.
+pub struct DeckEditor {
+    decks: Vec<SavedDeck>,
+    /// The deck being edited (a copy of its saved form, saved after every edit).
+    draft: Option<SavedDeck>,
+    /// A card picked up by a click, to put down with the next click on a slot.
+    picked: Option<Source>,
+    filter: collection::Filter,
+    status: Option<Status>,
+    confirm_delete: bool,
+}
+
+impl DeckEditor {
+    /// The editor over the decks saved in `profile`; the default deck (or the first) is
+    /// opened.
+    #[must_use]
+    pub fn new(profile: &mut Profile, settings: &profile::Settings) -> DeckEditor {
+        let decks = profile.decks();
+        let open = settings
+            .default_deck
+            .as_ref()
+            .and_then(|id| decks.iter().find(|d| d.id == *id))
+            .or(decks.first())
+            .cloned();
+        DeckEditor {
+            decks,
+            draft: open,
+            picked: None,
+            filter: collection::Filter::default(),
+            status: None,
+            confirm_delete: false,
+        }
+    }
+
+    /// The saved decks, sorted by id.
+    #[must_use]
+    pub fn decks(&self) -> &[SavedDeck] {
+        &self.decks
+    }
+
+    /// The deck being edited.
+    #[must_use]
+    pub fn draft(&self) -> Option<&SavedDeck> {
+        self.draft.as_ref()
+    }
+
+    /// Draw the editor.
+    pub fn show(
+        &mut self,
+        ui: &mut Ui,
+        catalog: &Catalog,
+        profile: &mut Profile,
+        settings: &mut profile::Settings,
+    ) -> DeckEditorAction {
+        if let Some(d) = &mut self.draft {
+            draft::fit_stacks(d, catalog);
+        }
+        if ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+            self.picked = None;
+        }
+        let mut action = DeckEditorAction::Stay;
+        egui::Panel::top("decks-bar").show(ui, |ui| {
+            ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                if ui.button("◀ Menu").clicked() {
+                    action = DeckEditorAction::Menu;
+                }
+                ui.separator();
+                ui.heading("Decks");
+                ui.separator();
+                ui.weak(format!(
+                    "Saved in {}. Drag cards from the collection into a stack, or click a card and then a slot; drag a card back to the collection to take it out.",
+                    theme::short_path(&profile.dir().join("decks").display().to_string())
+                ));
+            });
+            ui.add_space(4.0);
+        });
+        egui::Panel::left("decks-list")
+            .resizable(false)
+            .default_size(230.0)
+            .show(ui, |ui| self.deck_list(ui, catalog, profile, settings));
+        egui::Panel::right("decks-collection")
+            .resizable(true)
+            .default_size(380.0)
+            .show(ui, |ui| {
+                let edit = collection::show(
+                    ui,
+                    catalog,
+                    &mut self.filter,
+                    self.draft.as_ref(),
+                    &mut self.picked,
+                );
+                if let Some(edit) = edit {
+                    self.edit(catalog, profile, edit);
+                }
+            });
+        egui::CentralPanel::default_margins().show(ui, |ui| self.deck_view(ui, catalog, profile));
+        stacks::paint_dragged(ui, catalog, self.draft.as_ref());
+        action
+    }
+
+    fn deck_list(
+        &mut self,
+        ui: &mut Ui,
+        catalog: &Catalog,
+        profile: &mut Profile,
+        settings: &mut profile::Settings,
+    ) {
+        ui.add_space(6.0);
+        ui.strong("My decks");
+        ui.add_space(4.0);
+        let mut open = None;
+        egui::ScrollArea::vertical()
+            .max_height(ui.available_height() - 250.0)
+            .show(ui, |ui| {
+                if self.decks.is_empty() {
+                    ui.weak("No saved decks yet: make one below.");
+                }
+                for deck in &self.decks {
+                    let selected = self.draft.as_ref().is_some_and(|d| d.id == deck.id);
+                    let default = settings.default_deck.as_deref() == Some(deck.id.as_str());
+                    let problems = draft::problems(deck, catalog);
+                    let mut text = deck.name.clone();
+                    if default {
+                        text.push_str(" (default)");
+                    }
+                    if !problems.is_empty() {
+                        text.push_str(" · not ready");
+                    }
+                    let r = ui
+                        .selectable_label(selected, text)
+                        .on_hover_text(deck_summary(deck, default, &problems));
+                    if r.clicked() {
+                        open = Some(deck.clone());
+                    }
+                }
+            });
+        if let Some(deck) = open {
+            self.draft = Some(deck);
+            self.picked = None;
+            self.confirm_delete = false;
+            self.status = None;
+        }
+        ui.separator();
+        let wide = |text: &str| egui::Button::new(text).min_size(egui::vec2(200.0, 24.0));
+        if ui.add(wide("New deck")).clicked() {
+            let deck = self.blank("New deck", catalog);
+            self.create(profile, deck, "made a new deck");
+        }
+        ui.menu_button("New from a ready deck ▸", |ui| {
+            for d in &catalog.decks {
+                if ui.button(&d.meta.name).clicked() {
+                    let mut deck = self.blank(&d.meta.name, catalog);
+                    deck.stacks = d
+                        .stacks
+                        .iter()
+                        .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
+                        .collect();
+                    self.create(
+                        profile,
+                        deck,
+                        &format!("copied the ready deck {}", d.meta.name),
+                    );
+                    ui.close();
+                }
+            }
+        });
+        if ui
+            .add(wide("New random deck"))
+            .on_hover_text("Random content, as the rules draw it")
+            .clicked()
+        {
+            self.random(catalog, profile);
+        }
+        let Some(current) = self.draft.clone() else {
+            return;
+        };
+        ui.separator();
+        if ui.add(wide("Duplicate")).clicked() {
+            let mut copy = self.blank(&format!("{} (copy)", current.name), catalog);
+            copy.stacks = current.stacks.clone();
+            self.create(profile, copy, &format!("duplicated {}", current.name));
+        }
+        let is_default = settings.default_deck.as_deref() == Some(current.id.as_str());
+        let default_text = if is_default {
+            "The default deck"
+        } else {
+            "Set as default"
+        };
+        let r = ui
+            .add_enabled(!is_default, wide(default_text))
+            .on_hover_text("The new-game screen offers the default deck first");
+        if r.clicked() {
+            settings.default_deck = Some(current.id.clone());
+            self.save_settings(
+                profile,
+                settings,
+                format!("{} is the default deck", current.name),
+            );
+        }
+        if self.confirm_delete {
+            ui.colored_label(theme::DANGER, format!("Delete {}?", current.name));
+            ui.horizontal(|ui| {
+                if ui.button("Delete it").clicked() {
+                    self.delete(profile, settings, &current);
+                }
+                if ui.button("Keep it").clicked() {
+                    self.confirm_delete = false;
+                }
+            });
+        } else if ui.add(wide("Delete")).clicked() {
+            self.confirm_delete = true;
+        }
+        for note in &profile.notes {
+            ui.add_space(6.0);
+            ui.colored_label(theme::PREVIEW, note);
+        }
+    }
+
+    fn deck_view(&mut self, ui: &mut Ui, catalog: &Catalog, profile: &Profile) {
+        let Some(deck) = &mut self.draft else {
+            ui.add_space(40.0);
+            ui.vertical_centered(|ui| {
+                ui.heading("No deck open");
+                ui.weak("Make a new deck, or pick one of your decks on the left.");
+            });
+            return;
+        };
+        ui.add_space(4.0);
+        let mut renamed = false;
+        ui.horizontal(|ui| {
+            let label = ui.label("Deck name");
+            renamed = ui
+                .add(egui::TextEdit::singleline(&mut deck.name).desired_width(280.0))
+                .labelled_by(label.id)
+                .changed();
+            ui.weak(format!("id {}", deck.id));
+        });
+        if renamed {
+            let name = deck.name.clone();
+            self.save(profile, format!("renamed to {name}"));
+        }
+        if let Some(s) = &self.status {
+            let colour = if s.ok {
+                Color32::from_gray(170)
+            } else {
+                theme::DANGER
+            };
+            ui.colored_label(colour, &s.text);
+        }
+        let Some(deck) = &self.draft else {
+            return;
+        };
+        let problems = draft::problems(deck, catalog);
+        egui::Frame::new()
+            .fill(Color32::from_gray(30))
+            .corner_radius(6.0)
+            .inner_margin(8.0)
+            .show(ui, |ui| {
+                ui.set_width(ui.available_width());
+                if problems.is_empty() {
+                    ui.colored_label(Color32::from_rgb(120, 220, 120), "Ready to play");
+                } else {
+                    ui.colored_label(theme::PREVIEW, "Not ready to play:");
+                    for p in &problems {
+                        ui.colored_label(theme::DANGER, format!("• {p}"));
+                    }
+                }
+            });
+        ui.add_space(8.0);
+        let edit = stacks::show(ui, catalog, deck, &mut self.picked);
+        if let Some(edit) = edit {
+            self.edit(catalog, profile, edit);
+        }
+    }
+
+    /// Apply an edit to the open deck and save it, or say why it was refused.
+    fn edit(&mut self, catalog: &Catalog, profile: &Profile, edit: Edit) {
+        let Some(deck) = &mut self.draft else {
+            return;
+        };
+        self.picked = None;
+        let done = match edit {
+            Edit::Put(from, to) => draft::put(deck, catalog, &from, to).map(|()| {
+                let what = match &from {
+                    Source::Collection(key) => draft::card_name(catalog, key),
+                    Source::Slot(at) => deck.stacks[to.stack]
+                        .get(if at.stack == to.stack && to.index > at.index {
+                            to.index - 1
+                        } else {
+                            to.index
+                        })
+                        .map_or_else(String::new, |c| draft::card_name(catalog, c)),
+                };
+                format!("put {what} in stack {}", to.stack + 1)
+            }),
+            Edit::Take(at) => draft::take(deck, at)
+                .map(|c| format!("took {} out", draft::card_name(catalog, &c)))
+                .ok_or_else(|| "that card is no longer there".to_string()),
+        };
+        match done {
+            Ok(what) => self.save(profile, what),
+            Err(why) => {
+                self.status = Some(Status {
+                    ok: false,
+                    text: format!("Cannot do that: {why}."),
+                });
+            }
+        }
+    }
+
+    /// Save the open deck; tell the user what happened.
+    fn save(&mut self, profile: &Profile, what: String) {
+        let Some(deck) = &self.draft else {
+            return;
+        };
+        self.status = Some(match profile.save(deck) {
+            Ok(_) => {
+                match self.decks.iter_mut().find(|d| d.id == deck.id) {
+                    Some(d) => *d = deck.clone(),
+                    None => {
+                        self.decks.push(deck.clone());
+                        self.decks.sort_by(|a, b| a.id.cmp(&b.id));
+                    }
+                }
+                Status {
+                    ok: true,
+                    text: format!("Saved: {what}."),
+                }
+            }
+            Err(e) => Status {
+                ok: false,
+                text: format!("Not saved: {e}. Your edits stay here; the next edit tries again."),
+            },
+        });
+    }
+
+    fn save_settings(&mut self, profile: &Profile, settings: &profile::Settings, what: String) {
+        self.status = Some(match profile.save_settings(settings) {
+            Ok(_) => Status {
+                ok: true,
+                text: format!("Saved: {what}."),
+            },
+            Err(e) => Status {
+                ok: false,
+                text: format!("Not saved: {e}."),
+            },
+        });
+    }
+
+    /// An empty deck named `name` with a free id.
+    fn blank(&self, name: &str, catalog: &Catalog) -> SavedDeck {
+        let id = profile::id_for(name, |id| self.decks.iter().any(|d| d.id == id));
+        SavedDeck {
+            format_version: profile::FORMAT_VERSION,
+            id,
+            name: name.to_string(),
+            stacks: vec![Vec::new(); usize::from(catalog.rules.stacks)],
+        }
+    }
+
+    fn create(&mut self, profile: &Profile, deck: SavedDeck, what: &str) {
+        self.draft = Some(deck);
+        self.picked = None;
+        self.confirm_delete = false;
+        self.save(profile, what.to_string());
+    }
+
+    fn random(&mut self, catalog: &Catalog, profile: &Profile) {
+        let seed = super::menu::fresh_seed();
+        let hooks = crate::ai::hooks_for(catalog);
+        let engine = crate::rules::Engine::new(catalog, &*hooks);
+        match crate::ai::decks::random_content(&engine, seed) {
+            Ok(stacks) => {
+                let mut deck = self.blank("Random deck", catalog);
+                deck.stacks = stacks
+                    .iter()
+                    .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
+                    .collect();
+                self.create(profile, deck, "drew a random deck");
+            }
+            Err(e) => {
+                self.status = Some(Status {
+                    ok: false,
+                    text: format!("No random deck: {e}."),
+                });
+            }
+        }
+    }
+
+    fn delete(&mut self, profile: &Profile, settings: &mut profile::Settings, deck: &SavedDeck) {
+        self.confirm_delete = false;
+        match profile.delete(&deck.id) {
+            Ok(_) => {
+                self.decks.retain(|d| d.id != deck.id);
+                self.draft = self.decks.first().cloned();
+                self.status = Some(Status {
+                    ok: true,
+                    text: format!("Deleted {}.", deck.name),
+                });
+                if settings.default_deck.as_deref() == Some(deck.id.as_str()) {
+                    settings.default_deck = None;
+                    self.save_settings(
+                        profile,
+                        settings,
+                        format!("deleted {}; there is no default deck now", deck.name),
+                    );
+                }
+            }
+            Err(e) => {
+                self.status = Some(Status {
+                    ok: false,
+                    text: format!("Not deleted: {e}."),
+                });
+            }
+        }
+    }
+}
+
+/// An edit the stacks or the collection ask for.
+pub(crate) enum Edit {
+    /// Put a card (from the collection or a slot) at a slot.
+    Put(Source, draft::Slot),
+    /// Take the card at a slot out of the deck.
+    Take(draft::Slot),
+}
+
+/// A saved deck's tooltip: its size, whether it is the default, what is wrong with it.
+fn deck_summary(deck: &SavedDeck, default: bool, problems: &[String]) -> String {
+    let sizes: Vec<String> = deck.stacks.iter().map(|s| s.len().to_string()).collect();
+    let mut out = format!(
+        "{} · id {} · stacks {}",
+        deck.name,
+        deck.id,
+        sizes.join("/")
+    );
+    if default {
+        out.push_str("\nThe default deck.");
+    }
+    if problems.is_empty() {
+        out.push_str("\nReady to play.");
+    } else {
+        for p in problems {
+            out.push_str(&format!("\n• {p}"));
+        }
+    }
+    out
+}
+
+/// The label of a card name in the editor's widgets, with a mark for cards not loaded.
+fn written_label(catalog: &Catalog, written: &str) -> (String, bool) {
+    match catalog.card_named(written) {
+        Ok(id) => (catalog.card(id).meta.name.clone(), true),
+        Err(_) => (format!("{written} (not loaded)"), false),
+    }
+}
+
+/// A weak, small text.
+fn small(text: impl Into<String>) -> RichText {
+    RichText::new(text)
+        .size(11.0)
+        .color(Color32::from_gray(160))
+}
