@@ -135,6 +135,8 @@ struct Prefs {
     profile: Result<Profile, String>,
     /// The settings as last read or saved.
     saved: crate::profile::Settings,
+    /// Settings whose save failed (not tried again until they change).
+    failed: Option<crate::profile::Settings>,
 }
 
 /// Live reload: off, asked for (it starts with the first frame, which knows the
@@ -199,7 +201,11 @@ impl App {
             live: Live::Off,
             quit: false,
             error: None,
-            prefs: Prefs { profile, saved },
+            prefs: Prefs {
+                profile,
+                saved,
+                failed: None,
+            },
         }
     }
 
@@ -345,9 +351,11 @@ impl App {
                 GameAction::None => None,
                 GameAction::MainMenu => Some(Screen::Menu),
                 GameAction::PlayAgain => {
+                    // The same decks need the content they were resolved in.
                     let mut setup = game.session.setup.clone();
                     setup.seed = setup.seed.wrapping_add(1);
-                    self.start_game(setup)
+                    let catalog = Arc::clone(game.session.catalog());
+                    self.start_game_with(catalog, setup)
                 }
             },
             Screen::Sandbox(sandbox) => match sandbox.show(ui, &mut self.library.reload) {
@@ -385,19 +393,30 @@ impl App {
     }
 
     /// Save the settings when they changed (once the pointer is let go, so dragging a
-    /// slider writes the file once).
+    /// slider writes the file once). A failed save is said once and tried again with the
+    /// next change.
     fn keep_settings(&mut self, ui: &Ui) {
         let mut wanted = self.prefs.saved.clone();
         self.settings.to_profile(&mut wanted);
-        if wanted == self.prefs.saved || ui.input(|i| i.pointer.any_down()) {
+        if wanted == self.prefs.saved
+            || self.prefs.failed.as_ref() == Some(&wanted)
+            || ui.input(|i| i.pointer.any_down())
+        {
             return;
         }
-        if let Ok(profile) = &self.prefs.profile
-            && let Err(e) = profile.save_settings(&wanted)
-        {
-            self.error = Some(e);
+        match &self.prefs.profile {
+            Ok(profile) => match profile.save_settings(&wanted) {
+                Ok(_) => {
+                    self.prefs.saved = wanted;
+                    self.prefs.failed = None;
+                }
+                Err(e) => {
+                    self.error = Some(format!("Settings not saved: {e}"));
+                    self.prefs.failed = Some(wanted);
+                }
+            },
+            Err(_) => self.prefs.saved = wanted,
         }
-        self.prefs.saved = wanted;
     }
 
     /// The saved decks and the default deck, read afresh for a new game.
@@ -420,6 +439,10 @@ impl App {
 
     fn start_game(&mut self, setup: Setup) -> Option<Screen> {
         let catalog = self.library.catalog.clone()?;
+        self.start_game_with(catalog, setup)
+    }
+
+    fn start_game_with(&mut self, catalog: Arc<Catalog>, setup: Setup) -> Option<Screen> {
         match Session::start(catalog, setup) {
             Ok(session) => Some(Screen::Game(Box::new(GameScreen::new(session)))),
             Err(e) => {

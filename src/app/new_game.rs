@@ -57,8 +57,9 @@ pub struct NewGame {
 }
 
 impl NewGame {
-    /// Choices for a game against the AI (`vs_ai`) or hotseat. Seat 1 starts with the
-    /// default deck when it is saved and can be played.
+    /// Choices for a game against the AI (`vs_ai`) or hotseat. Seat 1 (where the person
+    /// starts) gets the default deck when it is saved and can be played; choosing the
+    /// other seat takes the deck along.
     #[must_use]
     pub fn new(
         library: &Library,
@@ -171,6 +172,7 @@ impl NewGame {
             ui.end_row();
         }
         if self.vs_ai {
+            let was = self.human_seat;
             ui.label("You play");
             ui.horizontal(|ui| {
                 for seat in Seat::BOTH {
@@ -182,6 +184,10 @@ impl NewGame {
                     ui.selectable_value(&mut self.human_seat, seat, text);
                 }
             });
+            if self.human_seat != was {
+                // Your deck goes with you to the other seat.
+                self.picks.swap(0, 1);
+            }
             ui.end_row();
             let label = ui.label("AI level");
             egui::ComboBox::from_id_salt("level")

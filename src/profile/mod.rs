@@ -95,23 +95,31 @@ impl SavedDeck {
         let mut out = format!(
             "format_version: {}\nid: {}\nname: {}\nstacks:\n",
             self.format_version,
-            self.id,
+            scalar(&self.id),
             quote(&self.name)
         );
         for s in &self.stacks {
-            let cards: Vec<String> = s.iter().map(|c| card_text(c)).collect();
+            let cards: Vec<String> = s.iter().map(|c| scalar(c)).collect();
             out.push_str(&format!("  - [{}]\n", cards.join(", ")));
         }
         out
     }
 }
 
-/// A card name as written: plain when it is an id, quoted otherwise.
-fn card_text(name: &str) -> String {
-    let plain = !name.is_empty()
+/// An id as written: plain when YAML reads it back as the same text, quoted otherwise
+/// (so `null`, `true`, `no` or `2024` stay text).
+pub(crate) fn scalar(name: &str) -> String {
+    const KEYWORDS: [&str; 10] = [
+        "null", "true", "false", "yes", "no", "on", "off", "y", "n", "~",
+    ];
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '.'));
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '.'))
+        && !KEYWORDS.contains(&name.to_ascii_lowercase().as_str());
     if plain { name.to_string() } else { quote(name) }
 }
 
@@ -190,6 +198,8 @@ pub struct Profile {
     dir: PathBuf,
     /// Messages about files migrated or set aside, for the user.
     pub notes: Vec<String>,
+    /// Why settings must not be written (a settings file that could not be read).
+    settings_blocked: Option<String>,
 }
 
 impl Profile {
@@ -206,6 +216,7 @@ impl Profile {
         Ok(Profile {
             dir: dir.to_path_buf(),
             notes: Vec::new(),
+            settings_blocked: None,
         })
     }
 
@@ -238,14 +249,68 @@ impl Profile {
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_default();
             match self.read(&path, &id) {
-                Ok(deck) => decks.push(deck),
+                Ok(deck) if valid_id(&id) => decks.push(deck),
+                Ok(deck) => match self.give_id(&path, deck) {
+                    Ok(deck) => decks.push(deck),
+                    Err(e) => self.notes.push(format!("{}: {e}", path.display())),
+                },
                 Err(e) => {
                     let aside = self.set_aside(&path);
                     self.notes.push(format!("{}: {e}; {aside}", path.display()));
                 }
             }
         }
+        decks.sort_by(|a, b| a.id.cmp(&b.id));
         decks
+    }
+
+    /// A deck read from a file whose name cannot be an id (`My Deck.yaml`): saved anew
+    /// under a free id made from its name, the original kept as `NAME.yaml.orig`.
+    fn give_id(&mut self, path: &Path, mut deck: SavedDeck) -> Result<SavedDeck, String> {
+        deck.id = id_for(&deck.id, |id| self.is_taken(id));
+        let new = self.create(&deck)?;
+        let kept = path.with_extension("yaml.orig");
+        std::fs::rename(path, &kept).map_err(|e| {
+            format!(
+                "saved as {}, but the original could not be moved aside: {e}",
+                new.display()
+            )
+        })?;
+        self.notes.push(format!(
+            "{}: deck ids are lowercase letters, digits, '-' and '_': saved as {}; the original is kept as {}",
+            path.display(),
+            new.display(),
+            kept.display()
+        ));
+        Ok(deck)
+    }
+
+    /// Whether a deck file with this id exists, ignoring case (as the file system may).
+    #[must_use]
+    pub fn is_taken(&self, id: &str) -> bool {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("decks")) else {
+            return false;
+        };
+        entries.filter_map(Result::ok).any(|e| {
+            let p = e.path();
+            p.extension().is_some_and(|x| x == "yaml")
+                && p.file_stem()
+                    .is_some_and(|s| s.to_string_lossy().eq_ignore_ascii_case(id))
+        })
+    }
+
+    /// Save a new deck (atomically), refusing to replace a file that is there.
+    pub fn create(&self, deck: &SavedDeck) -> Result<PathBuf, String> {
+        if !valid_id(&deck.id) {
+            return Err(format!(
+                "'{}' cannot be a deck id: use lowercase letters, digits, '_' and '-'",
+                deck.id
+            ));
+        }
+        let path = self.deck_path(&deck.id);
+        crate::fsutil::write_atomic_new(&path, deck.to_yaml().as_bytes())
+            .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+        Ok(path)
     }
 
     fn read(&mut self, path: &Path, id: &str) -> Result<SavedDeck, String> {
@@ -287,22 +352,25 @@ impl Profile {
         self.dir.join("settings.yaml")
     }
 
-    /// The settings (defaults when there is no file yet). An unreadable file is set aside,
-    /// told in [`Profile::notes`], and the defaults are used.
+    /// The settings (defaults when there is no file yet). A file that is not valid
+    /// settings is set aside, told in [`Profile::notes`], and the defaults are used; one
+    /// that cannot be read at all is left alone and not written over this session.
     pub fn settings(&mut self) -> Settings {
         let path = self.settings_path();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Settings::default(),
             Err(e) => {
-                self.notes.push(format!(
-                    "{}: cannot read it ({e}); using the defaults",
+                let why = format!(
+                    "{}: cannot read it ({e}); using the defaults, and settings are not saved until it can be read",
                     path.display()
-                ));
+                );
+                self.notes.push(why.clone());
+                self.settings_blocked = Some(why);
                 return Settings::default();
             }
         };
-        match parse_settings(&text) {
+        match text.and_then(|t| parse_settings(&t)) {
             Ok(settings) => settings,
             Err(e) => {
                 let aside = self.set_aside(&path);
@@ -317,6 +385,9 @@ impl Profile {
 
     /// Save the settings (atomically).
     pub fn save_settings(&self, settings: &Settings) -> Result<PathBuf, String> {
+        if let Some(why) = &self.settings_blocked {
+            return Err(why.clone());
+        }
         let path = self.settings_path();
         crate::fsutil::write_atomic(&path, settings.to_yaml().as_bytes())
             .map_err(|e| format!("cannot save {}: {e}", path.display()))?;

@@ -63,7 +63,7 @@ impl Settings {
     pub fn to_yaml(&self) -> String {
         let mut out = format!("format_version: {}\n", self.format_version);
         if let Some(d) = &self.default_deck {
-            out.push_str(&format!("default_deck: {d}\n"));
+            out.push_str(&format!("default_deck: {}\n", super::scalar(d)));
         }
         out.push_str(&format!(
             "animations: {}\nanimation_step_ms: {}\nai_delay_ms: {}\nai_think_ms: {}\n",
@@ -73,10 +73,23 @@ impl Settings {
     }
 }
 
-/// Read a settings file's text.
+/// Just the version, to check it is there.
+#[derive(Deserialize)]
+struct Versioned {
+    #[serde(default)]
+    format_version: Option<u32>,
+}
+
+/// Read a settings file's text (empty text: the defaults).
 pub fn parse_settings(text: &str) -> Result<Settings, String> {
     if text.trim().is_empty() {
         return Ok(Settings::default());
+    }
+    let version: Versioned = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    if version.format_version.is_none() {
+        return Err(format!(
+            "format_version is missing: the first line should be `format_version: {SETTINGS_VERSION}`"
+        ));
     }
     let settings: Settings = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
     match settings.format_version {
@@ -123,5 +136,13 @@ mod tests {
         assert!(newer.is_err_and(|e| e.contains("newer")));
         let bad_deck = parse_settings("format_version: 1\ndefault_deck: \"../x\"\n");
         assert_eq!(bad_deck.map(|s| s.default_deck), Ok(None));
+        let unversioned = parse_settings("animations: false\n");
+        assert!(unversioned.is_err_and(|e| e.contains("format_version is missing")));
+        // An id YAML would read as something else stays text.
+        let null = Settings {
+            default_deck: Some("null".into()),
+            ..Settings::default()
+        };
+        assert_eq!(parse_settings(&null.to_yaml()), Ok(null));
     }
 }

@@ -11,7 +11,7 @@ use tokensmith::app::{App, DeckPick};
 use tokensmith::profile::Profile;
 use tokensmith::rules::Seat;
 
-use super::client::{base_library, harness_for, run_until};
+use super::client::{base_library, harness_for};
 
 fn profile_at(dir: &std::path::Path) -> Result<Profile, String> {
     Profile::open(dir)
@@ -72,6 +72,12 @@ fn drag_points(h: &mut Harness<'_, App>, start: Pos2, end: Pos2) {
 fn drag_in(h: &mut Harness<'_, App>, name: &str, stack: usize) {
     search(h, name);
     drag(h, name, &format!("stack {stack}: add a card"));
+}
+
+/// Whether the collection, searched for `name`, shows it as not in the deck.
+fn search_shows(h: &mut Harness<'_, App>, name: &str) -> bool {
+    search(h, name);
+    h.query_by_label(name).is_some()
 }
 
 fn status(h: &Harness<'_, App>, text: &str) -> bool {
@@ -213,14 +219,20 @@ fn click_to_place_and_refusals_say_why() {
         h.query_by_label("stack 3: add a card").is_none(),
         "no room left"
     );
+    // A card dropped on a card of the full stack takes its place.
     search(&mut h, "Swap");
     drag(&mut h, "Swap", "stack 3, card 1: Gift");
-    assert!(status(&h, "stack 3 is full: stacks hold at most 5 cards"));
+    assert!(status(&h, "Swap took the place of Gift in stack 3"));
+    assert_eq!(stacks(&h)[2][0], "base:swap");
+    assert!(
+        search_shows(&mut h, "Gift"),
+        "Gift is back in the collection"
+    );
     // × takes a card out.
-    h.get_by_label("take Gift out of stack 3").click();
+    h.get_by_label("take Swap out of stack 3").click();
     h.run();
     assert_eq!(stacks(&h)[2].len(), 4);
-    assert!(!stacks(&h)[2].contains(&"base:gift".to_string()));
+    assert!(!stacks(&h)[2].contains(&"base:swap".to_string()));
 
     // Duplicate, then delete the copy after confirming.
     h.get_by_label("Duplicate").click();
@@ -320,12 +332,113 @@ fn random_content_and_saved_decks_start_games() {
     assert_eq!(mine.name, "Shifters");
     assert_eq!(theirs.name, "Random content");
     assert_eq!(theirs.stacks.len(), 4);
-    run_until(&mut h, "a move", |h| {
-        h.state()
-            .game()
-            .is_some_and(|g| !g.session.played().is_empty())
-            || h.state().game().is_some_and(|g| g.session.human_to_move())
-    });
+    let dealt: Vec<usize> = h
+        .state()
+        .game()
+        .map(|g| {
+            g.session
+                .state()
+                .seat(Seat::Two)
+                .stacks()
+                .iter()
+                .map(|s| s.cards().count())
+                .collect()
+        })
+        .unwrap_or_default();
+    let drawn: Vec<usize> = theirs.stacks.iter().map(Vec::len).collect();
+    assert_eq!(dealt, drawn, "the game is dealt the drawn deck");
+}
+
+#[test]
+fn undo_redo_exchanges_in_full_stacks_and_decks_of_the_wrong_shape() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("decks")).unwrap_or_else(|e| panic!("{e}"));
+    // Five stacks (the rules want four), in a file whose name cannot be an id.
+    std::fs::write(
+        dir.path().join("decks/Five Stacks.yaml"),
+        "format_version: 2\nid: x\nname: Five\nstacks:\n  - [base:weaken_row, base:weaken_column, base:weaken_cross, base:weaken_ring, base:weaken_corners]\n  - [base:push_row, base:push_column]\n  - [base:gift, base:swap]\n  - [base:lure]\n  - [base:beacon]\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut h = open_editor(dir.path());
+    assert!(
+        dir.path().join("decks/five-stacks.yaml").is_file(),
+        "saved under an id"
+    );
+    assert!(
+        dir.path().join("decks/Five Stacks.yaml.orig").is_file(),
+        "the original kept"
+    );
+    assert!(status(&h, "the deck has 5 stacks; the rules want 4"));
+    assert_eq!(
+        stacks(&h).len(),
+        5,
+        "shown as it is, not changed behind the user's back"
+    );
+    h.get_by_label("Fit to 4 stacks").click();
+    h.run();
+    assert_eq!(stacks(&h)[3], ["base:lure", "base:beacon"]);
+    assert!(status(&h, "Ready to play"));
+    // A card dropped on a card of a full stack changes places with it.
+    drag(
+        &mut h,
+        "stack 2, card 1: Row Pusher",
+        "stack 1, card 2: Column Weakener",
+    );
+    assert_eq!(stacks(&h)[0][1], "base:push_row");
+    assert_eq!(stacks(&h)[1][0], "base:weaken_column");
+    // Undo and redo, by button and by key, saved each time.
+    h.get_by_label("Undo").click();
+    h.run();
+    assert_eq!(stacks(&h)[0][1], "base:weaken_column");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Y);
+    h.run();
+    assert_eq!(stacks(&h)[0][1], "base:push_row");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run();
+    assert_eq!(stacks(&h).len(), 5, "back before the fit");
+    let text = std::fs::read_to_string(dir.path().join("decks/five-stacks.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text.matches("\n  - [").count(), 5, "{text}");
+}
+
+#[test]
+fn a_new_deck_never_takes_the_file_of_another_and_deleting_the_default_clears_it() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut h = open_editor(dir.path());
+    // A deck saved behind the editor's back (another window, `tokensmith deck import`).
+    let other = "format_version: 2\nid: new-deck\nname: Theirs\nstacks:\n  - [base:gift, base:swap]\n  - []\n  - []\n  - []\n";
+    std::fs::write(dir.path().join("decks/new-deck.yaml"), other).unwrap_or_else(|e| panic!("{e}"));
+    h.get_by_label("New deck").click();
+    h.run();
+    let id = h
+        .state()
+        .deck_editor()
+        .and_then(|e| e.draft())
+        .map(|d| d.id.clone());
+    assert_eq!(id.as_deref(), Some("new-deck-2"));
+    let kept = std::fs::read_to_string(dir.path().join("decks/new-deck.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(kept, other, "the other deck's file is untouched");
+    h.get_by_label("Set as default").click();
+    h.run();
+    assert_eq!(
+        h.state().saved_settings().default_deck.as_deref(),
+        Some("new-deck-2")
+    );
+    h.get_by_label("Delete").click();
+    h.run();
+    h.get_by_label("Delete it").click();
+    h.run();
+    assert_eq!(
+        h.state().saved_settings().default_deck,
+        None,
+        "no default left dangling"
+    );
+    let settings =
+        std::fs::read_to_string(dir.path().join("settings.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!settings.contains("default_deck"), "{settings}");
 }
 
 #[test]

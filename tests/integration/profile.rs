@@ -199,3 +199,36 @@ fn deck_ids_made_from_names_are_file_safe_and_free() {
     assert_eq!(id_for("!!!", |_| false), "deck");
     assert!(valid_id(&id_for(&"x".repeat(200), |_| false)));
 }
+
+#[test]
+fn ids_and_cards_yaml_would_misread_are_written_quoted_and_read_back() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let profile = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    for id in ["null", "true", "no", "2024", "y"] {
+        let deck = SavedDeck {
+            format_version: FORMAT_VERSION,
+            id: id.into(),
+            name: id.into(),
+            stacks: vec![vec!["null".into(), "base:gift".into()]; 4],
+        };
+        profile
+            .create(&deck)
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+    }
+    let mut again = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<String> = again.decks().into_iter().map(|d| d.id).collect();
+    assert_eq!(ids, ["2024", "no", "null", "true", "y"]);
+    assert!(again.notes.is_empty(), "{:?}", again.notes);
+    // A new deck never replaces a file that is there.
+    let taken = SavedDeck {
+        format_version: FORMAT_VERSION,
+        id: "null".into(),
+        name: "Other".into(),
+        stacks: Vec::new(),
+    };
+    assert!(profile.create(&taken).is_err());
+    assert!(
+        profile.is_taken("NULL"),
+        "case is ignored, as some file systems do"
+    );
+}

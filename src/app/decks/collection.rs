@@ -86,9 +86,7 @@ pub(super) fn show(
             ui.weak("No card matches the filters.");
         }
         for &card in &shown {
-            if let Some(e) = row(ui, catalog, card, deck, picked) {
-                edit = Some(e);
-            }
+            row(ui, catalog, card, deck, picked);
         }
     });
     // The whole panel takes a deck's card back.
@@ -192,7 +190,7 @@ fn row(
     card: CardId,
     deck: Option<&SavedDeck>,
     picked: &mut Option<Source>,
-) -> Option<Edit> {
+) {
     let def = catalog.card(card);
     let key = def.meta.key();
     let (rect, _) = ui.allocate_exact_size(vec2(ui.available_width(), ROW_HEIGHT), Sense::hover());
@@ -265,18 +263,16 @@ fn row(
             theme::PREVIEW.gamma_multiply(0.8),
         );
     }
-    let mut edit = None;
     if response.clicked() {
         let mine = Source::Collection(key);
-        match picked.take() {
-            Some(Source::Slot(at)) => edit = Some(Edit::Take(at)),
-            Some(p) if p == mine => {}
-            _ => *picked = Some(mine),
+        // A click picks this card up (a card picked before is put back where it was);
+        // a second click puts it back.
+        if picked.take().as_ref() != Some(&mine) {
+            *picked = Some(mine);
         }
     }
     response.on_hover_ui(|ui| {
         ui.label(small("Drag to a stack, or click and then click a slot."));
         cards::card_tooltip(ui, catalog, card);
     });
-    edit
 }

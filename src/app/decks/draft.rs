@@ -50,49 +50,99 @@ pub fn find(deck: &SavedDeck, catalog: &Catalog, key: &str) -> Option<Slot> {
     })
 }
 
-/// Put a card at `to`; why not, when it cannot go there (the deck is then unchanged).
-pub fn put(deck: &mut SavedDeck, catalog: &Catalog, from: &Source, to: Slot) -> Result<(), String> {
+/// What a put did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placed {
+    /// The card is now at this slot.
+    At(Slot),
+    /// The target stack was full: the card dropped on a card of it changed places with
+    /// that card.
+    Swapped(Slot),
+    /// The target stack was full: the collection card took the place of the card it was
+    /// dropped on, which went back to the collection (its text).
+    Replaced(Slot, String),
+}
+
+/// Put a card at `to` (a stack the rules have but the deck lacks is added); what it did,
+/// or why not (the deck is then unchanged). Dropped on a card of a full stack, a card
+/// of the deck changes places with it and a collection card takes its place.
+pub fn put(
+    deck: &mut SavedDeck,
+    catalog: &Catalog,
+    from: &Source,
+    to: Slot,
+) -> Result<Placed, String> {
     let max = usize::from(catalog.rules.stack_max);
-    let Some(target_len) = deck.stacks.get(to.stack).map(Vec::len) else {
+    let stacks = deck.stacks.len().max(usize::from(catalog.rules.stacks));
+    if to.stack >= stacks {
         return Err(format!("there is no stack {}", to.stack + 1));
+    }
+    if let Source::Collection(key) = from
+        && let Some(at) = find(deck, catalog, key)
+    {
+        return Err(format!(
+            "{} is already in stack {}: a card appears at most once in a deck",
+            card_name(catalog, key),
+            at.stack + 1
+        ));
+    }
+    if let Source::Slot(at) = from
+        && deck
+            .stacks
+            .get(at.stack)
+            .is_none_or(|s| at.index >= s.len())
+    {
+        return Err("that card is no longer there".into());
+    }
+    while deck.stacks.len() <= to.stack {
+        deck.stacks.push(Vec::new());
+    }
+    let target_len = deck.stacks[to.stack].len();
+    let moves_in = !matches!(from, Source::Slot(at) if at.stack == to.stack);
+    if moves_in && target_len >= max {
+        return exchange(deck, from, to).ok_or_else(|| full(to.stack, max));
+    }
+    let card = match from {
+        Source::Collection(key) => key.clone(),
+        Source::Slot(at) => deck.stacks[at.stack].remove(at.index),
     };
+    let mut index = to.index;
+    if let Source::Slot(at) = from
+        && at.stack == to.stack
+        && to.index > at.index
+    {
+        index -= 1;
+    }
+    let stack = &mut deck.stacks[to.stack];
+    let index = index.min(stack.len());
+    stack.insert(index, card);
+    Ok(Placed::At(Slot {
+        stack: to.stack,
+        index,
+    }))
+}
+
+/// A drop on a card of a full stack: swap with a deck card, or replace it with a
+/// collection card. `None` when `to` is not a card.
+fn exchange(deck: &mut SavedDeck, from: &Source, to: Slot) -> Option<Placed> {
+    deck.stacks.get(to.stack)?.get(to.index)?;
     match from {
         Source::Collection(key) => {
-            if let Some(at) = find(deck, catalog, key) {
-                return Err(format!(
-                    "{} is already in stack {}: a card appears at most once in a deck",
-                    card_name(catalog, key),
-                    at.stack + 1
-                ));
-            }
-            if target_len >= max {
-                return Err(full(to.stack, max));
-            }
-            deck.stacks[to.stack].insert(to.index.min(target_len), key.clone());
+            let old = std::mem::replace(&mut deck.stacks[to.stack][to.index], key.clone());
+            Some(Placed::Replaced(to, old))
         }
         Source::Slot(at) => {
-            let Some(card) = deck.stacks.get(at.stack).and_then(|s| s.get(at.index)) else {
-                return Err("that card is no longer there".into());
-            };
-            let card = card.clone();
-            if at.stack != to.stack && target_len >= max {
-                return Err(full(to.stack, max));
-            }
-            deck.stacks[at.stack].remove(at.index);
-            let mut index = to.index;
-            if at.stack == to.stack && to.index > at.index {
-                index -= 1;
-            }
-            let stack = &mut deck.stacks[to.stack];
-            stack.insert(index.min(stack.len()), card);
+            let mine = deck.stacks[at.stack][at.index].clone();
+            let theirs = std::mem::replace(&mut deck.stacks[to.stack][to.index], mine);
+            deck.stacks[at.stack][at.index] = theirs;
+            Some(Placed::Swapped(to))
         }
     }
-    Ok(())
 }
 
 fn full(stack: usize, max: usize) -> String {
     format!(
-        "stack {} is full: stacks hold at most {max} cards",
+        "stack {} is full: stacks hold at most {max} cards (drop on one of its cards to exchange them)",
         stack + 1
     )
 }
@@ -104,7 +154,8 @@ pub fn take(deck: &mut SavedDeck, at: Slot) -> Option<String> {
 }
 
 /// Give the deck the rules' number of stacks, keeping every card (extra stacks' cards
-/// move to the last stack kept, so nothing is lost; the size check then tells).
+/// move to the last stack kept, so nothing is lost; the size check then tells). Only
+/// when the user asks: a deck is never changed behind their back.
 pub fn fit_stacks(deck: &mut SavedDeck, catalog: &Catalog) {
     let want = usize::from(catalog.rules.stacks).max(1);
     while deck.stacks.len() < want {
@@ -140,13 +191,13 @@ pub fn problems(deck: &SavedDeck, catalog: &Catalog) -> Vec<String> {
         engine
             .deck_problems(Seat::One, &resolved.stacks)
             .iter()
-            .map(|p| describe(catalog, p)),
+            .map(|p| describe(catalog, deck, p)),
     );
     out
 }
 
 /// A rules problem in the editor's words (no seat: the deck is not in a game yet).
-fn describe(catalog: &Catalog, problem: &DeckError) -> String {
+fn describe(catalog: &Catalog, deck: &SavedDeck, problem: &DeckError) -> String {
     match problem {
         DeckError::StackCount { found, wanted, .. } => {
             format!("the deck has {found} stacks; the rules want {wanted}")
@@ -159,8 +210,14 @@ fn describe(catalog: &Catalog, problem: &DeckError) -> String {
             ..
         } => {
             let cards = if *found == 1 { "card" } else { "cards" };
+            let written = deck.stacks.get(*stack).map_or(0, Vec::len);
+            let loaded = if written > *found {
+                format!(" loaded (and {} not loaded)", written - found)
+            } else {
+                String::new()
+            };
             format!(
-                "stack {} has {found} {cards}; stacks hold {min} to {max}",
+                "stack {} has {found} {cards}{loaded}; stacks hold {min} to {max}",
                 stack + 1
             )
         }
@@ -195,12 +252,19 @@ mod tests {
         Slot { stack, index }
     }
 
+    fn ok(r: Result<Placed, String>) -> Placed {
+        r.unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn cards_go_in_once_move_within_and_between_stacks_and_come_out() {
         let catalog = crate::content::base_for_tests();
         let mut d = deck(&[&[], &[], &[], &[]]);
         let weaken = Source::Collection("base:weaken_row".into());
-        put(&mut d, &catalog, &weaken, slot(0, 0)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            ok(put(&mut d, &catalog, &weaken, slot(0, 0))),
+            Placed::At(slot(0, 0))
+        );
         let again = put(
             &mut d,
             &catalog,
@@ -211,64 +275,85 @@ mod tests {
             again.is_err_and(|e| e.contains("already in stack 1")),
             "once"
         );
-        put(
+        ok(put(
             &mut d,
             &catalog,
             &Source::Collection("base:push_row".into()),
             slot(0, 0),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        ));
         assert_eq!(d.stacks[0], ["base:push_row", "base:weaken_row"]);
-        // Down within a stack: to the bottom.
-        put(&mut d, &catalog, &Source::Slot(slot(0, 0)), slot(0, 2))
-            .unwrap_or_else(|e| panic!("{e}"));
+        // Down within a stack: to the bottom; the card lands at the last place.
+        let placed = ok(put(&mut d, &catalog, &Source::Slot(slot(0, 0)), slot(0, 2)));
+        assert_eq!(placed, Placed::At(slot(0, 1)));
         assert_eq!(d.stacks[0], ["base:weaken_row", "base:push_row"]);
-        // To another stack.
-        put(&mut d, &catalog, &Source::Slot(slot(0, 1)), slot(3, 0))
-            .unwrap_or_else(|e| panic!("{e}"));
+        // To another stack, past its end: at its bottom.
+        let placed = ok(put(&mut d, &catalog, &Source::Slot(slot(0, 1)), slot(3, 4)));
+        assert_eq!(placed, Placed::At(slot(3, 0)));
         assert_eq!(d.stacks[0], ["base:weaken_row"]);
         assert_eq!(d.stacks[3], ["base:push_row"]);
+        let gone = put(&mut d, &catalog, &Source::Slot(slot(2, 0)), slot(1, 0));
+        assert!(gone.is_err_and(|e| e.contains("no longer there")));
+        assert!(
+            put(&mut d, &catalog, &weaken, slot(7, 0)).is_err(),
+            "no stack 8"
+        );
         assert_eq!(take(&mut d, slot(3, 0)).as_deref(), Some("base:push_row"));
         assert_eq!(take(&mut d, slot(3, 0)), None);
     }
 
     #[test]
-    fn a_full_stack_refuses_a_card_and_says_why() {
+    fn a_full_stack_refuses_a_new_card_but_exchanges_one_dropped_on_its_cards() {
         let catalog = crate::content::base_for_tests();
         let keys: Vec<String> = catalog.cards.iter().map(|c| c.meta.key()).collect();
         let mut d = deck(&[&[], &[], &[], &[]]);
         let max = usize::from(catalog.rules.stack_max);
         for key in keys.iter().take(max) {
-            put(
+            ok(put(
                 &mut d,
                 &catalog,
                 &Source::Collection(key.clone()),
                 slot(1, 9),
-            )
-            .unwrap_or_else(|e| panic!("{e}"));
+            ));
         }
         let before = d.clone();
         let refused = put(
             &mut d,
             &catalog,
             &Source::Collection(keys[max].clone()),
-            slot(1, 0),
+            slot(1, max),
         );
         assert!(refused.is_err_and(|e| e.contains("stack 2 is full")));
-        put(
+        assert_eq!(d, before, "unchanged");
+        // A deck card dropped on a card of the full stack: they change places.
+        ok(put(
             &mut d,
             &catalog,
             &Source::Collection(keys[max].clone()),
             slot(0, 0),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let moved = put(&mut d, &catalog, &Source::Slot(slot(0, 0)), slot(1, 0));
-        assert!(moved.is_err(), "a full stack takes no card from another");
-        // Reordering inside a full stack is fine.
-        put(&mut d, &catalog, &Source::Slot(slot(1, 0)), slot(1, max))
-            .unwrap_or_else(|e| panic!("{e}"));
+        ));
+        let swapped = ok(put(&mut d, &catalog, &Source::Slot(slot(0, 0)), slot(1, 2)));
+        assert_eq!(swapped, Placed::Swapped(slot(1, 2)));
+        assert_eq!(d.stacks[1][2], keys[max]);
+        assert_eq!(d.stacks[0], [keys[2].clone()]);
+        // A collection card dropped on one: it takes the place, the other goes back.
+        let replaced = ok(put(
+            &mut d,
+            &catalog,
+            &Source::Collection(keys[max + 1].clone()),
+            slot(1, 0),
+        ));
+        assert_eq!(replaced, Placed::Replaced(slot(1, 0), keys[0].clone()));
+        assert_eq!(d.stacks[1][0], keys[max + 1]);
+        // Reordering inside a full stack is a plain move.
+        let first = d.stacks[1][0].clone();
+        ok(put(
+            &mut d,
+            &catalog,
+            &Source::Slot(slot(1, 0)),
+            slot(1, max),
+        ));
         assert_eq!(d.stacks[1].len(), max);
-        assert_eq!(d.stacks[1][max - 1], before.stacks[1][0]);
+        assert_eq!(d.stacks[1][max - 1], first);
     }
 
     #[test]
@@ -280,19 +365,53 @@ mod tests {
             &["base:flip_cross", "base:plant_ring"],
             &["base:gild_cross"],
         ]);
-        let p = problems(&d, &catalog);
         assert_eq!(
-            p,
+            problems(&d, &catalog),
             [
                 "frost:hailstorm is from the pack 'frost', which is not loaded",
-                "stack 1 has 1 card; stacks hold 2 to 5",
+                "stack 1 has 1 card loaded (and 1 not loaded); stacks hold 2 to 5",
                 "Row Weakener is in the deck more than once: a card appears at most once",
                 "stack 4 has 1 card; stacks hold 2 to 5",
             ]
         );
-        let mut fixed = d.clone();
-        fixed.stacks[3].push("base:push_ring".into());
-        fit_stacks(&mut fixed, &catalog);
-        assert_eq!(fixed.stacks.len(), 4);
+    }
+
+    #[test]
+    fn a_deck_with_the_wrong_number_of_stacks_is_told_and_fitted_only_when_asked() {
+        let catalog = crate::content::base_for_tests();
+        let mut five = deck(&[
+            &["base:weaken_row", "base:push_row"],
+            &["base:flip_cross", "base:plant_ring"],
+            &["base:gift", "base:swap"],
+            &["base:lure"],
+            &["base:beacon"],
+        ]);
+        assert_eq!(
+            problems(&five, &catalog).first().map(String::as_str),
+            Some("the deck has 5 stacks; the rules want 4")
+        );
+        fit_stacks(&mut five, &catalog);
+        assert_eq!(five.stacks.len(), 4);
+        assert_eq!(five.stacks[3], ["base:lure", "base:beacon"], "no card lost");
+        assert!(problems(&five, &catalog).is_empty());
+        // Too few: a put into a stack the rules have adds it.
+        let mut two = deck(&[&["base:gift"], &[]]);
+        let placed = ok(put(
+            &mut two,
+            &catalog,
+            &Source::Collection("base:lure".into()),
+            slot(3, 0),
+        ));
+        assert_eq!(placed, Placed::At(slot(3, 0)));
+        assert_eq!(two.stacks.len(), 4);
+        assert!(
+            put(
+                &mut two,
+                &catalog,
+                &Source::Collection("base:swap".into()),
+                slot(4, 0)
+            )
+            .is_err()
+        );
     }
 }

@@ -5,8 +5,9 @@
 //! name. Cards move by drag and drop (collection → slot, slot → slot, slot → collection
 //! to take one out) or by click-to-place (click a card, then a slot).
 //!
-//! Every edit is saved at once, atomically, through [`Profile`]; a deck that names
-//! cards of packs that are not loaded keeps them, marked, so nothing is lost.
+//! Every edit is saved at once, atomically, through [`Profile`], and can be undone
+//! (Ctrl+Z, Ctrl+Y) while the deck stays open; a deck that names cards of packs that are
+//! not loaded keeps them, marked, so nothing is lost.
 
 mod collection;
 pub mod draft;
@@ -45,6 +46,9 @@ pub struct DeckEditor {
     filter: collection::Filter,
     status: Option<Status>,
     confirm_delete: bool,
+    /// The open deck before each edit, newest last, and the edits undone.
+    undo: Vec<SavedDeck>,
+    redo: Vec<SavedDeck>,
 }
 
 impl DeckEditor {
@@ -66,7 +70,18 @@ impl DeckEditor {
             filter: collection::Filter::default(),
             status: None,
             confirm_delete: false,
+            undo: Vec::new(),
+            redo: Vec::new(),
         }
+    }
+
+    /// Open `deck` (or none): nothing picked, no question pending, a fresh history.
+    fn open(&mut self, deck: Option<SavedDeck>) {
+        self.draft = deck;
+        self.picked = None;
+        self.confirm_delete = false;
+        self.undo.clear();
+        self.redo.clear();
     }
 
     /// The saved decks, sorted by id.
@@ -89,12 +104,10 @@ impl DeckEditor {
         profile: &mut Profile,
         settings: &mut profile::Settings,
     ) -> DeckEditorAction {
-        if let Some(d) = &mut self.draft {
-            draft::fit_stacks(d, catalog);
-        }
         if ui.input(|i| i.key_pressed(egui::Key::Escape)) {
             self.picked = None;
         }
+        self.history_keys(ui, profile);
         let mut action = DeckEditorAction::Stay;
         egui::Panel::top("decks-bar").show(ui, |ui| {
             ui.add_space(4.0);
@@ -148,7 +161,7 @@ impl DeckEditor {
         ui.add_space(4.0);
         let mut open = None;
         egui::ScrollArea::vertical()
-            .max_height(ui.available_height() - 250.0)
+            .max_height((ui.available_height() - 250.0).max(80.0))
             .show(ui, |ui| {
                 if self.decks.is_empty() {
                     ui.weak("No saved decks yet: make one below.");
@@ -173,21 +186,19 @@ impl DeckEditor {
                 }
             });
         if let Some(deck) = open {
-            self.draft = Some(deck);
-            self.picked = None;
-            self.confirm_delete = false;
+            self.open(Some(deck));
             self.status = None;
         }
         ui.separator();
         let wide = |text: &str| egui::Button::new(text).min_size(egui::vec2(200.0, 24.0));
         if ui.add(wide("New deck")).clicked() {
-            let deck = self.blank("New deck", catalog);
+            let deck = self.blank("New deck", catalog, profile);
             self.create(profile, deck, "made a new deck");
         }
         ui.menu_button("New from a ready deck ▸", |ui| {
             for d in &catalog.decks {
                 if ui.button(&d.meta.name).clicked() {
-                    let mut deck = self.blank(&d.meta.name, catalog);
+                    let mut deck = self.blank(&d.meta.name, catalog, profile);
                     deck.stacks = d
                         .stacks
                         .iter()
@@ -209,12 +220,16 @@ impl DeckEditor {
         {
             self.random(catalog, profile);
         }
+        for note in &profile.notes {
+            ui.add_space(6.0);
+            ui.colored_label(theme::PREVIEW, note);
+        }
         let Some(current) = self.draft.clone() else {
             return;
         };
         ui.separator();
         if ui.add(wide("Duplicate")).clicked() {
-            let mut copy = self.blank(&format!("{} (copy)", current.name), catalog);
+            let mut copy = self.blank(&format!("{} (copy)", current.name), catalog, profile);
             copy.stacks = current.stacks.clone();
             self.create(profile, copy, &format!("duplicated {}", current.name));
         }
@@ -248,10 +263,55 @@ impl DeckEditor {
         } else if ui.add(wide("Delete")).clicked() {
             self.confirm_delete = true;
         }
-        for note in &profile.notes {
-            ui.add_space(6.0);
-            ui.colored_label(theme::PREVIEW, note);
+        ui.separator();
+        ui.horizontal(|ui| {
+            let undo = ui.add_enabled(!self.undo.is_empty(), egui::Button::new("Undo"));
+            if undo.on_hover_text("Ctrl+Z").clicked() {
+                self.step_history(profile, true);
+            }
+            let redo = ui.add_enabled(!self.redo.is_empty(), egui::Button::new("Redo"));
+            if redo.on_hover_text("Ctrl+Y").clicked() {
+                self.step_history(profile, false);
+            }
+        });
+    }
+
+    /// Ctrl+Z and Ctrl+Y (or Ctrl+Shift+Z), unless a text field has the keys.
+    fn history_keys(&mut self, ui: &Ui, profile: &Profile) {
+        use egui::{Key, Modifiers};
+        if ui.ctx().egui_wants_keyboard_input() {
+            return;
         }
+        let (undo, redo) = ui.input_mut(|i| {
+            let redo = i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z)
+                || i.consume_key(Modifiers::COMMAND, Key::Y);
+            (i.consume_key(Modifiers::COMMAND, Key::Z), redo)
+        });
+        if undo || redo {
+            self.step_history(profile, undo);
+        }
+    }
+
+    /// Undo (or redo) the last edit of the open deck, and save.
+    fn step_history(&mut self, profile: &Profile, undo: bool) {
+        let (from, to) = if undo {
+            (&mut self.undo, &mut self.redo)
+        } else {
+            (&mut self.redo, &mut self.undo)
+        };
+        let (Some(deck), Some(current)) = (from.pop(), self.draft.take()) else {
+            return;
+        };
+        to.push(current);
+        self.draft = Some(deck);
+        self.picked = None;
+        self.save(profile, if undo { "undone" } else { "redone" }.into());
+    }
+
+    /// Remember the open deck as it is, before an edit.
+    fn remember(&mut self, before: SavedDeck) {
+        self.undo.push(before);
+        self.redo.clear();
     }
 
     fn deck_view(&mut self, ui: &mut Ui, catalog: &Catalog, profile: &Profile) {
@@ -264,6 +324,7 @@ impl DeckEditor {
             return;
         };
         ui.add_space(4.0);
+        let before = deck.clone();
         let mut renamed = false;
         ui.horizontal(|ui| {
             let label = ui.label("Deck name");
@@ -274,21 +335,32 @@ impl DeckEditor {
             ui.weak(format!("id {}", deck.id));
         });
         if renamed {
-            let name = deck.name.clone();
-            self.save(profile, format!("renamed to {name}"));
-        }
-        if let Some(s) = &self.status {
-            let colour = if s.ok {
-                Color32::from_gray(170)
+            let name = deck.name.trim().to_string();
+            if name.is_empty() {
+                self.status = Some(Status {
+                    ok: false,
+                    text: "Not saved: a deck needs a name.".into(),
+                });
             } else {
-                theme::DANGER
-            };
-            ui.colored_label(colour, &s.text);
+                // Typing is one edit for undo: only the first change of a run is kept.
+                if self.undo.last().is_none_or(|u| u.stacks != before.stacks) {
+                    self.remember(before);
+                }
+                self.save(profile, format!("renamed to {name}"));
+            }
         }
+        // Always one line, so the stacks do not jump when a message appears.
+        match &self.status {
+            Some(s) if !s.ok => ui.colored_label(theme::DANGER, &s.text),
+            Some(s) => ui.colored_label(Color32::from_gray(170), &s.text),
+            None => ui.weak("Every change is saved at once."),
+        };
         let Some(deck) = &self.draft else {
             return;
         };
         let problems = draft::problems(deck, catalog);
+        let wanted = usize::from(catalog.rules.stacks);
+        let fit = deck.stacks.len() != wanted;
         egui::Frame::new()
             .fill(Color32::from_gray(30))
             .corner_radius(6.0)
@@ -304,7 +376,21 @@ impl DeckEditor {
                     }
                 }
             });
+        if fit
+            && ui
+                .button(format!("Fit to {wanted} stacks"))
+                .on_hover_text("Adds empty stacks, or moves the cards of the extra stacks to the last one kept; no card is lost")
+                .clicked()
+        {
+            self.edit(catalog, profile, Edit::Fit);
+            return;
+        }
+        let Some(deck) = &self.draft else {
+            return;
+        };
         ui.add_space(8.0);
+        ui.label(small(summary(deck, catalog)));
+        ui.add_space(4.0);
         let edit = stacks::show(ui, catalog, deck, &mut self.picked);
         if let Some(edit) = edit {
             self.edit(catalog, profile, edit);
@@ -317,26 +403,47 @@ impl DeckEditor {
             return;
         };
         self.picked = None;
+        let before = deck.clone();
+        let name = |deck: &SavedDeck, at: draft::Slot| {
+            deck.stacks
+                .get(at.stack)
+                .and_then(|s| s.get(at.index))
+                .map_or_else(String::new, |c| draft::card_name(catalog, c))
+        };
         let done = match edit {
-            Edit::Put(from, to) => draft::put(deck, catalog, &from, to).map(|()| {
-                let what = match &from {
-                    Source::Collection(key) => draft::card_name(catalog, key),
-                    Source::Slot(at) => deck.stacks[to.stack]
-                        .get(if at.stack == to.stack && to.index > at.index {
-                            to.index - 1
-                        } else {
-                            to.index
-                        })
-                        .map_or_else(String::new, |c| draft::card_name(catalog, c)),
-                };
-                format!("put {what} in stack {}", to.stack + 1)
-            }),
+            Edit::Put(from, to) => {
+                draft::put(deck, catalog, &from, to).map(|placed| match placed {
+                    draft::Placed::At(at) => {
+                        format!("put {} in stack {}", name(deck, at), at.stack + 1)
+                    }
+                    draft::Placed::Swapped(at) => {
+                        format!(
+                            "{} moved to stack {} in exchange",
+                            name(deck, at),
+                            at.stack + 1
+                        )
+                    }
+                    draft::Placed::Replaced(at, old) => format!(
+                        "{} took the place of {} in stack {}",
+                        name(deck, at),
+                        draft::card_name(catalog, &old),
+                        at.stack + 1
+                    ),
+                })
+            }
             Edit::Take(at) => draft::take(deck, at)
                 .map(|c| format!("took {} out", draft::card_name(catalog, &c)))
                 .ok_or_else(|| "that card is no longer there".to_string()),
+            Edit::Fit => {
+                draft::fit_stacks(deck, catalog);
+                Ok(format!("fitted to {} stacks", deck.stacks.len()))
+            }
         };
         match done {
-            Ok(what) => self.save(profile, what),
+            Ok(what) => {
+                self.remember(before);
+                self.save(profile, what);
+            }
             Err(why) => {
                 self.status = Some(Status {
                     ok: false,
@@ -385,9 +492,11 @@ impl DeckEditor {
         });
     }
 
-    /// An empty deck named `name` with a free id.
-    fn blank(&self, name: &str, catalog: &Catalog) -> SavedDeck {
-        let id = profile::id_for(name, |id| self.decks.iter().any(|d| d.id == id));
+    /// An empty deck named `name` with an id no deck has, here or on disk.
+    fn blank(&self, name: &str, catalog: &Catalog, profile: &Profile) -> SavedDeck {
+        let id = profile::id_for(name, |id| {
+            self.decks.iter().any(|d| d.id.eq_ignore_ascii_case(id)) || profile.is_taken(id)
+        });
         SavedDeck {
             format_version: profile::FORMAT_VERSION,
             id,
@@ -396,11 +505,25 @@ impl DeckEditor {
         }
     }
 
+    /// Save a new deck (never over another file) and open it.
     fn create(&mut self, profile: &Profile, deck: SavedDeck, what: &str) {
-        self.draft = Some(deck);
-        self.picked = None;
-        self.confirm_delete = false;
-        self.save(profile, what.to_string());
+        match profile.create(&deck) {
+            Ok(_) => {
+                self.decks.push(deck.clone());
+                self.decks.sort_by(|a, b| a.id.cmp(&b.id));
+                self.open(Some(deck));
+                self.status = Some(Status {
+                    ok: true,
+                    text: format!("Saved: {what}."),
+                });
+            }
+            Err(e) => {
+                self.status = Some(Status {
+                    ok: false,
+                    text: format!("Not made: {e}."),
+                });
+            }
+        }
     }
 
     fn random(&mut self, catalog: &Catalog, profile: &Profile) {
@@ -409,7 +532,7 @@ impl DeckEditor {
         let engine = crate::rules::Engine::new(catalog, &*hooks);
         match crate::ai::decks::random_content(&engine, seed) {
             Ok(stacks) => {
-                let mut deck = self.blank("Random deck", catalog);
+                let mut deck = self.blank("Random deck", catalog, profile);
                 deck.stacks = stacks
                     .iter()
                     .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
@@ -430,7 +553,7 @@ impl DeckEditor {
         match profile.delete(&deck.id) {
             Ok(_) => {
                 self.decks.retain(|d| d.id != deck.id);
-                self.draft = self.decks.first().cloned();
+                self.open(self.decks.first().cloned());
                 self.status = Some(Status {
                     ok: true,
                     text: format!("Deleted {}.", deck.name),
@@ -460,6 +583,8 @@ pub(crate) enum Edit {
     Put(Source, draft::Slot),
     /// Take the card at a slot out of the deck.
     Take(draft::Slot),
+    /// Give the deck the rules' number of stacks.
+    Fit,
 }
 
 /// A saved deck's tooltip: its size, whether it is the default, what is wrong with it.
@@ -480,6 +605,27 @@ fn deck_summary(deck: &SavedDeck, default: bool, problems: &[String]) -> String 
         for p in problems {
             out.push_str(&format!("\n• {p}"));
         }
+    }
+    out
+}
+
+/// The deck at a glance: its size and how many cards of each ability it has.
+fn summary(deck: &SavedDeck, catalog: &Catalog) -> String {
+    let resolved = deck.resolve(catalog);
+    let mut abilities: Vec<(String, usize)> = Vec::new();
+    for &card in resolved.stacks.iter().flatten() {
+        let name = super::cards::ability_name(catalog, catalog.card(card)).to_string();
+        match abilities.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => abilities.push((name, 1)),
+        }
+    }
+    let total: usize = deck.stacks.iter().map(Vec::len).sum();
+    let mix: Vec<String> = abilities.iter().map(|(n, c)| format!("{n} ×{c}")).collect();
+    let cards = if total == 1 { "card" } else { "cards" };
+    let mut out = format!("{total} {cards}; the top card of each stack is the opening hand");
+    if !mix.is_empty() {
+        out.push_str(&format!(" · {}", mix.join(", ")));
     }
     out
 }

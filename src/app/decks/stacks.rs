@@ -26,7 +26,13 @@ pub(super) fn show(
     picked: &mut Option<Source>,
 ) -> Option<Edit> {
     let mut edit = None;
-    let count = deck.stacks.len().max(1) as f32;
+    // The rules' stacks, and any extra ones the deck has (shown so nothing is hidden).
+    let columns = deck
+        .stacks
+        .len()
+        .max(usize::from(catalog.rules.stacks))
+        .max(1);
+    let count = columns as f32;
     let gap = 10.0;
     let width = ((ui.available_width() - gap * (count - 1.0)) / count).clamp(120.0, 230.0);
     let (min, max) = (
@@ -36,7 +42,8 @@ pub(super) fn show(
     egui::ScrollArea::vertical().show(ui, |ui| {
         ui.horizontal_top(|ui| {
             ui.spacing_mut().item_spacing.x = gap;
-            for (s, cards) in deck.stacks.iter().enumerate() {
+            for s in 0..columns {
+                let cards = deck.stacks.get(s).map_or(&[][..], Vec::as_slice);
                 ui.allocate_ui_with_layout(
                     vec2(width, (SLOT_HEIGHT + 6.0) * (max as f32 + 1.0) + 30.0),
                     Layout::top_down(Align::Min),
@@ -117,7 +124,7 @@ fn card_slot(
         );
     }
     let take = ui
-        .put(
+        .place(
             Rect::from_min_size(rect.right_top() + vec2(-24.0, 4.0), vec2(20.0, 20.0)),
             egui::Button::new("×").small().frame(false),
         )
@@ -245,7 +252,7 @@ fn chip(painter: &egui::Painter, catalog: &Catalog, rect: Rect, written: &str, a
         painter.text(
             rect.left_center() + vec2(10.0, 0.0),
             Align2::LEFT_CENTER,
-            format!("{written}\n(pack not loaded)"),
+            format!("{written}\n(not loaded)"),
             FontId::proportional(12.0),
             theme::DANGER.gamma_multiply(alpha),
         );
