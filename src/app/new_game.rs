@@ -253,7 +253,7 @@ fn pick_name(pick: &DeckPick, catalog: &Catalog, offers: &[Offer<'_>]) -> String
             .map_or_else(|| "—".to_string(), |d| d.meta.name.clone()),
         DeckPick::Saved(id) => offers.iter().find(|o| o.deck.id == *id).map_or_else(
             || format!("{id} (no longer saved)"),
-            |o| o.deck.name.clone(),
+            |o| format!("{} (my deck)", o.deck.name),
         ),
         DeckPick::RandomSaved => "Random from my decks".into(),
         DeckPick::RandomContent => "Random content".into(),

@@ -241,7 +241,15 @@ fn paint_slot(
             StrokeKind::Inside,
         );
     }
-    chip(painter, catalog, rect, written, alpha);
+    // Leave room for the × button.
+    let text_room = Rect::from_min_max(rect.min, egui::pos2(rect.right() - 26.0, rect.bottom()));
+    chip(
+        &painter.with_clip_rect(text_room),
+        catalog,
+        rect,
+        written,
+        alpha,
+    );
 }
 
 /// A card's face in one line: its token, name, value, type and ability.
