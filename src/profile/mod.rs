@@ -301,6 +301,11 @@ impl Profile {
 
     /// Save a new deck (atomically), refusing to replace a file that is there.
     pub fn create(&self, deck: &SavedDeck) -> Result<PathBuf, String> {
+        self.write(deck, false)
+    }
+
+    /// Write `deck` to its file atomically, replacing one that is there or not.
+    fn write(&self, deck: &SavedDeck, replace: bool) -> Result<PathBuf, String> {
         if !valid_id(&deck.id) {
             return Err(format!(
                 "'{}' cannot be a deck id: use lowercase letters, digits, '_' and '-'",
@@ -308,8 +313,13 @@ impl Profile {
             ));
         }
         let path = self.deck_path(&deck.id);
-        crate::fsutil::write_atomic_new(&path, deck.to_yaml().as_bytes())
-            .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+        let bytes = deck.to_yaml();
+        let written = if replace {
+            crate::fsutil::write_atomic(&path, bytes.as_bytes())
+        } else {
+            crate::fsutil::write_atomic_new(&path, bytes.as_bytes())
+        };
+        written.map_err(|e| format!("cannot save {}: {e}", path.display()))?;
         Ok(path)
     }
 
@@ -401,16 +411,7 @@ impl Profile {
 
     /// Save `deck` (atomically), replacing the deck with its id.
     pub fn save(&self, deck: &SavedDeck) -> Result<PathBuf, String> {
-        if !valid_id(&deck.id) {
-            return Err(format!(
-                "'{}' cannot be a deck id: use lowercase letters, digits, '_' and '-'",
-                deck.id
-            ));
-        }
-        let path = self.deck_path(&deck.id);
-        crate::fsutil::write_atomic(&path, deck.to_yaml().as_bytes())
-            .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
-        Ok(path)
+        self.write(deck, true)
     }
 
     /// Delete the deck `id`; false when there was none.

@@ -17,11 +17,18 @@ fn profile_at(dir: &std::path::Path) -> Result<Profile, String> {
     Profile::open(dir)
 }
 
+/// A profile folder holding one deck file, `name` under `decks/`.
+fn profile_with(name: &str, text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("decks")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("decks").join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
 fn open_editor(dir: &std::path::Path) -> Harness<'static, App> {
     let mut h = harness_for(App::with_profile(base_library(), profile_at(dir)));
     h.run();
-    h.get_by_label("Decks").click();
-    h.run();
+    click(&mut h, "Decks");
     assert!(h.state().deck_editor().is_some(), "the deck editor opens");
     h
 }
@@ -37,8 +44,7 @@ fn stacks(h: &Harness<'_, App>) -> Vec<Vec<String>> {
 
 /// Show only the collection cards matching `text`.
 fn search(h: &mut Harness<'_, App>, text: &str) {
-    h.get_by_label("Search the collection").click();
-    h.run();
+    click(h, "Search the collection");
     h.key_press_modifiers(Modifiers::COMMAND, Key::A);
     h.run();
     h.get_by_label("Search the collection").type_text(text);
@@ -74,6 +80,12 @@ fn drag_in(h: &mut Harness<'_, App>, name: &str, stack: usize) {
     drag(h, name, &format!("stack {stack}: add a card"));
 }
 
+/// Click the widget labelled `label` and let the frame settle.
+fn click(h: &mut Harness<'_, App>, label: &str) {
+    h.get_by_label(label).click();
+    h.run();
+}
+
 /// Whether the collection, searched for `name`, shows it as not in the deck.
 fn search_shows(h: &mut Harness<'_, App>, name: &str) -> bool {
     search(h, name);
@@ -89,13 +101,11 @@ fn a_deck_built_by_drag_and_drop_is_found_after_a_restart_and_offered_first() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut h = open_editor(dir.path());
     assert!(status(&h, "No deck open"), "an empty profile opens no deck");
-    h.get_by_label("New deck").click();
-    h.run();
+    click(&mut h, "New deck");
     assert_eq!(stacks(&h), vec![Vec::<String>::new(); 4]);
     assert!(status(&h, "stack 1 has 0 cards; stacks hold 2 to 5"));
 
-    h.get_by_label("Deck name").click();
-    h.run();
+    click(&mut h, "Deck name");
     h.key_press_modifiers(Modifiers::COMMAND, Key::A);
     h.run();
     h.get_by_label("Deck name").type_text("Shove It");
@@ -143,8 +153,7 @@ fn a_deck_built_by_drag_and_drop_is_found_after_a_restart_and_offered_first() {
     assert_eq!(stacks(&h)[3], ["base:booster", "base:beacon"]);
     assert!(status(&h, "took Lure out"));
 
-    h.get_by_label("Set as default").click();
-    h.run();
+    click(&mut h, "Set as default");
     // The id (the file name) stays what it was made with; the name changes.
     let file = dir.path().join("decks/new-deck.yaml");
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -165,14 +174,11 @@ fn a_deck_built_by_drag_and_drop_is_found_after_a_restart_and_offered_first() {
         h.query_by_label("Shove It (default)").is_some(),
         "marked as the default"
     );
-    h.get_by_label("◀ Menu").click();
-    h.run();
-    h.get_by_label("Play vs AI").click();
-    h.run();
+    click(&mut h, "◀ Menu");
+    click(&mut h, "Play vs AI");
     let pick = h.state().new_game().map(|n| n.pick(Seat::One).clone());
     assert_eq!(pick, Some(DeckPick::Saved("new-deck".into())));
-    h.get_by_label("Start").click();
-    h.run();
+    click(&mut h, "Start");
     let game = h.state().game().map(|g| g.session.setup.decks[0].clone());
     assert_eq!(game.map(|d| d.name), Some("Shove It".to_string()));
 }
@@ -181,14 +187,11 @@ fn a_deck_built_by_drag_and_drop_is_found_after_a_restart_and_offered_first() {
 fn click_to_place_and_refusals_say_why() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut h = open_editor(dir.path());
-    h.get_by_label("New deck").click();
-    h.run();
+    click(&mut h, "New deck");
     // Click a card, then a slot.
     search(&mut h, "Gift");
-    h.get_by_label("Gift").click();
-    h.run();
-    h.get_by_label("stack 2: add a card").click();
-    h.run();
+    click(&mut h, "Gift");
+    click(&mut h, "stack 2: add a card");
     assert_eq!(stacks(&h)[1], ["base:gift"]);
     assert!(h.query_by_label("Gift (in stack 2)").is_some());
     // The same card again is refused, with the reason.
@@ -199,10 +202,8 @@ fn click_to_place_and_refusals_say_why() {
     ));
     assert_eq!(stacks(&h)[2], Vec::<String>::new());
     // Click a deck card, then another stack's slot: it moves.
-    h.get_by_label("stack 2, card 1: Gift").click();
-    h.run();
-    h.get_by_label("stack 3: add a card").click();
-    h.run();
+    click(&mut h, "stack 2, card 1: Gift");
+    click(&mut h, "stack 3: add a card");
     assert_eq!(stacks(&h)[1], Vec::<String>::new());
     assert_eq!(stacks(&h)[2], ["base:gift"]);
     // A full stack takes no more.
@@ -229,14 +230,12 @@ fn click_to_place_and_refusals_say_why() {
         "Gift is back in the collection"
     );
     // × takes a card out.
-    h.get_by_label("take Swap out of stack 3").click();
-    h.run();
+    click(&mut h, "take Swap out of stack 3");
     assert_eq!(stacks(&h)[2].len(), 4);
     assert!(!stacks(&h)[2].contains(&"base:swap".to_string()));
 
     // Duplicate, then delete the copy after confirming.
-    h.get_by_label("Duplicate").click();
-    h.run();
+    click(&mut h, "Duplicate");
     let decks = |h: &Harness<'_, App>| {
         h.state()
             .deck_editor()
@@ -245,24 +244,19 @@ fn click_to_place_and_refusals_say_why() {
     };
     assert_eq!(decks(&h), ["new-deck", "new-deck-copy"]);
     assert!(dir.path().join("decks/new-deck-copy.yaml").is_file());
-    h.get_by_label("Delete").click();
-    h.run();
+    click(&mut h, "Delete");
     assert_eq!(decks(&h).len(), 2, "asks first");
-    h.get_by_label("Delete it").click();
-    h.run();
+    click(&mut h, "Delete it");
     assert_eq!(decks(&h), ["new-deck"]);
     assert!(!dir.path().join("decks/new-deck-copy.yaml").exists());
 }
 
 #[test]
 fn cards_of_packs_not_loaded_stay_marked_and_the_deck_is_not_offered() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(dir.path().join("decks")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        dir.path().join("decks/frosty.yaml"),
+    let dir = profile_with(
+        "frosty.yaml",
         "format_version: 2\nid: frosty\nname: Frosty\nstacks:\n  - [frost:hailstorm, base:push_row]\n  - [base:gift, base:swap]\n  - [base:lure, base:beacon]\n  - [base:booster, base:flip_row]\n",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    );
     let mut h = open_editor(dir.path());
     assert!(
         h.query_by_label("stack 1, card 1: frost:hailstorm (not loaded)")
@@ -281,12 +275,9 @@ fn cards_of_packs_not_loaded_stay_marked_and_the_deck_is_not_offered() {
         "{text}"
     );
     // The new-game screen does not offer it for play.
-    h.get_by_label("◀ Menu").click();
-    h.run();
-    h.get_by_label("Hotseat").click();
-    h.run();
-    h.get_by_label("Blue's deck").click();
-    h.run();
+    click(&mut h, "◀ Menu");
+    click(&mut h, "Hotseat");
+    click(&mut h, "Blue's deck");
     let frosty = h.get_by_label("Frosty");
     assert!(
         frosty.accesskit_node().is_disabled(),
@@ -298,33 +289,23 @@ fn cards_of_packs_not_loaded_stay_marked_and_the_deck_is_not_offered() {
 fn random_content_and_saved_decks_start_games() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut h = open_editor(dir.path());
-    h.get_by_label("New from a ready deck ▸").click();
-    h.run();
-    h.get_by_label("Shifters").click();
-    h.run();
+    click(&mut h, "New from a ready deck ▸");
+    click(&mut h, "Shifters");
     assert!(status(&h, "Ready to play"));
-    h.get_by_label("◀ Menu").click();
-    h.run();
-    h.get_by_label("Play vs AI").click();
-    h.run();
-    h.get_by_label("Blue's deck (you)").click();
-    h.run();
-    h.get_by_label("Random from my decks").click();
-    h.run();
+    click(&mut h, "◀ Menu");
+    click(&mut h, "Play vs AI");
+    click(&mut h, "Blue's deck (you)");
+    click(&mut h, "Random from my decks");
     assert_eq!(
         h.state().new_game().map(|n| n.pick(Seat::One).clone()),
         Some(DeckPick::RandomSaved)
     );
-    h.get_by_label("Red's deck (AI)").click();
-    h.run();
-    h.get_by_label("Random content").click();
-    h.run();
-    h.get_by_label("Seed (optional)").click();
-    h.run();
+    click(&mut h, "Red's deck (AI)");
+    click(&mut h, "Random content");
+    click(&mut h, "Seed (optional)");
     h.get_by_label("Seed (optional)").type_text("11");
     h.run();
-    h.get_by_label("Start").click();
-    h.run();
+    click(&mut h, "Start");
     let decks = h.state().game().map(|g| g.session.setup.decks.clone());
     let Some([mine, theirs]) = decks else {
         panic!("the game starts");
@@ -351,14 +332,11 @@ fn random_content_and_saved_decks_start_games() {
 
 #[test]
 fn undo_redo_exchanges_in_full_stacks_and_decks_of_the_wrong_shape() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(dir.path().join("decks")).unwrap_or_else(|e| panic!("{e}"));
     // Five stacks (the rules want four), in a file whose name cannot be an id.
-    std::fs::write(
-        dir.path().join("decks/Five Stacks.yaml"),
+    let dir = profile_with(
+        "Five Stacks.yaml",
         "format_version: 2\nid: x\nname: Five\nstacks:\n  - [base:weaken_row, base:weaken_column, base:weaken_cross, base:weaken_ring, base:weaken_corners]\n  - [base:push_row, base:push_column]\n  - [base:gift, base:swap]\n  - [base:lure]\n  - [base:beacon]\n",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    );
     let mut h = open_editor(dir.path());
     assert!(
         dir.path().join("decks/five-stacks.yaml").is_file(),
@@ -374,8 +352,7 @@ fn undo_redo_exchanges_in_full_stacks_and_decks_of_the_wrong_shape() {
         5,
         "shown as it is, not changed behind the user's back"
     );
-    h.get_by_label("Fit to 4 stacks").click();
-    h.run();
+    click(&mut h, "Fit to 4 stacks");
     assert_eq!(stacks(&h)[3], ["base:lure", "base:beacon"]);
     assert!(status(&h, "Ready to play"));
     // A card dropped on a card of a full stack changes places with it.
@@ -387,8 +364,7 @@ fn undo_redo_exchanges_in_full_stacks_and_decks_of_the_wrong_shape() {
     assert_eq!(stacks(&h)[0][1], "base:push_row");
     assert_eq!(stacks(&h)[1][0], "base:weaken_column");
     // Undo and redo, by button and by key, saved each time.
-    h.get_by_label("Undo").click();
-    h.run();
+    click(&mut h, "Undo");
     assert_eq!(stacks(&h)[0][1], "base:weaken_column");
     h.key_press_modifiers(Modifiers::COMMAND, Key::Y);
     h.run();
@@ -410,8 +386,7 @@ fn a_new_deck_never_takes_the_file_of_another_and_deleting_the_default_clears_it
     // A deck saved behind the editor's back (another window, `tokensmith deck import`).
     let other = "format_version: 2\nid: new-deck\nname: Theirs\nstacks:\n  - [base:gift, base:swap]\n  - []\n  - []\n  - []\n";
     std::fs::write(dir.path().join("decks/new-deck.yaml"), other).unwrap_or_else(|e| panic!("{e}"));
-    h.get_by_label("New deck").click();
-    h.run();
+    click(&mut h, "New deck");
     let id = h
         .state()
         .deck_editor()
@@ -421,16 +396,13 @@ fn a_new_deck_never_takes_the_file_of_another_and_deleting_the_default_clears_it
     let kept = std::fs::read_to_string(dir.path().join("decks/new-deck.yaml"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(kept, other, "the other deck's file is untouched");
-    h.get_by_label("Set as default").click();
-    h.run();
+    click(&mut h, "Set as default");
     assert_eq!(
         h.state().saved_settings().default_deck.as_deref(),
         Some("new-deck-2")
     );
-    h.get_by_label("Delete").click();
-    h.run();
-    h.get_by_label("Delete it").click();
-    h.run();
+    click(&mut h, "Delete");
+    click(&mut h, "Delete it");
     assert_eq!(
         h.state().saved_settings().default_deck,
         None,
@@ -456,10 +428,8 @@ fn settings_are_kept_in_the_profile() {
     let mut h = build(dir.path());
     h.run();
     assert!(h.state().settings.animations, "the defaults at first");
-    h.get_by_label("Settings").click();
-    h.run();
-    h.get_by_label("Animate moves").click();
-    h.run();
+    click(&mut h, "Settings");
+    click(&mut h, "Animate moves");
     assert!(!h.state().saved_settings().animations, "saved at once");
     drop(h);
     let h = build(dir.path());

@@ -3,10 +3,10 @@
 //! picked up with a click; the whole panel takes a deck's card dropped on it out of the
 //! deck.
 
-use egui::{Align2, Color32, FontId, Id, Rect, Sense, Stroke, StrokeKind, Ui, vec2};
+use egui::{Align2, Color32, FontId, Id, Sense, Stroke, StrokeKind, Ui, vec2};
 
 use crate::profile::SavedDeck;
-use crate::rules::{AbilityId, CardDef, CardId, Catalog, Seat, Token, TokenTypeId};
+use crate::rules::{AbilityId, CardDef, CardId, Catalog, TokenTypeId};
 
 use super::draft::{self, Source};
 use super::{Edit, small};
@@ -225,35 +225,7 @@ fn row(
             StrokeKind::Inside,
         );
     }
-    let token = Token {
-        value: def.value,
-        kind: def.token,
-        card: None,
-        seat: Seat::One,
-    };
-    let token_rect = Rect::from_center_size(rect.left_center() + vec2(22.0, 0.0), vec2(30.0, 30.0));
-    theme::paint_token(painter, catalog, token_rect, &token, alpha);
-    let text = Color32::from_gray(235).gamma_multiply(alpha);
-    let left = rect.left_top() + vec2(44.0, 5.0);
-    painter.text(
-        left,
-        Align2::LEFT_TOP,
-        &def.meta.name,
-        FontId::proportional(13.0),
-        text,
-    );
-    painter.text(
-        left + vec2(0.0, 18.0),
-        Align2::LEFT_TOP,
-        format!(
-            "{} · {} · {}",
-            catalog.token_type(def.token).meta.name,
-            cards::ability_name(catalog, def),
-            def.meta.origin.pack
-        ),
-        FontId::proportional(11.0),
-        Color32::from_gray(165).gamma_multiply(alpha),
-    );
+    super::stacks::card_face(painter, catalog, rect, card, alpha, true);
     if let Some(at) = in_deck {
         painter.text(
             rect.right_center() - vec2(8.0, 0.0),

@@ -9,7 +9,7 @@ use egui::{
 };
 
 use crate::profile::SavedDeck;
-use crate::rules::{Catalog, Seat, Token};
+use crate::rules::{CardId, Catalog, Seat, Token};
 
 use super::draft::{Slot, Source};
 use super::{Edit, written_label};
@@ -254,8 +254,6 @@ fn paint_slot(
 
 /// A card's face in one line: its token, name, value, type and ability.
 fn chip(painter: &egui::Painter, catalog: &Catalog, rect: Rect, written: &str, alpha: f32) {
-    let text = Color32::from_gray(235).gamma_multiply(alpha);
-    let weak = Color32::from_gray(165).gamma_multiply(alpha);
     let Ok(card) = catalog.card_named(written) else {
         painter.text(
             rect.left_center() + vec2(10.0, 0.0),
@@ -266,6 +264,19 @@ fn chip(painter: &egui::Painter, catalog: &Catalog, rect: Rect, written: &str, a
         );
         return;
     };
+    card_face(painter, catalog, rect, card, alpha, false);
+}
+
+/// A loaded card in one line: its token, its name, and its token type and ability (and
+/// its pack with `with_pack`), faded by `alpha`.
+pub(super) fn card_face(
+    painter: &egui::Painter,
+    catalog: &Catalog,
+    rect: Rect,
+    card: CardId,
+    alpha: f32,
+    with_pack: bool,
+) {
     let def = catalog.card(card);
     let token = Token {
         value: def.value,
@@ -281,18 +292,22 @@ fn chip(painter: &egui::Painter, catalog: &Catalog, rect: Rect, written: &str, a
         Align2::LEFT_TOP,
         &def.meta.name,
         FontId::proportional(13.0),
-        text,
+        Color32::from_gray(235).gamma_multiply(alpha),
     );
+    let mut line = format!(
+        "{} · {}",
+        catalog.token_type(def.token).meta.name,
+        cards::ability_name(catalog, def)
+    );
+    if with_pack {
+        line.push_str(&format!(" · {}", def.meta.origin.pack));
+    }
     painter.text(
         left + vec2(0.0, 18.0),
         Align2::LEFT_TOP,
-        format!(
-            "{} · {}",
-            catalog.token_type(def.token).meta.name,
-            cards::ability_name(catalog, def)
-        ),
+        line,
         FontId::proportional(11.0),
-        weak,
+        Color32::from_gray(165).gamma_multiply(alpha),
     );
 }
 
