@@ -83,6 +83,12 @@ pub enum DeckCommand {
     Import {
         /// The deck file.
         file: PathBuf,
+        /// Save it under this id instead of the file's.
+        #[arg(long = "as", value_name = "ID")]
+        as_id: Option<String>,
+        /// Replace a saved deck with the same id (without it, such an import is refused).
+        #[arg(long)]
+        replace: bool,
     },
     /// Print a saved deck as a shareable YAML file (to standard output, or `--out`).
     Export {
@@ -264,7 +270,11 @@ fn deck_command(cli: &Cli, command: &DeckCommand) -> anyhow::Result<ExitCode> {
             writeln!(out, "exported deck {id} to {}", file.display())?;
             Ok(ExitCode::SUCCESS)
         }
-        DeckCommand::Import { file } => import_deck(cli, &profile, file),
+        DeckCommand::Import {
+            file,
+            as_id,
+            replace,
+        } => import_deck(cli, &profile, file, as_id.as_deref(), *replace),
         DeckCommand::Random { seed } => quiet_pipe(random_deck(cli, *seed)),
     }
 }
@@ -281,11 +291,14 @@ fn find_deck<'a>(
     })
 }
 
-/// `deck import FILE`: check a deck file against the loaded content, then save it.
+/// `deck import FILE [--as ID] [--replace]`: check a deck file against the loaded
+/// content, then save it; a saved deck of the same id is replaced only when asked.
 fn import_deck(
     cli: &Cli,
     profile: &crate::profile::Profile,
     file: &Path,
+    as_id: Option<&str>,
+    replace: bool,
 ) -> anyhow::Result<ExitCode> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
@@ -293,8 +306,18 @@ fn import_deck(
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
-    let (deck, _) = crate::profile::parse_deck(&text, &stem)
+    let (mut deck, _) = crate::profile::parse_deck(&text, &stem)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    if let Some(id) = as_id {
+        deck.id = id.to_string();
+    }
+    if !replace && profile.is_taken(&deck.id) {
+        let free = crate::profile::id_for(&deck.id, |id| profile.is_taken(id));
+        anyhow::bail!(
+            "a deck '{}' is saved already; import with --replace to overwrite it, or --as {free} to keep both",
+            deck.id
+        );
+    }
     let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
     let Some(catalog) = loaded.catalog else {
         anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
@@ -316,7 +339,12 @@ fn import_deck(
                 e.to_string().replace("seat 1's ", "the ")
             )
         })?;
-    let path = profile.save(&deck).map_err(|e| anyhow::anyhow!(e))?;
+    let saved = if replace {
+        profile.save(&deck)
+    } else {
+        profile.create(&deck)
+    };
+    let path = saved.map_err(|e| anyhow::anyhow!(e))?;
     println!(
         "imported deck {} ({}) to {}",
         deck.id,

@@ -190,7 +190,39 @@ fn decks_are_imported_listed_shown_exported_and_simulated_from_the_profile() {
         "{}",
         String::from_utf8_lossy(&imported.stderr)
     );
+    // The same id again is refused unless asked, and --as keeps both.
+    let again = tokensmith(&["--profile", &p, "deck", "import", &v1.to_string_lossy()]);
+    assert!(!again.status.success());
+    let why = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        why.contains("a deck 'old_aggro' is saved already") && why.contains("--as old-aggro"),
+        "{why}"
+    );
+    let kept = tokensmith(&[
+        "--profile",
+        &p,
+        "deck",
+        "import",
+        &v1.to_string_lossy(),
+        "--as",
+        "old-aggro",
+    ]);
+    assert!(
+        kept.status.success(),
+        "{}",
+        String::from_utf8_lossy(&kept.stderr)
+    );
+    let replaced = tokensmith(&[
+        "--profile",
+        &p,
+        "deck",
+        "import",
+        &v1.to_string_lossy(),
+        "--replace",
+    ]);
+    assert!(replaced.status.success());
     let list = stdout(&tokensmith(&["--profile", &p, "deck", "list"]));
+    assert!(list.contains("old-aggro\tOld Aggro"), "{list}");
     assert!(
         list.contains("old_aggro\tOld Aggro\tstacks 2+2+3+2\tok"),
         "{list}"
