@@ -9,7 +9,8 @@
 //! - `decks`: the deck editor (drag and drop, click-to-place, refusals), saved and random
 //!   decks in games, settings kept in the profile.
 //! - `reload`: live reload of packs, and the sandbox keeping its game across one.
-//! - `profile`: saved decks: fixture formats, migration, set-aside files, atomic saves.
+//! - `profile`: saved decks and settings: fixture formats, migration, set-aside files,
+//!   atomic saves (a saving process killed half-way leaves one whole deck).
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 

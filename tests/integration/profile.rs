@@ -1,5 +1,6 @@
 //! The profile: every fixture format loads (older ones migrated once, with a backup,
-//! idempotently), unreadable files are set aside with a message, saves are atomic, and
+//! idempotently), unreadable files are set aside with a message, saves are atomic (also
+//! when the saving process is killed half-way), and
 //! decks naming cards of packs not loaded keep them, marked.
 
 use std::path::Path;
@@ -231,4 +232,62 @@ fn ids_and_cards_yaml_would_misread_are_written_quoted_and_read_back() {
         profile.is_taken("NULL"),
         "case is ignored, as some file systems do"
     );
+}
+
+/// The child of [`a_save_killed_half_way_leaves_one_whole_deck`]: saves two large
+/// versions of a deck in turn, forever, into the profile named by the environment.
+#[test]
+#[ignore = "the child process of a_save_killed_half_way_leaves_one_whole_deck"]
+fn saver_child() {
+    let Some(dir) = std::env::var_os("TOKENSMITH_SAVER_PROFILE") else {
+        panic!("run by a_save_killed_half_way_leaves_one_whole_deck only");
+    };
+    let profile = Profile::open(Path::new(&dir)).unwrap_or_else(|e| panic!("{e}"));
+    for n in 0u64.. {
+        let deck = big_deck(n % 2 == 0);
+        profile.save(&deck).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// One of two versions of a deck, each about 2 MB, so that a save takes long enough to
+/// be killed in the middle.
+fn big_deck(first: bool) -> SavedDeck {
+    let fill = if first { "a" } else { "b" };
+    SavedDeck {
+        format_version: FORMAT_VERSION,
+        id: "big".into(),
+        name: fill.repeat(2 << 20),
+        stacks: vec![vec!["base:weaken_row".into(), "base:push_row".into()]; 4],
+    }
+}
+
+#[test]
+fn a_save_killed_half_way_leaves_one_whole_deck() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let profile = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    profile
+        .save(&big_deck(true))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+    for round in 0..12u64 {
+        let mut child = std::process::Command::new(&exe)
+            .args(["--exact", "profile::saver_child", "--ignored", "--quiet"])
+            .env("TOKENSMITH_SAVER_PROFILE", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Let it get well into its saves, then kill it (SIGKILL: no clean-up runs).
+        std::thread::sleep(std::time::Duration::from_millis(60 + round * 17));
+        child.kill().unwrap_or_else(|e| panic!("{e}"));
+        let _ = child.wait();
+        let mut again = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let decks = again.decks();
+        assert!(again.notes.is_empty(), "round {round}: {:?}", again.notes);
+        assert_eq!(decks.len(), 1, "round {round}");
+        assert!(
+            decks[0] == big_deck(true) || decks[0] == big_deck(false),
+            "round {round}: the deck is one whole version"
+        );
+    }
 }
