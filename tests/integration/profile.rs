@@ -1,7 +1,7 @@
 //! The profile: every fixture format loads (older ones migrated once, with a backup,
 //! idempotently), unreadable files are set aside with a message, saves are atomic (also
-//! when the saving process is killed half-way), and
-//! decks naming cards of packs not loaded keep them, marked.
+//! when the saving process is killed half-way), and decks naming cards of packs not
+//! loaded keep them, marked.
 
 use std::path::Path;
 
