@@ -398,10 +398,11 @@ impl App {
     fn keep_settings(&mut self, ui: &Ui) {
         let mut wanted = self.prefs.saved.clone();
         self.settings.to_profile(&mut wanted);
-        if wanted == self.prefs.saved
-            || self.prefs.failed.as_ref() == Some(&wanted)
-            || ui.input(|i| i.pointer.any_down())
-        {
+        if wanted == self.prefs.saved {
+            self.prefs.failed = None;
+            return;
+        }
+        if self.prefs.failed.as_ref() == Some(&wanted) || ui.input(|i| i.pointer.any_down()) {
             return;
         }
         match &self.prefs.profile {

@@ -57,6 +57,33 @@ struct Versioned {
     format_version: Option<u32>,
 }
 
+/// Why a deck file was not read.
+enum Unread {
+    /// Left exactly as it is: written by a newer Tokensmith, or a migration that could
+    /// not be written.
+    Kept(String),
+    /// Not a deck: set aside.
+    Bad(String),
+}
+
+/// The `format_version` a file's text declares, if any.
+fn format_version(text: &str) -> Option<u32> {
+    serde_saphyr::from_str::<Versioned>(text)
+        .ok()
+        .and_then(|v| v.format_version)
+}
+
+/// `path` with the extension `ext`, numbered (`ext2`, `ext3`, …) past the names taken.
+fn free_name(path: &Path, ext: &str) -> PathBuf {
+    let mut target = path.with_extension(ext);
+    let mut n = 1;
+    while target.exists() {
+        n += 1;
+        target = path.with_extension(format!("{ext}{n}"));
+    }
+    target
+}
+
 /// A deck resolved against the loaded content.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
@@ -254,7 +281,11 @@ impl Profile {
                     Ok(deck) => decks.push(deck),
                     Err(e) => self.notes.push(format!("{}: {e}", path.display())),
                 },
-                Err(e) => {
+                Err(Unread::Kept(e)) => self.notes.push(format!(
+                    "{}: {e}; it is left as it is and not listed",
+                    path.display()
+                )),
+                Err(Unread::Bad(e)) => {
                     let aside = self.set_aside(&path);
                     self.notes.push(format!("{}: {e}; {aside}", path.display()));
                 }
@@ -267,15 +298,22 @@ impl Profile {
     /// A deck read from a file whose name cannot be an id (`My Deck.yaml`): saved anew
     /// under a free id made from its name, the original kept as `NAME.yaml.orig`.
     fn give_id(&mut self, path: &Path, mut deck: SavedDeck) -> Result<SavedDeck, String> {
-        deck.id = id_for(&deck.id, |id| self.is_taken(id));
-        let new = self.create(&deck)?;
-        let kept = path.with_extension("yaml.orig");
+        // The original goes aside first, so the new id may be its name in other case.
+        let kept = free_name(path, "yaml.orig");
         std::fs::rename(path, &kept).map_err(|e| {
-            format!(
-                "saved as {}, but the original could not be moved aside: {e}",
-                new.display()
-            )
+            format!("cannot move it aside to give it an id ({e}); rename it to lowercase letters, digits, '-' and '_'")
         })?;
+        deck.id = id_for(&deck.id, |id| self.is_taken(id));
+        let new = match self.create(&deck) {
+            Ok(new) => new,
+            Err(e) => {
+                let back = std::fs::rename(&kept, path).map_or_else(
+                    |r| format!("; it stays as {} ({r})", kept.display()),
+                    |()| String::new(),
+                );
+                return Err(format!("{e}{back}"));
+            }
+        };
         self.notes.push(format!(
             "{}: deck ids are lowercase letters, digits, '-' and '_': saved as {}; the original is kept as {}",
             path.display(),
@@ -323,18 +361,25 @@ impl Profile {
         Ok(path)
     }
 
-    fn read(&mut self, path: &Path, id: &str) -> Result<SavedDeck, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
-        let (mut deck, migrated) = parse_deck(&text, id)?;
+    fn read(&mut self, path: &Path, id: &str) -> Result<SavedDeck, Unread> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Unread::Bad(format!("cannot read it: {e}")))?;
+        if let Some(v) = format_version(&text).filter(|&v| v > FORMAT_VERSION) {
+            return Err(Unread::Kept(format!(
+                "format_version {v} is newer than this Tokensmith reads ({FORMAT_VERSION}); update Tokensmith"
+            )));
+        }
+        let (mut deck, migrated) = parse_deck(&text, id).map_err(Unread::Bad)?;
         deck.id = id.to_string();
         if migrated {
             let backup = path.with_extension("yaml.v1.bak");
             if !backup.exists() {
-                std::fs::copy(path, &backup)
-                    .map_err(|e| format!("cannot back it up before migrating: {e}"))?;
+                std::fs::copy(path, &backup).map_err(|e| {
+                    Unread::Kept(format!("cannot back it up before migrating: {e}"))
+                })?;
             }
             crate::fsutil::write_atomic(path, deck.to_yaml().as_bytes())
-                .map_err(|e| format!("cannot write the migrated deck: {e}"))?;
+                .map_err(|e| Unread::Kept(format!("cannot write the migrated deck: {e}")))?;
             self.notes.push(format!(
                 "{}: migrated to format_version {FORMAT_VERSION}; the original is kept as {}",
                 path.display(),
@@ -346,12 +391,7 @@ impl Profile {
 
     /// Move an unreadable file out of the way, never over another file.
     fn set_aside(&self, path: &Path) -> String {
-        let mut target = path.with_extension("yaml.corrupt");
-        let mut n = 1;
-        while target.exists() {
-            n += 1;
-            target = path.with_extension(format!("yaml.corrupt{n}"));
-        }
+        let target = free_name(path, "yaml.corrupt");
         match std::fs::rename(path, &target) {
             Ok(()) => format!("set aside as {}", target.display()),
             Err(e) => format!("left in place ({e})"),
@@ -380,6 +420,17 @@ impl Profile {
                 return Settings::default();
             }
         };
+        if let Ok(t) = &text
+            && let Some(v) = format_version(t).filter(|&v| v > SETTINGS_VERSION)
+        {
+            let why = format!(
+                "{}: format_version {v} is newer than this Tokensmith reads ({SETTINGS_VERSION}); using the defaults and leaving the file as it is",
+                path.display()
+            );
+            self.notes.push(why.clone());
+            self.settings_blocked = Some(why);
+            return Settings::default();
+        }
         match text.and_then(|t| parse_settings(&t)) {
             Ok(settings) => settings,
             Err(e) => {

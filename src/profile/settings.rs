@@ -1,7 +1,7 @@
 //! The user's settings, kept in `settings.yaml` beside the decks: the default deck and
-//! the client's preferences. Versioned like the decks (`format_version`); every key is
-//! optional, a missing one takes its default, and numbers out of range are brought back
-//! into it, so a hand-edited file never stops the client.
+//! the client's preferences. Versioned like the decks (`format_version`, required);
+//! every other key is optional, a missing one takes its default, and numbers out of
+//! range are brought back into it, so a hand-edited file never stops the client.
 
 use serde::{Deserialize, Serialize};
 

@@ -377,6 +377,33 @@ fn undo_redo_exchanges_in_full_stacks_and_decks_of_the_wrong_shape() {
     let text = std::fs::read_to_string(dir.path().join("decks/five-stacks.yaml"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(text.matches("\n  - [").count(), 5, "{text}");
+    // A run of typing in the name is one step; an emptied name is not saved.
+    let name = |h: &Harness<'_, App>| {
+        h.state()
+            .deck_editor()
+            .and_then(|e| e.draft())
+            .map(|d| d.name.clone())
+    };
+    click(&mut h, "Deck name");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.run();
+    h.key_press(Key::Backspace);
+    h.run();
+    assert!(status(&h, "Not saved: a deck needs a name."));
+    h.get_by_label("Deck name").type_text("Quint");
+    h.run();
+    assert_eq!(name(&h).as_deref(), Some("Quint"));
+    h.key_press(Key::Escape);
+    h.run();
+    click(&mut h, "Undo");
+    assert_eq!(
+        name(&h).as_deref(),
+        Some("Five"),
+        "the whole rename at once"
+    );
+    let text = std::fs::read_to_string(dir.path().join("decks/five-stacks.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("name: \"Five\""), "{text}");
 }
 
 #[test]

@@ -98,10 +98,15 @@ fn an_unreadable_deck_is_set_aside_never_overwritten() {
     assert!(
         p.notes
             .iter()
-            .any(|n| n.contains("newer than this Tokensmith reads")),
+            .any(|n| n.contains("newer than this Tokensmith reads") && n.contains("left as it is")),
         "{:?}",
         p.notes
     );
+    assert!(
+        newer.is_file(),
+        "a newer file is left where a newer Tokensmith finds it"
+    );
+    assert!(p.is_taken("future"), "and its id stays taken");
 }
 
 #[test]
@@ -190,6 +195,12 @@ fn settings_round_trip_and_an_unreadable_file_is_set_aside_for_the_defaults() {
         "{:?}",
         again.notes
     );
+    // A newer file is left alone and not written over.
+    std::fs::write(&path, "format_version: 7\nfuture_key: 1\n").unwrap_or_else(|e| panic!("{e}"));
+    let mut newer = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(newer.settings(), Settings::default());
+    assert!(newer.save_settings(&Settings::default()).is_err());
+    assert_eq!(read(&path), "format_version: 7\nfuture_key: 1\n");
 }
 
 #[test]

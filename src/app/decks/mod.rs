@@ -49,6 +49,12 @@ pub struct DeckEditor {
     /// The open deck before each edit, newest last, and the edits undone.
     undo: Vec<SavedDeck>,
     redo: Vec<SavedDeck>,
+    /// Typing in the name field: one undo step for the whole run.
+    renaming: bool,
+    /// Why the open deck's last edits are not saved, when they are not.
+    unsaved: Option<String>,
+    /// Leaving with unsaved edits was asked once: the next try leaves them.
+    leave_armed: bool,
 }
 
 impl DeckEditor {
@@ -72,6 +78,9 @@ impl DeckEditor {
             confirm_delete: false,
             undo: Vec::new(),
             redo: Vec::new(),
+            renaming: false,
+            unsaved: None,
+            leave_armed: false,
         }
     }
 
@@ -82,6 +91,31 @@ impl DeckEditor {
         self.confirm_delete = false;
         self.undo.clear();
         self.redo.clear();
+        self.renaming = false;
+        self.unsaved = None;
+        self.leave_armed = false;
+    }
+
+    /// Whether the open deck may be left: its edits are saved (a failed save is tried
+    /// again first), or the user asked twice to leave them.
+    fn may_leave(&mut self, profile: &Profile) -> bool {
+        if self.unsaved.is_none() || self.leave_armed {
+            return true;
+        }
+        self.save(profile, "your last edits".into());
+        match &self.unsaved {
+            None => true,
+            Some(e) => {
+                self.status = Some(Status {
+                    ok: false,
+                    text: format!(
+                        "Your last edits are not saved ({e}). Do that again to leave them."
+                    ),
+                });
+                self.leave_armed = true;
+                false
+            }
+        }
     }
 
     /// The saved decks, sorted by id.
@@ -112,7 +146,7 @@ impl DeckEditor {
         egui::Panel::top("decks-bar").show(ui, |ui| {
             ui.add_space(4.0);
             ui.horizontal(|ui| {
-                if ui.button("◀ Menu").clicked() {
+                if ui.button("◀ Menu").clicked() && self.may_leave(profile) {
                     action = DeckEditorAction::Menu;
                 }
                 ui.separator();
@@ -185,7 +219,9 @@ impl DeckEditor {
                     }
                 }
             });
-        if let Some(deck) = open {
+        if let Some(deck) = open
+            && self.may_leave(profile)
+        {
             self.open(Some(deck));
             self.status = None;
         }
@@ -305,6 +341,7 @@ impl DeckEditor {
         to.push(current);
         self.draft = Some(deck);
         self.picked = None;
+        self.renaming = false;
         self.save(profile, if undo { "undone" } else { "redone" }.into());
     }
 
@@ -336,18 +373,14 @@ impl DeckEditor {
         });
         if renamed {
             let name = deck.name.trim().to_string();
-            if name.is_empty() {
-                self.status = Some(Status {
-                    ok: false,
-                    text: "Not saved: a deck needs a name.".into(),
-                });
+            // A run of typing is one edit for undo.
+            if self.renaming {
+                self.redo.clear();
             } else {
-                // Typing is one edit for undo: only the first change of a run is kept.
-                if self.undo.last().is_none_or(|u| u.stacks != before.stacks) {
-                    self.remember(before);
-                }
-                self.save(profile, format!("renamed to {name}"));
+                self.remember(before);
+                self.renaming = true;
             }
+            self.save(profile, format!("renamed to {name}"));
         }
         // Always one line, so the stacks do not jump when a message appears.
         match &self.status {
@@ -439,7 +472,9 @@ impl DeckEditor {
                 Ok(format!("fitted to {} stacks", deck.stacks.len()))
             }
         };
+        self.renaming = false;
         match done {
+            Ok(_) if self.draft.as_ref() == Some(&before) => {}
             Ok(what) => {
                 self.remember(before);
                 self.save(profile, what);
@@ -458,6 +493,16 @@ impl DeckEditor {
         let Some(deck) = &self.draft else {
             return;
         };
+        if deck.name.trim().is_empty() {
+            let why = "a deck needs a name".to_string();
+            self.status = Some(Status {
+                ok: false,
+                text: format!("Not saved: {why}."),
+            });
+            self.unsaved = Some(why);
+            return;
+        }
+        self.unsaved = None;
         self.status = Some(match profile.save(deck) {
             Ok(_) => {
                 match self.decks.iter_mut().find(|d| d.id == deck.id) {
@@ -472,11 +517,17 @@ impl DeckEditor {
                     text: format!("Saved: {what}."),
                 }
             }
-            Err(e) => Status {
-                ok: false,
-                text: format!("Not saved: {e}. Your edits stay here; the next edit tries again."),
-            },
+            Err(e) => {
+                self.unsaved = Some(e.clone());
+                Status {
+                    ok: false,
+                    text: format!(
+                        "Not saved: {e}. Your edits stay here; the next edit tries again."
+                    ),
+                }
+            }
         });
+        self.leave_armed = false;
     }
 
     fn save_settings(&mut self, profile: &Profile, settings: &profile::Settings, what: String) {
@@ -507,6 +558,9 @@ impl DeckEditor {
 
     /// Save a new deck (never over another file) and open it.
     fn create(&mut self, profile: &Profile, deck: SavedDeck, what: &str) {
+        if !self.may_leave(profile) {
+            return;
+        }
         match profile.create(&deck) {
             Ok(_) => {
                 self.decks.push(deck.clone());
