@@ -7,8 +7,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use support::{BULK_PACK, bulk_cards};
 use tokensmith::content::LoadOptions;
 use tokensmith::reload::{DEBOUNCE, Watcher};
+
+#[path = "support.rs"]
+mod support;
 
 const SAVES: usize = 60;
 
@@ -23,17 +27,6 @@ fn copy_base(to: &Path) {
         }
     }
     std::fs::create_dir_all(to.join("mods")).unwrap_or_else(|e| panic!("{e}"));
-}
-
-fn bulk_cards(first_value: i32) -> String {
-    let mut text = String::from("cards:\n");
-    for i in 0..1000 {
-        let value = if i == 0 { first_value } else { 1 + i % 5 };
-        text.push_str(&format!(
-            "  - id: card_{i:04}\n    name: Card {i}\n    value: {value}\n    ability: weaken\n    area: row\n    description: Generated card {i}.\n"
-        ));
-    }
-    text
 }
 
 fn percentile(sorted: &[Duration], p: usize) -> f64 {
@@ -51,11 +44,8 @@ fn run(name: &str, bulk: bool) {
     let bulk_file = dir.path().join("mods/bulk/cards.yaml");
     if bulk {
         std::fs::create_dir_all(dir.path().join("mods/bulk")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(
-            dir.path().join("mods/bulk/pack.yaml"),
-            "id: bulk\nname: Bulk\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n",
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("mods/bulk/pack.yaml"), BULK_PACK)
+            .unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(&bulk_file, bulk_cards(1)).unwrap_or_else(|e| panic!("{e}"));
     }
     let options = LoadOptions::standard(&dir.path().join("content"), &dir.path().join("mods"));

@@ -1,4 +1,5 @@
-//! Loading the shipped packs for the benchmarks.
+//! Loading the shipped packs and generating large ones for the benchmarks. Not every
+//! benchmark uses every helper.
 
 use std::path::PathBuf;
 
@@ -6,6 +7,7 @@ use tokensmith::content::{LoadOptions, PackFolder};
 use tokensmith::rules::Catalog;
 
 /// The shipped content and mods, only `pack` and what it requires, scripts checked.
+#[allow(dead_code)]
 pub fn load(pack: &str) -> Catalog {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let loaded = tokensmith::script::load(&LoadOptions {
@@ -27,3 +29,22 @@ pub fn load(pack: &str) -> Catalog {
         None => panic!("{pack} does not load: {:?}", loaded.diagnostics),
     }
 }
+
+/// A `cards.yaml` of 1,000 generated cards (`card_0000` …), the first worth
+/// `first_value`, for a pack that requires `base`.
+#[allow(dead_code)]
+pub fn bulk_cards(first_value: i32) -> String {
+    let mut text = String::from("cards:\n");
+    for i in 0..1000 {
+        let value = if i == 0 { first_value } else { 1 + i % 5 };
+        text.push_str(&format!(
+            "  - id: card_{i:04}\n    name: Card {i}\n    value: {value}\n    ability: weaken\n    area: row\n    description: Generated card {i}.\n"
+        ));
+    }
+    text
+}
+
+/// The `pack.yaml` of the generated pack `bulk`.
+#[allow(dead_code)]
+pub const BULK_PACK: &str =
+    "id: bulk\nname: Bulk\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n";

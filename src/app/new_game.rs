@@ -10,7 +10,7 @@ use crate::ai::Level;
 use crate::profile::SavedDeck;
 use crate::rules::{Catalog, DeckId, Engine, Seat};
 
-use super::decks::draft;
+use super::decks::draft::{self, Cards};
 use super::menu::fresh_seed;
 use super::session::{Controller, SeatDeck, Setup};
 use super::{Library, theme};
@@ -54,6 +54,8 @@ pub struct NewGame {
     problem: Option<String>,
     /// The saved decks, as read when the screen opened.
     saved: Vec<SavedDeck>,
+    /// The loaded cards by the names decks use.
+    index: draft::IndexCache,
 }
 
 impl NewGame {
@@ -68,10 +70,11 @@ impl NewGame {
         default_deck: Option<&str>,
     ) -> NewGame {
         let n = library.catalog.as_ref().map_or(0, |c| c.decks.len());
+        let mut index = draft::IndexCache::default();
         let default = library.catalog.as_ref().and_then(|catalog| {
             let id = default_deck?;
             let deck = saved.iter().find(|d| d.id == id)?;
-            draft::problems(deck, catalog)
+            draft::problems(deck, &Cards::new(catalog, index.get(catalog)))
                 .is_empty()
                 .then(|| DeckPick::Saved(id.to_string()))
         });
@@ -86,6 +89,7 @@ impl NewGame {
             seed: String::new(),
             problem: None,
             saved,
+            index,
         }
     }
 
@@ -107,11 +111,12 @@ impl NewGame {
             return NewGameAction::Back;
         };
         let saved = std::mem::take(&mut self.saved);
+        let cards = Cards::new(catalog, self.index.get(catalog));
         let offers: Vec<Offer<'_>> = saved
             .iter()
             .map(|deck| Offer {
                 deck,
-                problem: draft::problems(deck, catalog).into_iter().next(),
+                problem: draft::problems(deck, &cards).into_iter().next(),
             })
             .collect();
         egui::CentralPanel::default_margins().show(ui, |ui| {

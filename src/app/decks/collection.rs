@@ -6,9 +6,9 @@
 use egui::{Align2, Color32, FontId, Id, Sense, Stroke, StrokeKind, Ui, vec2};
 
 use crate::profile::SavedDeck;
-use crate::rules::{AbilityId, CardDef, CardId, Catalog, TokenTypeId};
+use crate::rules::{AbilityId, CardDef, CardId, TokenTypeId};
 
-use super::draft::{self, Source};
+use super::draft::{Cards, Slot, Source};
 use super::{Edit, small};
 use crate::app::{cards, theme};
 
@@ -23,7 +23,7 @@ pub(super) struct Filter {
 }
 
 impl Filter {
-    fn keeps(&self, catalog: &Catalog, def: &CardDef) -> bool {
+    fn keeps(&self, catalog: &Cards<'_>, def: &CardDef) -> bool {
         if self.ability.is_some_and(|a| a != def.ability)
             || self.token.is_some_and(|t| t != def.token)
             || self
@@ -55,7 +55,7 @@ const ROW_HEIGHT: f32 = 44.0;
 /// Draw the collection; the edit asked for this frame.
 pub(super) fn show(
     ui: &mut Ui,
-    catalog: &Catalog,
+    catalog: &Cards<'_>,
     filter: &mut Filter,
     deck: Option<&SavedDeck>,
     picked: &mut Option<Source>,
@@ -75,18 +75,30 @@ pub(super) fn show(
     if let (Some(Source::Slot(at)), Some(deck)) = (picked.as_ref(), deck)
         && let Some(written) = deck.stacks.get(at.stack).and_then(|s| s.get(at.index))
     {
-        let name = draft::card_name(catalog, written);
+        let name = catalog.name(written);
         if ui.button(format!("Take {name} out of the deck")).clicked() {
             edit = Some(Edit::Take(*at));
         }
     }
     ui.separator();
-    egui::ScrollArea::vertical().show(ui, |ui| {
-        if shown.is_empty() {
-            ui.weak("No card matches the filters.");
+    // Where each card of the open deck is, looked up once; only the rows in view are
+    // laid out.
+    let mut places = std::collections::HashMap::new();
+    for (stack, cards) in deck.iter().flat_map(|d| d.stacks.iter()).enumerate() {
+        for (index, written) in cards.iter().enumerate() {
+            if let Some(card) = catalog.get(written) {
+                places.entry(card).or_insert(Slot { stack, index });
+            }
         }
-        for &card in &shown {
-            row(ui, catalog, card, deck, picked);
+    }
+    if shown.is_empty() {
+        ui.weak("No card matches the filters.");
+    }
+    let spacing = ui.spacing().item_spacing.y;
+    egui::ScrollArea::vertical().show_rows(ui, ROW_HEIGHT, shown.len(), |ui, rows| {
+        ui.spacing_mut().item_spacing.y = spacing;
+        for &card in &shown[rows] {
+            row(ui, catalog, card, places.get(&card).copied(), picked);
         }
     });
     // The whole panel takes a deck's card back.
@@ -109,7 +121,7 @@ pub(super) fn show(
     edit
 }
 
-fn filters(ui: &mut Ui, catalog: &Catalog, filter: &mut Filter) {
+fn filters(ui: &mut Ui, catalog: &Cards<'_>, filter: &mut Filter) {
     ui.add(
         egui::TextEdit::singleline(&mut filter.search)
             .hint_text("search by name, id or text")
@@ -186,9 +198,9 @@ fn filters(ui: &mut Ui, catalog: &Catalog, filter: &mut Filter) {
 /// One card of the collection: drag it to a slot, or click it and then a slot.
 fn row(
     ui: &mut Ui,
-    catalog: &Catalog,
+    catalog: &Cards<'_>,
     card: CardId,
-    deck: Option<&SavedDeck>,
+    in_deck: Option<Slot>,
     picked: &mut Option<Source>,
 ) {
     let def = catalog.card(card);
@@ -199,7 +211,6 @@ fn row(
         Id::unique(("collection", &key)),
         Sense::click_and_drag(),
     );
-    let in_deck = deck.and_then(|d| draft::find(d, catalog, &key));
     let label = match in_deck {
         Some(at) => format!("{} (in stack {})", def.meta.name, at.stack + 1),
         None => def.meta.name.clone(),

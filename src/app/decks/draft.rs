@@ -3,8 +3,129 @@
 //! from being played, in words. Cards are kept as written (`pack:id`), so a card of a
 //! pack that is not loaded stays in its place.
 
-use crate::profile::SavedDeck;
-use crate::rules::{Catalog, DeckError, Engine, NoHooks, Seat};
+use std::collections::HashMap;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::profile::{Resolved, SavedDeck};
+use crate::rules::{CardId, Catalog, DeckError, Engine, NoHooks, Seat};
+
+/// Cards by the text decks name them with: `pack:id`, or a bare id that one pack alone
+/// uses (as [`Catalog::card_named`] reads them). Made once per catalog, so a frame that
+/// looks up every card of every deck costs no scan, and a card that is not loaded costs
+/// no did-you-mean search.
+pub struct CardIndex {
+    by_key: HashMap<String, CardId>,
+    /// `None` where two packs use the same id.
+    by_id: HashMap<String, Option<CardId>>,
+}
+
+impl CardIndex {
+    /// The index of `catalog`'s cards.
+    #[must_use]
+    pub fn new(catalog: &Catalog) -> CardIndex {
+        let mut by_key = HashMap::with_capacity(catalog.cards.len());
+        let mut by_id: HashMap<String, Option<CardId>> =
+            HashMap::with_capacity(catalog.cards.len());
+        for id in catalog.card_ids() {
+            let meta = &catalog.card(id).meta;
+            by_key.insert(meta.key(), id);
+            by_id
+                .entry(meta.id.clone())
+                .and_modify(|e| *e = None)
+                .or_insert(Some(id));
+        }
+        CardIndex { by_key, by_id }
+    }
+}
+
+/// A [`CardIndex`] kept with the catalog it was made from, made again when that changes
+/// (a live reload).
+#[derive(Default)]
+pub struct IndexCache(Option<(Arc<Catalog>, CardIndex)>);
+
+impl IndexCache {
+    /// The index of `catalog`.
+    pub fn get(&mut self, catalog: &Arc<Catalog>) -> &CardIndex {
+        let stale = self
+            .0
+            .as_ref()
+            .is_none_or(|(c, _)| !Arc::ptr_eq(c, catalog));
+        if stale {
+            self.0 = Some((Arc::clone(catalog), CardIndex::new(catalog)));
+        }
+        match &mut self.0 {
+            Some((_, index)) => index,
+            None => unreachable!("filled just above"),
+        }
+    }
+}
+
+/// The loaded content with its card index: what the editor resolves deck cards in. It
+/// derefs to the [`Catalog`].
+#[derive(Clone, Copy)]
+pub struct Cards<'a> {
+    catalog: &'a Catalog,
+    index: &'a CardIndex,
+}
+
+impl<'a> Cards<'a> {
+    /// `catalog` with its index.
+    #[must_use]
+    pub fn new(catalog: &'a Catalog, index: &'a CardIndex) -> Cards<'a> {
+        Cards { catalog, index }
+    }
+
+    /// The card a deck's text names, when it is loaded.
+    #[must_use]
+    pub fn get(&self, written: &str) -> Option<CardId> {
+        if written.contains(':') {
+            self.index.by_key.get(written).copied()
+        } else {
+            self.index.by_id.get(written).copied().flatten()
+        }
+    }
+
+    /// The name shown for a card as written in a deck: its name when loaded, else the
+    /// text.
+    #[must_use]
+    pub fn name(&self, written: &str) -> String {
+        self.get(written).map_or_else(
+            || written.to_string(),
+            |id| self.catalog.card(id).meta.name.clone(),
+        )
+    }
+
+    /// The deck's cards looked up, as [`SavedDeck::resolve`] does.
+    #[must_use]
+    pub fn resolve(&self, deck: &SavedDeck) -> Resolved {
+        let mut missing = Vec::new();
+        let stacks = deck
+            .stacks
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|c| {
+                        let id = self.get(c);
+                        if id.is_none() {
+                            missing.push(c.clone());
+                        }
+                        id
+                    })
+                    .collect()
+            })
+            .collect();
+        Resolved { stacks, missing }
+    }
+}
+
+impl Deref for Cards<'_> {
+    type Target = Catalog;
+
+    fn deref(&self) -> &Catalog {
+        self.catalog
+    }
+}
 
 /// Where a card is taken from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,25 +146,16 @@ pub struct Slot {
     pub index: usize,
 }
 
-/// The name shown for a card as written in a deck: its name when loaded, else the text.
-#[must_use]
-pub fn card_name(catalog: &Catalog, written: &str) -> String {
-    catalog.card_named(written).map_or_else(
-        |_| written.to_string(),
-        |id| catalog.card(id).meta.name.clone(),
-    )
-}
-
 /// Where `key` already is in the deck (matched by card, so `weaken` and `base:weaken`
 /// are the same card).
 #[must_use]
-pub fn find(deck: &SavedDeck, catalog: &Catalog, key: &str) -> Option<Slot> {
-    let wanted = catalog.card_named(key).ok();
+pub fn find(deck: &SavedDeck, catalog: &Cards<'_>, key: &str) -> Option<Slot> {
+    let wanted = catalog.get(key);
     deck.stacks.iter().enumerate().find_map(|(stack, cards)| {
         cards
             .iter()
             .position(|c| match wanted {
-                Some(id) => catalog.card_named(c).ok() == Some(id),
+                Some(id) => catalog.get(c) == Some(id),
                 None => c == key,
             })
             .map(|index| Slot { stack, index })
@@ -68,7 +180,7 @@ pub enum Placed {
 /// of the deck changes places with it and a collection card takes its place.
 pub fn put(
     deck: &mut SavedDeck,
-    catalog: &Catalog,
+    catalog: &Cards<'_>,
     from: &Source,
     to: Slot,
 ) -> Result<Placed, String> {
@@ -82,7 +194,7 @@ pub fn put(
     {
         return Err(format!(
             "{} is already in stack {}: a card appears at most once in a deck",
-            card_name(catalog, key),
+            catalog.name(key),
             at.stack + 1
         ));
     }
@@ -172,8 +284,8 @@ pub fn fit_stacks(deck: &mut SavedDeck, catalog: &Catalog) {
 /// Everything that keeps the deck from being played with the loaded content, in words;
 /// empty when it is ready.
 #[must_use]
-pub fn problems(deck: &SavedDeck, catalog: &Catalog) -> Vec<String> {
-    let resolved = deck.resolve(catalog);
+pub fn problems(deck: &SavedDeck, catalog: &Cards<'_>) -> Vec<String> {
+    let resolved = catalog.resolve(deck);
     let mut out: Vec<String> = resolved
         .missing
         .iter()
@@ -197,7 +309,7 @@ pub fn problems(deck: &SavedDeck, catalog: &Catalog) -> Vec<String> {
 }
 
 /// A rules problem in the editor's words (no seat: the deck is not in a game yet).
-fn describe(catalog: &Catalog, deck: &SavedDeck, problem: &DeckError) -> String {
+fn describe(catalog: &Cards<'_>, deck: &SavedDeck, problem: &DeckError) -> String {
     match problem {
         DeckError::StackCount { found, wanted, .. } => {
             format!("the deck has {found} stacks; the rules want {wanted}")
@@ -223,7 +335,7 @@ fn describe(catalog: &Catalog, deck: &SavedDeck, problem: &DeckError) -> String 
         }
         DeckError::Duplicate { card, .. } => format!(
             "{} is in the deck more than once: a card appears at most once",
-            card_name(catalog, card)
+            catalog.name(card)
         ),
         DeckError::UnknownCard { card, .. } => {
             format!("card #{card} is not in the loaded content")
@@ -258,7 +370,9 @@ mod tests {
 
     #[test]
     fn cards_go_in_once_move_within_and_between_stacks_and_come_out() {
-        let catalog = crate::content::base_for_tests();
+        let base = crate::content::base_for_tests();
+        let index = CardIndex::new(&base);
+        let catalog = Cards::new(&base, &index);
         let mut d = deck(&[&[], &[], &[], &[]]);
         let weaken = Source::Collection("base:weaken_row".into());
         assert_eq!(
@@ -303,7 +417,9 @@ mod tests {
 
     #[test]
     fn a_full_stack_refuses_a_new_card_but_exchanges_one_dropped_on_its_cards() {
-        let catalog = crate::content::base_for_tests();
+        let base = crate::content::base_for_tests();
+        let index = CardIndex::new(&base);
+        let catalog = Cards::new(&base, &index);
         let keys: Vec<String> = catalog.cards.iter().map(|c| c.meta.key()).collect();
         let mut d = deck(&[&[], &[], &[], &[]]);
         let max = usize::from(catalog.rules.stack_max);
@@ -358,7 +474,9 @@ mod tests {
 
     #[test]
     fn problems_name_each_stack_duplicates_and_cards_of_packs_not_loaded() {
-        let catalog = crate::content::base_for_tests();
+        let base = crate::content::base_for_tests();
+        let index = CardIndex::new(&base);
+        let catalog = Cards::new(&base, &index);
         let d = deck(&[
             &["base:weaken_row", "frost:hailstorm"],
             &["weaken_row", "base:push_row"],
@@ -378,7 +496,9 @@ mod tests {
 
     #[test]
     fn a_deck_with_the_wrong_number_of_stacks_is_told_and_fitted_only_when_asked() {
-        let catalog = crate::content::base_for_tests();
+        let base = crate::content::base_for_tests();
+        let index = CardIndex::new(&base);
+        let catalog = Cards::new(&base, &index);
         let mut five = deck(&[
             &["base:weaken_row", "base:push_row"],
             &["base:flip_cross", "base:plant_ring"],

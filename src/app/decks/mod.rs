@@ -16,9 +16,11 @@ mod stacks;
 use egui::{Color32, RichText, Ui};
 
 use crate::profile::{self, Profile, SavedDeck};
+use std::sync::Arc;
+
 use crate::rules::Catalog;
 
-use self::draft::Source;
+use self::draft::{Cards, IndexCache, Source};
 use super::theme;
 
 /// What the deck editor asks of the app.
@@ -55,6 +57,8 @@ pub struct DeckEditor {
     unsaved: Option<String>,
     /// Leaving with unsaved edits was asked once: the next try leaves them.
     leave_armed: bool,
+    /// The loaded cards by the names decks use.
+    index: IndexCache,
 }
 
 impl DeckEditor {
@@ -81,6 +85,7 @@ impl DeckEditor {
             renaming: false,
             unsaved: None,
             leave_armed: false,
+            index: IndexCache::default(),
         }
     }
 
@@ -130,11 +135,25 @@ impl DeckEditor {
         self.draft.as_ref()
     }
 
-    /// Draw the editor.
+    /// Draw the editor over the loaded content.
     pub fn show(
         &mut self,
         ui: &mut Ui,
-        catalog: &Catalog,
+        catalog: &Arc<Catalog>,
+        profile: &mut Profile,
+        settings: &mut profile::Settings,
+    ) -> DeckEditorAction {
+        let mut cache = std::mem::take(&mut self.index);
+        let cards = Cards::new(catalog, cache.get(catalog));
+        let action = self.frame(ui, &cards, profile, settings);
+        self.index = cache;
+        action
+    }
+
+    fn frame(
+        &mut self,
+        ui: &mut Ui,
+        catalog: &Cards<'_>,
         profile: &mut Profile,
         settings: &mut profile::Settings,
     ) -> DeckEditorAction {
@@ -186,7 +205,7 @@ impl DeckEditor {
     fn deck_list(
         &mut self,
         ui: &mut Ui,
-        catalog: &Catalog,
+        catalog: &Cards<'_>,
         profile: &mut Profile,
         settings: &mut profile::Settings,
     ) {
@@ -351,7 +370,7 @@ impl DeckEditor {
         self.redo.clear();
     }
 
-    fn deck_view(&mut self, ui: &mut Ui, catalog: &Catalog, profile: &Profile) {
+    fn deck_view(&mut self, ui: &mut Ui, catalog: &Cards<'_>, profile: &Profile) {
         let Some(deck) = &mut self.draft else {
             ui.add_space(40.0);
             ui.vertical_centered(|ui| {
@@ -431,7 +450,7 @@ impl DeckEditor {
     }
 
     /// Apply an edit to the open deck and save it, or say why it was refused.
-    fn edit(&mut self, catalog: &Catalog, profile: &Profile, edit: Edit) {
+    fn edit(&mut self, catalog: &Cards<'_>, profile: &Profile, edit: Edit) {
         let Some(deck) = &mut self.draft else {
             return;
         };
@@ -441,7 +460,7 @@ impl DeckEditor {
             deck.stacks
                 .get(at.stack)
                 .and_then(|s| s.get(at.index))
-                .map_or_else(String::new, |c| draft::card_name(catalog, c))
+                .map_or_else(String::new, |c| catalog.name(c))
         };
         let done = match edit {
             Edit::Put(from, to) => {
@@ -459,13 +478,13 @@ impl DeckEditor {
                     draft::Placed::Replaced(at, old) => format!(
                         "{} took the place of {} in stack {}",
                         name(deck, at),
-                        draft::card_name(catalog, &old),
+                        catalog.name(&old),
                         at.stack + 1
                     ),
                 })
             }
             Edit::Take(at) => draft::take(deck, at)
-                .map(|c| format!("took {} out", draft::card_name(catalog, &c)))
+                .map(|c| format!("took {} out", catalog.name(&c)))
                 .ok_or_else(|| "that card is no longer there".to_string()),
             Edit::Fit => {
                 draft::fit_stacks(deck, catalog);
@@ -544,7 +563,7 @@ impl DeckEditor {
     }
 
     /// An empty deck named `name` with an id no deck has, here or on disk.
-    fn blank(&self, name: &str, catalog: &Catalog, profile: &Profile) -> SavedDeck {
+    fn blank(&self, name: &str, catalog: &Cards<'_>, profile: &Profile) -> SavedDeck {
         let id = profile::id_for(name, |id| {
             self.decks.iter().any(|d| d.id.eq_ignore_ascii_case(id)) || profile.is_taken(id)
         });
@@ -580,7 +599,7 @@ impl DeckEditor {
         }
     }
 
-    fn random(&mut self, catalog: &Catalog, profile: &Profile) {
+    fn random(&mut self, catalog: &Cards<'_>, profile: &Profile) {
         let seed = super::menu::fresh_seed();
         let hooks = crate::ai::hooks_for(catalog);
         let engine = crate::rules::Engine::new(catalog, &*hooks);
@@ -664,8 +683,8 @@ fn deck_summary(deck: &SavedDeck, default: bool, problems: &[String]) -> String 
 }
 
 /// The deck at a glance: its size and how many cards of each ability it has.
-fn summary(deck: &SavedDeck, catalog: &Catalog) -> String {
-    let resolved = deck.resolve(catalog);
+fn summary(deck: &SavedDeck, catalog: &Cards<'_>) -> String {
+    let resolved = catalog.resolve(deck);
     let mut abilities: Vec<(String, usize)> = Vec::new();
     for &card in resolved.stacks.iter().flatten() {
         let name = super::cards::ability_name(catalog, catalog.card(card)).to_string();
@@ -685,10 +704,10 @@ fn summary(deck: &SavedDeck, catalog: &Catalog) -> String {
 }
 
 /// The label of a card name in the editor's widgets, with a mark for cards not loaded.
-fn written_label(catalog: &Catalog, written: &str) -> (String, bool) {
-    match catalog.card_named(written) {
-        Ok(id) => (catalog.card(id).meta.name.clone(), true),
-        Err(_) => (format!("{written} (not loaded)"), false),
+fn written_label(catalog: &Cards<'_>, written: &str) -> (String, bool) {
+    match catalog.get(written) {
+        Some(id) => (catalog.card(id).meta.name.clone(), true),
+        None => (format!("{written} (not loaded)"), false),
     }
 }
 

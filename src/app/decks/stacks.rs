@@ -9,9 +9,9 @@ use egui::{
 };
 
 use crate::profile::SavedDeck;
-use crate::rules::{CardId, Catalog, Seat, Token};
+use crate::rules::{CardId, Seat, Token};
 
-use super::draft::{Slot, Source};
+use super::draft::{Cards, Slot, Source};
 use super::{Edit, written_label};
 use crate::app::{cards, theme};
 
@@ -21,7 +21,7 @@ const SLOT_HEIGHT: f32 = 46.0;
 /// Draw the stacks; the edit asked for this frame.
 pub(super) fn show(
     ui: &mut Ui,
-    catalog: &Catalog,
+    catalog: &Cards<'_>,
     deck: &SavedDeck,
     picked: &mut Option<Source>,
 ) -> Option<Edit> {
@@ -91,7 +91,7 @@ fn landing(from: &Source, at: Slot) -> Option<Edit> {
 /// A card in the deck: drag it, drop on it, click it, or take it out with ×.
 fn card_slot(
     ui: &mut Ui,
-    catalog: &Catalog,
+    catalog: &Cards<'_>,
     written: &str,
     at: Slot,
     width: f32,
@@ -148,7 +148,7 @@ fn card_slot(
             None => *picked = Some(Source::Slot(at)),
         }
     }
-    if loaded && let Ok(card) = catalog.card_named(written) {
+    if loaded && let Some(card) = catalog.get(written) {
         response.on_hover_ui(|ui| cards::card_tooltip(ui, catalog, card));
     } else {
         response.on_hover_text(format!(
@@ -218,7 +218,7 @@ fn empty_slot(
 
 fn paint_slot(
     ui: &Ui,
-    catalog: &Catalog,
+    catalog: &Cards<'_>,
     rect: Rect,
     written: &str,
     loaded: bool,
@@ -253,8 +253,8 @@ fn paint_slot(
 }
 
 /// A card's face in one line: its token, name, value, type and ability.
-fn chip(painter: &egui::Painter, catalog: &Catalog, rect: Rect, written: &str, alpha: f32) {
-    let Ok(card) = catalog.card_named(written) else {
+fn chip(painter: &egui::Painter, catalog: &Cards<'_>, rect: Rect, written: &str, alpha: f32) {
+    let Some(card) = catalog.get(written) else {
         painter.text(
             rect.left_center() + vec2(10.0, 0.0),
             Align2::LEFT_CENTER,
@@ -271,7 +271,7 @@ fn chip(painter: &egui::Painter, catalog: &Catalog, rect: Rect, written: &str, a
 /// its pack with `with_pack`), faded by `alpha`.
 pub(super) fn card_face(
     painter: &egui::Painter,
-    catalog: &Catalog,
+    catalog: &Cards<'_>,
     rect: Rect,
     card: CardId,
     alpha: f32,
@@ -312,7 +312,7 @@ pub(super) fn card_face(
 }
 
 /// The card being dragged, drawn under the pointer above everything.
-pub(super) fn paint_dragged(ui: &Ui, catalog: &Catalog, deck: Option<&SavedDeck>) {
+pub(super) fn paint_dragged(ui: &Ui, catalog: &Cards<'_>, deck: Option<&SavedDeck>) {
     let Some(from) = egui::DragAndDrop::payload::<Source>(ui.ctx()) else {
         return;
     };
