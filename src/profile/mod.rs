@@ -97,18 +97,24 @@ impl SavedDeck {
     /// Look its cards up in `catalog`.
     #[must_use]
     pub fn resolve(&self, catalog: &Catalog) -> Resolved {
+        self.resolve_with(|name| catalog.card_named(name).ok())
+    }
+
+    /// Look its cards up with `find` (a faster index, say), keeping those it does not
+    /// find as written.
+    pub fn resolve_with(&self, find: impl Fn(&str) -> Option<CardId>) -> Resolved {
         let mut missing = Vec::new();
         let stacks = self
             .stacks
             .iter()
             .map(|s| {
                 s.iter()
-                    .filter_map(|name| match catalog.card_named(name) {
-                        Ok(id) => Some(id),
-                        Err(_) => {
+                    .filter_map(|name| {
+                        let id = find(name);
+                        if id.is_none() {
                             missing.push(name.clone());
-                            None
                         }
+                        id
                     })
                     .collect()
             })

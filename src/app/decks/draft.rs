@@ -99,23 +99,7 @@ impl<'a> Cards<'a> {
     /// The deck's cards looked up, as [`SavedDeck::resolve`] does.
     #[must_use]
     pub fn resolve(&self, deck: &SavedDeck) -> Resolved {
-        let mut missing = Vec::new();
-        let stacks = deck
-            .stacks
-            .iter()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|c| {
-                        let id = self.get(c);
-                        if id.is_none() {
-                            missing.push(c.clone());
-                        }
-                        id
-                    })
-                    .collect()
-            })
-            .collect();
-        Resolved { stacks, missing }
+        deck.resolve_with(|c| self.get(c))
     }
 }
 
