@@ -332,7 +332,9 @@ fn seat_deck(
         })
     };
     match pick {
-        DeckPick::Shipped(i) => SeatDeck::shipped(catalog, DeckId(u16::try_from(*i).unwrap_or(0)))
+        DeckPick::Shipped(i) => u16::try_from(*i)
+            .ok()
+            .and_then(|i| SeatDeck::shipped(catalog, DeckId(i)))
             .ok_or_else(|| "that ready deck is no longer in the loaded content".to_string()),
         DeckPick::Saved(id) => offers
             .iter()

@@ -88,11 +88,9 @@ pub struct AiSettings {
 }
 
 impl Default for AiSettings {
+    /// The profile's defaults (one place for the numbers).
     fn default() -> Self {
-        AiSettings {
-            delay: Duration::from_millis(600),
-            think: Duration::from_millis(1000),
-        }
+        super::Settings::default().ai
     }
 }
 

@@ -73,19 +73,12 @@ impl Settings {
     }
 }
 
-/// Just the version, to check it is there.
-#[derive(Deserialize)]
-struct Versioned {
-    #[serde(default)]
-    format_version: Option<u32>,
-}
-
 /// Read a settings file's text (empty text: the defaults).
 pub fn parse_settings(text: &str) -> Result<Settings, String> {
     if text.trim().is_empty() {
         return Ok(Settings::default());
     }
-    let version: Versioned = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    let version: super::Versioned = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
     if version.format_version.is_none() {
         return Err(format!(
             "format_version is missing: the first line should be `format_version: {SETTINGS_VERSION}`"

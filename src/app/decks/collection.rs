@@ -3,7 +3,7 @@
 //! picked up with a click; the whole panel takes a deck's card dropped on it out of the
 //! deck.
 
-use egui::{Align2, Color32, FontId, Id, Sense, Stroke, StrokeKind, Ui, vec2};
+use egui::{Align2, Color32, FontId, Id, Sense, Ui, vec2};
 
 use crate::profile::SavedDeck;
 use crate::rules::{AbilityId, CardDef, CardId, TokenTypeId};
@@ -106,12 +106,7 @@ pub(super) fn show(
     if let Some(from) = back.dnd_hover_payload::<Source>()
         && matches!(*from, Source::Slot(_))
     {
-        ui.painter().rect_stroke(
-            panel.shrink(2.0),
-            6.0,
-            Stroke::new(2.0, theme::PREVIEW),
-            StrokeKind::Inside,
-        );
+        super::stacks::outline(ui.painter(), panel.shrink(2.0));
     }
     if let Some(from) = back.dnd_release_payload::<Source>()
         && let Source::Slot(at) = *from
@@ -229,12 +224,7 @@ fn row(
     let alpha = if in_deck.is_some() { 0.45 } else { 1.0 };
     painter.rect_filled(rect.shrink2(vec2(0.0, 1.0)), 6.0, fill);
     if is_picked {
-        painter.rect_stroke(
-            rect,
-            6.0,
-            Stroke::new(2.0, theme::PREVIEW),
-            StrokeKind::Inside,
-        );
+        super::stacks::outline(painter, rect);
     }
     super::stacks::card_face(painter, catalog, rect, card, alpha, true);
     if let Some(at) = in_deck {

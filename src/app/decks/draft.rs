@@ -47,17 +47,17 @@ pub struct IndexCache(Option<(Arc<Catalog>, CardIndex)>);
 impl IndexCache {
     /// The index of `catalog`.
     pub fn get(&mut self, catalog: &Arc<Catalog>) -> &CardIndex {
-        let stale = self
+        if self
             .0
             .as_ref()
-            .is_none_or(|(c, _)| !Arc::ptr_eq(c, catalog));
-        if stale {
-            self.0 = Some((Arc::clone(catalog), CardIndex::new(catalog)));
+            .is_some_and(|(c, _)| !Arc::ptr_eq(c, catalog))
+        {
+            self.0 = None;
         }
-        match &mut self.0 {
-            Some((_, index)) => index,
-            None => unreachable!("filled just above"),
-        }
+        let (_, index) = self
+            .0
+            .get_or_insert_with(|| (Arc::clone(catalog), CardIndex::new(catalog)));
+        index
     }
 }
 
@@ -128,6 +128,15 @@ pub struct Slot {
     pub stack: usize,
     /// The position in the stack (0 = top).
     pub index: usize,
+}
+
+/// A deck's stacks as a deck file writes them: each card by `pack:id`.
+#[must_use]
+pub fn written(catalog: &Catalog, stacks: &[Vec<CardId>]) -> Vec<Vec<String>> {
+    stacks
+        .iter()
+        .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
+        .collect()
 }
 
 /// Where `key` already is in the deck (matched by card, so `weaken` and `base:weaken`

@@ -64,11 +64,7 @@ impl DeckEditor {
             for d in &catalog.decks {
                 if ui.button(&d.meta.name).clicked() {
                     let mut deck = self.blank(&d.meta.name, catalog, profile);
-                    deck.stacks = d
-                        .stacks
-                        .iter()
-                        .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
-                        .collect();
+                    deck.stacks = draft::written(catalog, &d.stacks);
                     self.create(
                         profile,
                         deck,
@@ -198,10 +194,7 @@ impl DeckEditor {
         match crate::ai::decks::random_content(&engine, seed) {
             Ok(stacks) => {
                 let mut deck = self.blank("Random deck", catalog, profile);
-                deck.stacks = stacks
-                    .iter()
-                    .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
-                    .collect();
+                deck.stacks = draft::written(catalog, &stacks);
                 self.create(profile, deck, "drew a random deck");
             }
             Err(e) => {

@@ -252,7 +252,7 @@ impl DeckEditor {
             return;
         };
         ui.add_space(4.0);
-        let before = deck.clone();
+        let old_name = deck.name.clone();
         let mut renamed = false;
         ui.horizontal(|ui| {
             let label = ui.label("Deck name");
@@ -268,6 +268,10 @@ impl DeckEditor {
             if self.renaming {
                 self.redo.clear();
             } else {
+                let before = SavedDeck {
+                    name: old_name,
+                    ..deck.clone()
+                };
                 self.remember(before);
                 self.renaming = true;
             }
@@ -451,14 +455,6 @@ fn summary(deck: &SavedDeck, catalog: &Cards<'_>) -> String {
         out.push_str(&format!(" · {}", mix.join(", ")));
     }
     out
-}
-
-/// The label of a card name in the editor's widgets, with a mark for cards not loaded.
-fn written_label(catalog: &Cards<'_>, written: &str) -> (String, bool) {
-    match catalog.get(written) {
-        Some(id) => (catalog.card(id).meta.name.clone(), true),
-        None => (format!("{written} (not loaded)"), false),
-    }
 }
 
 /// A weak, small text.

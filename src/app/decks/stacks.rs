@@ -11,8 +11,8 @@ use egui::{
 use crate::profile::SavedDeck;
 use crate::rules::{CardId, Seat, Token};
 
+use super::Edit;
 use super::draft::{Cards, Slot, Source};
-use super::{Edit, written_label};
 use crate::app::{cards, theme};
 
 /// A slot's height.
@@ -100,7 +100,12 @@ fn card_slot(
     let (rect, _) = ui.allocate_exact_size(vec2(width, SLOT_HEIGHT), Sense::hover());
     let id = Id::unique(("deck-slot", at.stack, at.index));
     let response = ui.interact(rect, id, Sense::click_and_drag());
-    let (name, loaded) = written_label(catalog, written);
+    // Looked up once for the label, the face and the tooltip.
+    let card = catalog.get(written);
+    let name = card.map_or_else(
+        || format!("{written} (not loaded)"),
+        |c| catalog.card(c).meta.name.clone(),
+    );
     let label = format!("stack {}, card {}: {name}", at.stack + 1, at.index + 1);
     response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &label));
     response.dnd_set_drag_payload(Source::Slot(at));
@@ -110,8 +115,7 @@ fn card_slot(
         ui,
         catalog,
         rect,
-        written,
-        loaded,
+        (written, card),
         is_picked,
         response.dragged(),
     );
@@ -148,7 +152,7 @@ fn card_slot(
             None => *picked = Some(Source::Slot(at)),
         }
     }
-    if loaded && let Some(card) = catalog.get(written) {
+    if let Some(card) = card {
         response.on_hover_ui(|ui| cards::card_tooltip(ui, catalog, card));
     } else {
         response.on_hover_text(format!(
@@ -220,13 +224,12 @@ fn paint_slot(
     ui: &Ui,
     catalog: &Cards<'_>,
     rect: Rect,
-    written: &str,
-    loaded: bool,
+    card: (&str, Option<CardId>),
     picked: bool,
     dragged: bool,
 ) {
     let painter = ui.painter();
-    let fill = match (loaded, picked) {
+    let fill = match (card.1.is_some(), picked) {
         (false, _) => Color32::from_rgb(70, 36, 36),
         (true, true) => Color32::from_rgb(70, 64, 40),
         (true, false) => Color32::from_rgb(44, 48, 56),
@@ -234,12 +237,7 @@ fn paint_slot(
     let alpha = if dragged { 0.35 } else { 1.0 };
     painter.rect_filled(rect, 6.0, fill.gamma_multiply(alpha));
     if picked {
-        painter.rect_stroke(
-            rect,
-            6.0,
-            Stroke::new(2.0, theme::PREVIEW),
-            StrokeKind::Inside,
-        );
+        outline(painter, rect);
     }
     // Leave room for the × button.
     let text_room = Rect::from_min_max(rect.min, egui::pos2(rect.right() - 26.0, rect.bottom()));
@@ -247,14 +245,31 @@ fn paint_slot(
         &painter.with_clip_rect(text_room),
         catalog,
         rect,
-        written,
+        card,
         alpha,
     );
 }
 
-/// A card's face in one line: its token, name, value, type and ability.
-fn chip(painter: &egui::Painter, catalog: &Cards<'_>, rect: Rect, written: &str, alpha: f32) {
-    let Some(card) = catalog.get(written) else {
+/// The highlight around a picked or dragged card, or a drop target.
+pub(super) fn outline(painter: &egui::Painter, rect: Rect) {
+    painter.rect_stroke(
+        rect,
+        6.0,
+        Stroke::new(2.0, theme::PREVIEW),
+        StrokeKind::Inside,
+    );
+}
+
+/// A card's face in one line (its token, name, type and ability), or the text of a
+/// card that is not loaded.
+fn chip(
+    painter: &egui::Painter,
+    catalog: &Cards<'_>,
+    rect: Rect,
+    (written, card): (&str, Option<CardId>),
+    alpha: f32,
+) {
+    let Some(card) = card else {
         painter.text(
             rect.left_center() + vec2(10.0, 0.0),
             Align2::LEFT_CENTER,
@@ -332,11 +347,12 @@ pub(super) fn paint_dragged(ui: &Ui, catalog: &Cards<'_>, deck: Option<&SavedDec
     ));
     let rect = Rect::from_min_size(pos + vec2(12.0, 8.0), vec2(200.0, SLOT_HEIGHT));
     painter.rect_filled(rect, 6.0, Color32::from_rgb(60, 66, 78));
-    painter.rect_stroke(
+    outline(&painter, rect);
+    chip(
+        &painter,
+        catalog,
         rect,
-        6.0,
-        Stroke::new(2.0, theme::PREVIEW),
-        StrokeKind::Inside,
+        (&written, catalog.get(&written)),
+        1.0,
     );
-    chip(&painter, catalog, rect, &written, 1.0);
 }
