@@ -1,10 +1,151 @@
-//! Small file-system helpers for the edges (command line, profile).
+//! Small file-system helpers for the edges (content loading, profile, command line):
+//! reading files as data (never a door), atomic writes, and keeping a file aside under a
+//! name that is free at the moment it is written.
+//!
+//! Reading: a file is read only when it is a regular file (not a link, a folder, a named
+//! pipe or a device), without ever blocking on one, and only up to a cap given by the
+//! caller; links are never followed inside packs and profiles. Must not: follow a link,
+//! wait on a special file, or read past its cap.
 
-use std::io::Write as _;
-use std::path::Path;
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+
+/// The largest content file (`*.yaml` in a pack, `pack.yaml` included) read, in bytes.
+pub const MAX_CONTENT_FILE: u64 = 4 * 1024 * 1024;
+/// The largest Lua script read, in bytes.
+pub const MAX_SCRIPT_FILE: u64 = 1024 * 1024;
+/// The largest scenario file read, in bytes.
+pub const MAX_SCENARIO_FILE: u64 = 4 * 1024 * 1024;
+/// The largest profile file (a deck, the settings) read, in bytes.
+pub const MAX_PROFILE_FILE: u64 = 4 * 1024 * 1024;
+
+/// Why a file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// It is a symbolic link.
+    #[error(
+        "it is a symbolic link, and links are not followed here (a pack from another machine could use one to read your files); copy the file in its place"
+    )]
+    Link,
+    /// It is a folder, a named pipe, a device or a socket.
+    #[error("it is {0}, not a regular file")]
+    NotAFile(&'static str),
+    /// It is larger than the cap.
+    #[error("it is {size} bytes; the most read for {what} is {cap} bytes")]
+    TooLarge {
+        /// Its size (at least; it may still be growing).
+        size: u64,
+        /// The cap.
+        cap: u64,
+        /// What kind of file it is (`a content file`…).
+        what: &'static str,
+    },
+    /// It is not UTF-8 text.
+    #[error("it is not UTF-8 text")]
+    NotText,
+    /// The system refused.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl ReadError {
+    /// Whether the file is not there.
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ReadError::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+/// What kind of non-regular file `kind` is, in words.
+fn kind_name(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a named pipe";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a folder"
+    } else {
+        "not a plain file"
+    }
+}
+
+/// Read `path` as bytes: a regular file, not a link, at most `cap` bytes (`what` names
+/// the kind of file in the message). Never blocks on a special file.
+pub fn read_capped(path: &Path, cap: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() {
+        return Err(ReadError::Link);
+    }
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile(kind_name(meta.file_type())));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // Swapped for a link or a pipe since the look above: refused, never waited on.
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    }
+    let file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return ReadError::Link;
+        }
+        ReadError::Io(e)
+    })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile(kind_name(meta.file_type())));
+    }
+    if meta.len() > cap {
+        return Err(ReadError::TooLarge {
+            size: meta.len(),
+            cap,
+            what,
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadError::TooLarge {
+            size: bytes.len() as u64,
+            cap,
+            what,
+        });
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] as UTF-8 text.
+pub fn read_text(path: &Path, cap: u64, what: &'static str) -> Result<String, ReadError> {
+    String::from_utf8(read_capped(path, cap, what)?).map_err(|_| ReadError::NotText)
+}
+
+/// Whether `path` is a symbolic link (not followed).
+#[must_use]
+pub fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Whether `path` is a real folder (not a link to one).
+#[must_use]
+pub fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
 
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, flushed to
-/// disk, then renamed over the target. A crash leaves the old file or the new one.
+/// disk, then renamed over the target. A crash leaves the old file or the new one. The
+/// file keeps the permissions it had (a new file gets the usual `rw-r--r--`).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_via_temp(path, bytes, true)
 }
@@ -22,6 +163,13 @@ fn write_via_temp(path: &Path, bytes: &[u8], replace: bool) -> std::io::Result<(
         .unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(_) => default_permissions(),
+    };
+    if let Some(permissions) = permissions {
+        tmp.as_file().set_permissions(permissions)?;
+    }
     tmp.as_file().sync_all()?;
     if replace {
         tmp.persist(path).map_err(|e| e.error)?;
@@ -29,4 +177,91 @@ fn write_via_temp(path: &Path, bytes: &[u8], replace: bool) -> std::io::Result<(
         tmp.persist_noclobber(path).map_err(|e| e.error)?;
     }
     Ok(())
+}
+
+/// The permissions of a new file the user saves: readable by all, writable by its owner
+/// (elsewhere than Unix, what the system gives a new file).
+fn default_permissions() -> Option<std::fs::Permissions> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        Some(std::fs::Permissions::from_mode(0o644))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// `FILE.EXT`, then `FILE.EXT2`, `FILE.EXT3`…: the names a kept file may take.
+fn kept_names(path: &Path, ext: &str) -> impl Iterator<Item = PathBuf> {
+    let first = path.with_extension(ext);
+    let rest = (2..10_000).map(move |n| path.with_extension(format!("{ext}{n}")));
+    std::iter::once(first).chain(rest)
+}
+
+/// Move `path` aside to `FILE.EXT` (or `FILE.EXT2`, …), to a name that is free when the
+/// move happens: never over another file, even one made meanwhile. Returns the name the
+/// file really has now.
+pub fn move_aside(path: &Path, ext: &str) -> std::io::Result<PathBuf> {
+    for target in kept_names(path, ext) {
+        match rename_new(path, &target) {
+            Ok(()) => return Ok(target),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free name to keep the file under"))
+}
+
+/// Copy `path` to `FILE.EXT` (or `FILE.EXT2`, …), a name free when the copy is made, with
+/// the original's permissions. Returns the name of the copy.
+pub fn copy_aside(path: &Path, ext: &str) -> std::io::Result<PathBuf> {
+    let bytes = std::fs::read(path)?;
+    let permissions = std::fs::metadata(path)?.permissions();
+    for target in kept_names(path, ext) {
+        match write_atomic_new(&target, &bytes) {
+            Ok(()) => {
+                std::fs::set_permissions(&target, permissions)?;
+                return Ok(target);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free name to keep the file under"))
+}
+
+/// Rename `from` to `to`, failing with `AlreadyExists` instead of replacing `to`: a hard
+/// link (which never replaces) then removing `from`; where links are not supported, a
+/// check just before the rename.
+pub fn rename_new(from: &Path, to: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(from, to) {
+        Ok(()) => std::fs::remove_file(from),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) if to.exists() || is_link(to) => Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "the target exists",
+        )),
+        Err(_) => std::fs::rename(from, to),
+    }
+}
+
+/// A path for messages: lossy where it is not UTF-8, control characters escaped.
+#[must_use]
+pub fn shown(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if text.chars().any(char::is_control) {
+        text.chars()
+            .flat_map(|c| {
+                if c.is_control() {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect()
+    } else {
+        text.into_owned()
+    }
 }

@@ -88,7 +88,24 @@ impl HardAgent {
             let engine = Engine::new(catalog, hooks.as_ref());
             Tree::new(obs.seat()).run(&engine, obs, seed, limit, exploration)
         };
-        let (a, b) = rayon::join(|| tree(seeds[0]), || tree(seeds[1]));
+        // Inside a pool of ours (simulation) the second tree goes to another worker;
+        // elsewhere it gets a thread of its own with the stack hooks need.
+        let (a, b) = if rayon::current_thread_index().is_some() {
+            rayon::join(|| tree(seeds[0]), || tree(seeds[1]))
+        } else {
+            std::thread::scope(|scope| {
+                let second = std::thread::Builder::new()
+                    .name("tokensmith-search".into())
+                    .stack_size(crate::script::THREAD_STACK)
+                    .spawn_scoped(scope, || tree(seeds[1]));
+                let a = tree(seeds[0]);
+                let b = match second {
+                    Ok(handle) => handle.join().ok(),
+                    Err(_) => None,
+                };
+                (a, b.unwrap_or_else(|| tree(seeds[1])))
+            })
+        };
         merge(a, b)
     }
 }

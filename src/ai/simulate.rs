@@ -218,6 +218,7 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
     };
     let records = match rayon::ThreadPoolBuilder::new()
         .num_threads(config.threads)
+        .stack_size(crate::script::THREAD_STACK)
         .build()
     {
         Ok(pool) => pool.install(run),

@@ -356,6 +356,7 @@ impl Session {
         // reports "the AI stopped without a move".
         let _ = std::thread::Builder::new()
             .name("tokensmith-ai".into())
+            .stack_size(crate::script::THREAD_STACK)
             .spawn(move || {
                 let hooks = ai::hooks_for(&catalog);
                 let engine = Engine::new(&catalog, &*hooks);

@@ -110,7 +110,28 @@ pub enum DeckCommand {
 /// Run the command line with these arguments.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
+    if cli.command.is_none() {
+        // The window's event loop belongs on the main thread; hooks the client runs there
+        // continue on new stack segments when they nest deep.
+        return finish(run(&cli));
+    }
+    // Commands run on a thread with the stack script hooks are given everywhere (the main
+    // thread's size is the system's choice).
+    let worker = std::thread::Builder::new()
+        .name("tokensmith".into())
+        .stack_size(crate::script::THREAD_STACK)
+        .spawn(move || finish(run(&cli)));
+    match worker {
+        Ok(handle) => handle.join().unwrap_or_else(|_| ExitCode::from(101)),
+        Err(e) => {
+            eprintln!("error: cannot start the command's thread: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -300,8 +321,8 @@ fn import_deck(
     as_id: Option<&str>,
     replace: bool,
 ) -> anyhow::Result<ExitCode> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = crate::fsutil::read_text(file, crate::fsutil::MAX_PROFILE_FILE, "a deck file")
+        .with_context(|| format!("cannot read {}", crate::fsutil::shown(file)))?;
     let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())

@@ -29,7 +29,9 @@ impl fmt::Display for Severity {
 /// One problem found while loading, at a place in a file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
-    /// The file, as found (relative to the folders given on the command line).
+    /// The file, as found (relative to the folders given on the command line). Shown
+    /// lossily where it is not UTF-8, in text and in JSON alike.
+    #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     /// 1-based line.
     pub line: u32,
@@ -58,7 +60,7 @@ impl Diagnostic {
             line: loc.line.max(1),
             column: loc.column.max(1),
             severity,
-            message: message.into(),
+            message: sanitize(&message.into()),
         }
     }
 
@@ -69,12 +71,41 @@ impl Diagnostic {
     }
 }
 
+/// The longest message a diagnostic keeps, in characters.
+pub const MAX_MESSAGE: usize = 2_000;
+
+/// A message as it is shown: one line (control characters escaped, so text quoted from a
+/// file can never forge another `path:line:col:` line) of at most [`MAX_MESSAGE`]
+/// characters.
+fn sanitize(message: &str) -> String {
+    if message.len() <= MAX_MESSAGE && !message.chars().any(char::is_control) {
+        return message.to_string();
+    }
+    let mut out = String::new();
+    for (i, c) in message.chars().enumerate() {
+        if i == MAX_MESSAGE {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn lossy_path<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::fsutil::shown(path))
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{}:{}:{}: {}: {}",
-            self.path.display(),
+            crate::fsutil::shown(&self.path),
             self.line,
             self.column,
             self.severity,

@@ -112,12 +112,12 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
             }
             continue;
         }
-        if folder.path.join("pack.yaml").is_file() {
+        if has_manifest(&folder.path) {
             read_manifest(&folder.path, packs, diags);
             continue;
         }
         for dir in subfolders(&folder.path, diags) {
-            if dir.join("pack.yaml").is_file() {
+            if has_manifest(&dir) {
                 read_manifest(&dir, packs, diags);
             } else if has_yaml(&dir) {
                 diags.warning(
@@ -131,14 +131,41 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
     found
 }
 
+/// Whether `dir` has a `pack.yaml` entry (a file, or something the reader will refuse
+/// with a reason: a link, a pipe).
+fn has_manifest(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("pack.yaml")).is_ok_and(|m| !m.is_dir())
+}
+
+/// The folders in a folder of packs. Links are not followed: a link to a pack folder is
+/// reported and skipped (give its real folder with `--mods` instead).
 fn subfolders(path: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
     match std::fs::read_dir(path) {
         Ok(entries) => {
-            let mut dirs: Vec<PathBuf> = entries
+            let mut dirs = Vec::new();
+            for entry in entries
                 .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_dir() && !is_hidden(p))
-                .collect();
+                .take(crate::content::MAX_PACK_ENTRIES)
+            {
+                let p = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if is_hidden(&p) {
+                    continue;
+                }
+                if kind.is_symlink() {
+                    if std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
+                        diags.warning(
+                            &p,
+                            Loc::default(),
+                            "this pack folder is a symbolic link, and links are not followed (a pack from another machine could use one to read your files); it is skipped: give its real folder with --mods instead",
+                        );
+                    }
+                } else if kind.is_dir() {
+                    dirs.push(p);
+                }
+            }
             dirs.sort();
             dirs
         }
@@ -188,7 +215,7 @@ fn read_manifest(dir: &Path, found: &mut Found, diags: &mut Diagnostics) {
 /// could be read).
 fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<String>> {
     let path = dir.join("pack.yaml");
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::fsutil::read_text(&path, crate::fsutil::MAX_CONTENT_FILE, "pack.yaml") {
         Ok(t) => t,
         Err(e) => {
             diags.error(
@@ -285,7 +312,7 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
     let memory_kb = check(
         limits.as_ref().and_then(|l| l.memory_kb.as_ref()),
         "memory_kb",
-        256..=4 * 1024 * 1024,
+        256..=64 * 1024,
         DEFAULT_SCRIPT_MEMORY_KB,
     );
     match version {

@@ -160,6 +160,26 @@ pub struct RulesDoc {
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "Option<OpeningTokenDoc>")]
     pub opening_token: Option<Located<Option<OpeningTokenDoc>>>,
+    /// Bounds on the scripted work of one move, shared by every hook of every pack;
+    /// each key is optional and has a default.
+    pub limits: Option<Located<LimitsDoc>>,
+}
+
+/// Bounds on one move's scripted work (rules.limits).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsDoc {
+    /// Lua instructions all hooks together may run in one step of a move (default
+    /// 10,000,000; at most 200,000,000).
+    pub instructions: Option<Located<i64>>,
+    /// Milliseconds a move's hooks may take in all (default 1,000; at most 10,000).
+    pub wall_ms: Option<Located<i64>>,
+    /// How deep hooks may trigger each other, across packs (default 16; at most 32).
+    pub hook_depth: Option<Located<i64>>,
+    /// Events one move may produce (default 10,000; at most 1,000,000).
+    pub events: Option<Located<i64>>,
+    /// Bytes of ctx:log text one move may write (default 65,536; at most 4,194,304).
+    pub log_bytes: Option<Located<i64>>,
 }
 
 impl RulesDoc {
@@ -179,6 +199,9 @@ impl RulesDoc {
         }
         if other.opening_token.is_some() {
             self.opening_token = other.opening_token;
+        }
+        if other.limits.is_some() {
+            self.limits = other.limits;
         }
     }
 }

@@ -215,8 +215,9 @@ fn entry_id(node: &Node) -> Option<&str> {
 /// in path order.
 fn pack_files(dir: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((folder, depth)) = stack.pop() {
         let entries = match std::fs::read_dir(&folder) {
             Ok(e) => e,
             Err(e) => {
@@ -229,10 +230,43 @@ fn pack_files(dir: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
             }
         };
         for entry in entries.filter_map(Result::ok) {
+            seen += 1;
+            if seen > MAX_PACK_ENTRIES {
+                diags.error(
+                    dir,
+                    Loc::default(),
+                    format!(
+                        "this pack has more than {MAX_PACK_ENTRIES} files and folders; the rest are not read"
+                    ),
+                );
+                out.sort();
+                return out;
+            }
             let path = entry.path();
-            if path.is_dir() {
-                if !discover::is_hidden(&path) {
-                    stack.push(path);
+            // The entry itself, never what a link points at: links are not followed.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                if discover::is_yaml(&path) || !discover::is_hidden(&path) {
+                    diags.warning(
+                        &path,
+                        Loc::default(),
+                        "this is a symbolic link, and links inside packs are not followed (a pack from another machine could use one to read your files); it is skipped: copy the file or folder in its place",
+                    );
+                }
+            } else if kind.is_dir() {
+                if discover::is_hidden(&path) {
+                    continue;
+                }
+                if depth + 1 > MAX_PACK_DEPTH {
+                    diags.error(
+                        &path,
+                        Loc::default(),
+                        format!("folders nest more than {MAX_PACK_DEPTH} deep here; deeper folders are not read"),
+                    );
+                } else {
+                    stack.push((path, depth + 1));
                 }
             } else if discover::is_yaml(&path) && path != dir.join("pack.yaml") {
                 out.push(path);
@@ -242,6 +276,11 @@ fn pack_files(dir: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The most files and folders one pack may hold (a pack is read whole at every load).
+pub const MAX_PACK_ENTRIES: usize = 10_000;
+/// The deepest folders of a pack are read.
+pub const MAX_PACK_DEPTH: usize = 16;
 
 #[allow(clippy::too_many_arguments)]
 fn read_document(
@@ -254,14 +293,15 @@ fn read_document(
     diags: &mut Diagnostics,
 ) {
     let path = files.path(file);
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => {
-            diags.error(path, Loc::default(), format!("cannot read this file: {e}"));
-            sections.rules_incomplete = true;
-            return;
-        }
-    };
+    let text =
+        match crate::fsutil::read_text(path, crate::fsutil::MAX_CONTENT_FILE, "a content file") {
+            Ok(t) => t,
+            Err(e) => {
+                diags.error(path, Loc::default(), format!("cannot read this file: {e}"));
+                sections.rules_incomplete = true;
+                return;
+            }
+        };
     let root = match yaml::parse(&text) {
         Ok(n) => n,
         Err(e) => {

@@ -74,16 +74,6 @@ fn format_version(text: &str) -> Option<u32> {
 }
 
 /// `path` with the extension `ext`, numbered (`ext2`, `ext3`, …) past the names taken.
-fn free_name(path: &Path, ext: &str) -> PathBuf {
-    let mut target = path.with_extension(ext);
-    let mut n = 1;
-    while target.exists() {
-        n += 1;
-        target = path.with_extension(format!("{ext}{n}"));
-    }
-    target
-}
-
 /// A deck resolved against the loaded content.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
@@ -281,19 +271,35 @@ impl Profile {
                 .file_stem()
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_default();
+            // Links, pipes and folders named like decks are never read nor moved.
+            if crate::fsutil::is_link(&path) || !path.is_file() {
+                let what = if crate::fsutil::is_link(&path) {
+                    "it is a symbolic link, and links are not followed in the profile"
+                } else {
+                    "it is not a regular file"
+                };
+                self.notes.push(format!(
+                    "{}: {what}; it is left as it is and not listed",
+                    crate::fsutil::shown(&path)
+                ));
+                continue;
+            }
             match self.read(&path, &id) {
                 Ok(deck) if valid_id(&id) => decks.push(deck),
                 Ok(deck) => match self.give_id(&path, deck) {
                     Ok(deck) => decks.push(deck),
-                    Err(e) => self.notes.push(format!("{}: {e}", path.display())),
+                    Err(e) => self
+                        .notes
+                        .push(format!("{}: {e}", crate::fsutil::shown(&path))),
                 },
                 Err(Unread::Kept(e)) => self.notes.push(format!(
                     "{}: {e}; it is left as it is and not listed",
-                    path.display()
+                    crate::fsutil::shown(&path)
                 )),
                 Err(Unread::Bad(e)) => {
                     let aside = self.set_aside(&path);
-                    self.notes.push(format!("{}: {e}; {aside}", path.display()));
+                    self.notes
+                        .push(format!("{}: {e}; {aside}", crate::fsutil::shown(&path)));
                 }
             }
         }
@@ -305,15 +311,14 @@ impl Profile {
     /// under a free id made from its name, the original kept as `NAME.yaml.orig`.
     fn give_id(&mut self, path: &Path, mut deck: SavedDeck) -> Result<SavedDeck, String> {
         // The original goes aside first, so the new id may be its name in other case.
-        let kept = free_name(path, "yaml.orig");
-        std::fs::rename(path, &kept).map_err(|e| {
+        let kept = crate::fsutil::move_aside(path, "yaml.orig").map_err(|e| {
             format!("cannot move it aside to give it an id ({e}); rename it to lowercase letters, digits, '-' and '_'")
         })?;
         deck.id = id_for(&deck.id, |id| self.is_taken(id));
         let new = match self.create(&deck) {
             Ok(new) => new,
             Err(e) => {
-                let back = std::fs::rename(&kept, path).map_or_else(
+                let back = crate::fsutil::rename_new(&kept, path).map_or_else(
                     |r| format!("; it stays as {} ({r})", kept.display()),
                     |()| String::new(),
                 );
@@ -368,8 +373,12 @@ impl Profile {
     }
 
     fn read(&mut self, path: &Path, id: &str) -> Result<SavedDeck, Unread> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Unread::Bad(format!("cannot read it: {e}")))?;
+        let text = crate::fsutil::read_text(path, crate::fsutil::MAX_PROFILE_FILE, "a deck file")
+            .map_err(|e| match e {
+            // Too large to be a deck of ours: not ours to move either.
+            e @ crate::fsutil::ReadError::TooLarge { .. } => Unread::Kept(e.to_string()),
+            e => Unread::Bad(format!("cannot read it: {e}")),
+        })?;
         if let Some(v) = format_version(&text).filter(|&v| v > FORMAT_VERSION) {
             return Err(Unread::Kept(format!(
                 "format_version {v} is newer than this Tokensmith reads ({FORMAT_VERSION}); update Tokensmith"
@@ -377,19 +386,19 @@ impl Profile {
         }
         let (mut deck, migrated) = parse_deck(&text, id).map_err(Unread::Bad)?;
         deck.id = id.to_string();
-        if migrated {
-            let backup = path.with_extension("yaml.v1.bak");
-            if !backup.exists() {
-                std::fs::copy(path, &backup).map_err(|e| {
-                    Unread::Kept(format!("cannot back it up before migrating: {e}"))
-                })?;
-            }
+        // A file whose name cannot be an id is saved anew under another name by
+        // `give_id`, which keeps this file as it is: nothing to migrate in place.
+        if migrated && valid_id(id) {
+            // The backup goes to a name free when it is written (never over an older
+            // backup), and the message names the file that really holds the original.
+            let backup = crate::fsutil::copy_aside(path, "yaml.v1.bak")
+                .map_err(|e| Unread::Kept(format!("cannot back it up before migrating: {e}")))?;
             crate::fsutil::write_atomic(path, deck.to_yaml().as_bytes())
                 .map_err(|e| Unread::Kept(format!("cannot write the migrated deck: {e}")))?;
             self.notes.push(format!(
                 "{}: migrated to format_version {FORMAT_VERSION}; the original is kept as {}",
-                path.display(),
-                backup.display()
+                crate::fsutil::shown(path),
+                crate::fsutil::shown(&backup)
             ));
         }
         Ok(deck)
@@ -397,9 +406,8 @@ impl Profile {
 
     /// Move an unreadable file out of the way, never over another file.
     fn set_aside(&self, path: &Path) -> String {
-        let target = free_name(path, "yaml.corrupt");
-        match std::fs::rename(path, &target) {
-            Ok(()) => format!("set aside as {}", target.display()),
+        match crate::fsutil::move_aside(path, "yaml.corrupt") {
+            Ok(target) => format!("set aside as {}", crate::fsutil::shown(&target)),
             Err(e) => format!("left in place ({e})"),
         }
     }
@@ -413,9 +421,11 @@ impl Profile {
     /// that cannot be read at all is left alone and not written over this session.
     pub fn settings(&mut self) -> Settings {
         let path = self.settings_path();
-        let text = match std::fs::read(&path) {
+        let read =
+            crate::fsutil::read_capped(&path, crate::fsutil::MAX_PROFILE_FILE, "the settings");
+        let text = match read {
             Ok(bytes) => String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Settings::default(),
+            Err(e) if e.is_not_found() => return Settings::default(),
             Err(e) => {
                 let why = format!(
                     "{}: cannot read it ({e}); using the defaults, and settings are not saved until it can be read",

@@ -136,6 +136,7 @@ impl Watcher {
         }
         std::thread::Builder::new()
             .name("tokensmith-reload".into())
+            .stack_size(crate::script::THREAD_STACK)
             .spawn(move || worker(&options, &burst_rx, &reload_tx, &wake))
             .map_err(|e| format!("cannot start the reload thread: {e}"))?;
         Ok(Watcher {

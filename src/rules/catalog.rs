@@ -68,6 +68,53 @@ pub struct Ruleset {
     pub score_limit: i64,
     /// The compensation token for the second seat, if any.
     pub opening_token: Option<OpeningToken>,
+    /// What one move may cost when scripts run (instructions, time, nesting, events).
+    pub limits: MoveLimits,
+}
+
+/// Bounds on one move's scripted work, shared by every hook of every pack that runs
+/// during it. Rule numbers like the others (`rules.limits` in a pack); the defaults are
+/// [`MoveLimits::DEFAULT`] and the loader refuses values above [`MoveLimits::MAX`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveLimits {
+    /// Lua instructions all hooks together may run in one step of a move (the placement
+    /// with its ability, then between turns and scoring): each step has its own.
+    pub instructions: u64,
+    /// Wall-clock milliseconds a whole move's hooks may take.
+    pub wall_ms: u32,
+    /// How deep hooks may trigger each other (a hook destroys a token whose type has a
+    /// hook, and so on), across packs.
+    pub hook_depth: u8,
+    /// Events one move may produce.
+    pub events: u32,
+    /// Bytes of `ctx:log` text one move may write.
+    pub log_bytes: u32,
+}
+
+impl MoveLimits {
+    /// The limits a ruleset has when no pack sets them.
+    pub const DEFAULT: MoveLimits = MoveLimits {
+        instructions: 10_000_000,
+        wall_ms: 1_000,
+        hook_depth: 16,
+        events: 10_000,
+        log_bytes: 64 * 1024,
+    };
+
+    /// The largest value the loader accepts for each limit.
+    pub const MAX: MoveLimits = MoveLimits {
+        instructions: 200_000_000,
+        wall_ms: 10_000,
+        hook_depth: 32,
+        events: 1_000_000,
+        log_bytes: 4 * 1024 * 1024,
+    };
+}
+
+impl Default for MoveLimits {
+    fn default() -> Self {
+        MoveLimits::DEFAULT
+    }
 }
 
 /// The token put on the board before the first move.
@@ -438,6 +485,31 @@ pub enum LookupError {
     },
 }
 
+/// The longest name [`nearest`] compares, in bytes.
+pub const MAX_SUGGESTED: usize = 128;
+
+/// The longest text [`echo`] shows, in characters.
+pub const MAX_ECHO: usize = 80;
+
+/// A value quoted back in a message: control characters escaped (so it cannot forge a
+/// new line or move the cursor) and cut after [`MAX_ECHO`] characters with `…`.
+#[must_use]
+pub fn echo(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == MAX_ECHO {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn did_you_mean(s: Option<&str>) -> String {
     s.map(|s| format!(" (did you mean '{s}'?)"))
         .unwrap_or_default()
@@ -445,12 +517,18 @@ fn did_you_mean(s: Option<&str>) -> String {
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo: a few
 /// edits away (a swap of two letters counts as one) or sharing most of its letters in order.
+///
+/// The work is bounded before it starts: names longer than [`MAX_SUGGESTED`] bytes (no id
+/// is that long) get no suggestion, so a hostile name costs nothing to refuse.
 #[must_use]
 pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    if name.len() > MAX_SUGGESTED {
+        return None;
+    }
     let allowed = (name.chars().count() / 3).max(1);
     candidates
         .into_iter()
-        .filter(|c| *c != name)
+        .filter(|c| *c != name && c.len() <= MAX_SUGGESTED)
         .filter_map(|c| {
             let edits = strsim::damerau_levenshtein(name, c);
             let similarity = strsim::jaro_winkler(name, c);
@@ -489,14 +567,14 @@ fn lookup<'a>(
                 .collect();
             Err(LookupError::Unknown {
                 kind,
-                name: name.to_string(),
+                name: echo(name),
                 suggestion: nearest(name, keys.iter().map(String::as_str)),
             })
         }
         many => {
             let all: Vec<&Meta> = metas.collect();
             Err(LookupError::Ambiguous {
-                name: name.to_string(),
+                name: echo(name),
                 candidates: many.iter().map(|&i| all[i].key()).collect(),
             })
         }

@@ -18,9 +18,6 @@ use super::state::{GameState, GameView};
 /// can subtract two of them without overflow.
 pub const MAX_SCORE: i64 = 1 << 52;
 
-/// How deep `on_destroyed` hooks may trigger each other before the move is refused.
-const MAX_DEPTH: u8 = 64;
-
 /// What became of a token asked to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MoveResult {
@@ -45,6 +42,13 @@ pub struct Effects<'a> {
     origin: Cell,
     area: &'a Area,
     depth: u8,
+    /// Whether the catalog has scripts (then events are counted against the limit).
+    scripted: bool,
+    /// Events this move has produced (counted also when they are not recorded, so a
+    /// look-ahead refuses exactly the moves a real game refuses).
+    emitted: u32,
+    /// Bytes of log text this move has written.
+    logged: u32,
     /// The first hook failure of this move, kept even if a script caught it.
     failure: Option<HookError>,
 }
@@ -71,8 +75,16 @@ impl<'a> Effects<'a> {
             origin,
             area,
             depth: 0,
+            scripted: false,
+            emitted: 0,
+            logged: 0,
             failure: None,
         }
+    }
+
+    /// Count this move's events against `rules.limits.events` (for scripted content).
+    pub(crate) fn count_events(&mut self, on: bool) {
+        self.scripted = on;
     }
 
     /// The game as it stands now.
@@ -158,6 +170,18 @@ impl<'a> Effects<'a> {
     }
 
     fn emit(&mut self, kind: EventKind) {
+        // Built-in effects alone make a bounded number of events (the board is finite);
+        // only scripts can loop, so only scripted content pays for the count.
+        if self.scripted {
+            self.emitted = self.emitted.saturating_add(1);
+        }
+        let limit = self.catalog.rules.limits.events;
+        if self.emitted > limit {
+            self.fail(HookError::new(format!(
+                "the move made more than {limit} changes (rules.limits.events); is a hook stuck in a loop?"
+            )));
+            return;
+        }
         if let Some(events) = &mut self.events {
             events.push(Event {
                 kind,
@@ -228,10 +252,14 @@ impl<'a> Effects<'a> {
             });
         }
         if let Some(script) = def.script {
-            if self.depth >= MAX_DEPTH {
-                return Err(HookError::new(format!(
-                    "on_destroyed hooks triggered each other more than {MAX_DEPTH} times deep"
-                )));
+            let limit = self.catalog.rules.limits.hook_depth;
+            if self.depth >= limit {
+                let error = HookError::new(format!(
+                    "hooks triggered each other more than {limit} deep (rules.limits.hook_depth): {} was destroyed by a hook that ran inside {limit} others",
+                    self.catalog.token_type(token.kind).meta.key()
+                ));
+                self.fail(error.clone());
+                return Err(error);
             }
             self.depth += 1;
             let hooks = self.hooks;
@@ -260,6 +288,13 @@ impl<'a> Effects<'a> {
     /// The first failure recorded in this move, if any.
     pub(crate) fn take_failure(&mut self) -> Option<HookError> {
         self.failure.take()
+    }
+
+    /// The failure that will refuse this move, if one was recorded: a script host stops
+    /// the script at its next `ctx` call.
+    #[must_use]
+    pub fn failure(&self) -> Option<&HookError> {
+        self.failure.as_ref()
     }
 
     /// Keep the last-placed tracking right when the token at `from` moves to `to` (or
@@ -477,8 +512,27 @@ impl<'a> Effects<'a> {
         Ok(self.state.rng.random_range(1..=n))
     }
 
-    /// Write a line to the game's log.
-    pub fn log(&mut self, text: String) {
+    /// Write a line to the game's log. A move writes at most `rules.limits.log_bytes` of
+    /// text; past that the move is refused.
+    pub fn log(&mut self, text: String) -> Result<(), HookError> {
+        let limit = self.catalog.rules.limits.log_bytes;
+        let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
+        self.logged = self.logged.saturating_add(len);
+        if self.logged > limit {
+            let error = HookError::new(format!(
+                "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
+            ));
+            self.fail(error.clone());
+            return Err(error);
+        }
         self.emit(EventKind::Log { text });
+        Ok(())
+    }
+
+    /// How much more log text this move may write, in bytes.
+    #[must_use]
+    pub fn log_room(&self) -> usize {
+        let limit = self.catalog.rules.limits.log_bytes;
+        usize::try_from(limit.saturating_sub(self.logged)).unwrap_or(0)
     }
 }

@@ -11,7 +11,7 @@ use super::board::Token;
 use super::catalog::{Catalog, MAX_CELLS, NO_AREA, Relation};
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
-use super::hooks::{HookError, Hooks};
+use super::hooks::{HookError, Hooks, Step};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::{GameState, GameView, Outcome};
 
@@ -130,13 +130,19 @@ pub struct Engine<'a> {
     pub catalog: &'a Catalog,
     /// Script hooks ([`NoHooks`](super::NoHooks) for content without scripts).
     pub hooks: &'a dyn Hooks,
+    /// Whether the catalog has scripts, worked out once.
+    scripted: bool,
 }
 
 impl<'a> Engine<'a> {
     /// An engine for `catalog` whose scripts run through `hooks`.
     #[must_use]
     pub fn new(catalog: &'a Catalog, hooks: &'a dyn Hooks) -> Engine<'a> {
-        Engine { catalog, hooks }
+        Engine {
+            catalog,
+            hooks,
+            scripted: catalog.has_scripts(),
+        }
     }
 
     /// Check a deck against the rules: stack count and sizes, no card twice. The first
@@ -289,14 +295,17 @@ impl<'a> Engine<'a> {
         events: Option<&mut Vec<Event>>,
     ) -> Result<(), MoveError> {
         let card = self.check(state, mv)?;
-        if !self.catalog.has_scripts() {
+        if !self.scripted {
             // Without scripts nothing after the legality check can fail.
             return self
                 .resolve(state, mv, card, events)
                 .map_err(MoveError::from);
         }
         let snapshot = state.clone();
-        self.resolve(state, mv, card, events).map_err(|e| {
+        self.hooks.begin_step(Step::Move);
+        let result = self.resolve(state, mv, card, events);
+        self.hooks.end_move();
+        result.map_err(|e| {
             *state = snapshot;
             MoveError::from(e)
         })
@@ -344,6 +353,7 @@ impl<'a> Engine<'a> {
                 mv.cell,
                 &def.area,
             );
+            fx.count_events(self.scripted);
             // A token placed at value 0 or below is destroyed at once.
             fx.settle(index)?;
             // 2. Ability.
@@ -357,6 +367,9 @@ impl<'a> Engine<'a> {
                 fx.cycle(seat, s, card);
             }
             // 4. Between turns.
+            if self.scripted {
+                self.hooks.begin_step(Step::BetweenTurns);
+            }
             self.between_turns(&mut fx)?;
             // A script error a script caught (with pcall) still refuses the move.
             if let Some(e) = fx.take_failure() {
@@ -488,7 +501,7 @@ impl<'a> Engine<'a> {
         let catalog = self.catalog;
         // The common case in one tight pass: values times multipliers. Auras add
         // `income × the receiver's multiplier` to the receiver's seat afterwards.
-        if catalog.has_scripts() {
+        if self.scripted {
             return self.incomes_with_hooks(state);
         }
         let mut totals = board.base_income();

@@ -27,8 +27,28 @@ impl HookError {
     }
 }
 
+/// The parts of a move that each get a fresh script budget ([`Hooks::begin_step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Placing the token and its ability (`on_place`, and every hook it triggers).
+    Move,
+    /// Between turns and scoring (`between_turns`, `income`, and what they trigger).
+    BetweenTurns,
+}
+
 /// Script hooks the engine calls during a move. Implemented by the Lua host.
 pub trait Hooks {
+    /// A step of a move starts. Every hook of every pack that runs until the next step
+    /// shares one budget ([`MoveLimits`](super::MoveLimits)); the move's clock starts
+    /// with [`Step::Move`]. Called only for catalogs with scripts.
+    fn begin_step(&self, step: Step) {
+        let _ = step;
+    }
+
+    /// The move is over, played or refused: hook calls made outside a move (an AI's
+    /// look at the income, say) get budgets of their own again.
+    fn end_move(&self) {}
+
     /// An ability's script runs at the ability step; `fx` knows the placed cell and area.
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError>;
 

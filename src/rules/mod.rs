@@ -19,13 +19,14 @@ mod state;
 pub use board::{Board, Token};
 pub use catalog::{
     AbilityDef, Amount, Area, AreaDef, Aura, Becomes, CardDef, Catalog, DeckDef, Effect, KindInfo,
-    LookupError, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta, NO_AREA, OpeningToken,
-    Origin, PackInfo, Relation, Ruleset, ScriptDef, Side, TokenTypeDef, Turret, nearest,
+    LookupError, MAX_CELLS, MAX_ECHO, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, MAX_SUGGESTED, Meta,
+    MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo, Relation, Ruleset, ScriptDef, Side,
+    TokenTypeDef, Turret, echo, nearest,
 };
 pub use effects::{Effects, MoveResult};
 pub use engine::{DeckError, Engine, Move, MoveError, Play};
 pub use event::{Cause, Event, EventKind, RemoveReason};
-pub use hooks::{HookError, Hooks, NoHooks};
+pub use hooks::{HookError, Hooks, NoHooks, Step};
 pub use ids::{AbilityId, AreaId, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId};
 pub use remap::{IdMap, Lost, remap, remap_with};
 pub use state::{GameState, GameView, Outcome, SeatState, Stack};

@@ -64,7 +64,7 @@ pub fn run_file(path: &Path, packs: &PackPaths) -> Result<Run, ScenarioError> {
     let err = |loc: Loc, message: String| ScenarioError {
         diagnostics: vec![Diagnostic::error(path, loc, message)],
     };
-    let text = std::fs::read_to_string(path)
+    let text = crate::fsutil::read_text(path, crate::fsutil::MAX_SCENARIO_FILE, "a scenario")
         .map_err(|e| err(Loc::default(), format!("cannot read the scenario: {e}")))?;
     let node = yaml::parse(&text).map_err(|e| err(e.loc, format!("YAML syntax: {}", e.message)))?;
     let doc: ScenarioDoc =

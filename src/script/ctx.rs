@@ -117,6 +117,11 @@ impl Slot {
             Current::Effects(p) => {
                 // SAFETY: see `view`.
                 let fx = unsafe { &mut *p };
+                if let Some(failed) = fx.failure() {
+                    // The move is refused already (too many events, say): stop the script.
+                    let error = located(lua, &format!("ctx:{what}: {}", failed.message));
+                    return Err(error);
+                }
                 let line = caller_line(lua);
                 let saved = fx.cause();
                 fx.set_cause(Cause::Script {
@@ -125,6 +130,11 @@ impl Slot {
                 });
                 let result = f(fx);
                 fx.set_cause(saved);
+                // A limit the change ran into (too many events) stops the script too.
+                let result = match (result, fx.failure()) {
+                    (Ok(_), Some(failed)) => Err(failed.message.clone()),
+                    (result, _) => result,
+                };
                 result.map_err(|e| {
                     let error = located(lua, &format!("ctx:{what}: {e}"));
                     // A bad ctx call refuses the move even when the script catches it.
@@ -145,10 +155,17 @@ fn outside() -> mlua::Error {
     )
 }
 
+/// `file:line: ` of the nearest script frame, or nothing outside any script.
+pub(super) fn script_place(lua: &Lua) -> String {
+    caller(lua)
+        .map(|(file, line)| format!("{file}:{line}: "))
+        .unwrap_or_default()
+}
+
 /// The nearest script frame calling into the host: its file and line. Frames of the
 /// sandbox's own wrappers (`pcall`) and of C functions are skipped.
 fn caller(lua: &Lua) -> Option<(String, u32)> {
-    (1..12).find_map(|level| {
+    (1..40).find_map(|level| {
         lua.inspect_stack(level, |d| {
             let source = d.source().source?.into_owned();
             let file = source.strip_prefix('@')?.to_string();
@@ -218,12 +235,23 @@ fn describe_value(value: &Value) -> String {
     }
 }
 
-/// A text argument (a string, or a number written as text).
+/// The longest name (of a token type) a `ctx` call takes, in bytes: far longer than any
+/// id, and short enough that looking it up costs nothing.
+const MAX_NAME: usize = 256;
+
+/// A name argument (a string, or a number written as text), at most [`MAX_NAME`] bytes.
 pub(super) struct Text(pub String);
 
 impl mlua::FromLua for Text {
     fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Text> {
         match &value {
+            Value::String(s) if s.as_bytes().len() > MAX_NAME => Err(bad_argument(
+                lua,
+                &format!(
+                    "a name is at most {MAX_NAME} bytes, got a string of {} bytes",
+                    s.as_bytes().len()
+                ),
+            )),
             Value::String(s) => Ok(Text(s.to_string_lossy())),
             Value::Integer(n) => Ok(Text(n.to_string())),
             Value::Number(f) => Ok(Text(f.to_string())),
@@ -317,8 +345,36 @@ fn in_range(value: i64, what: &str) -> Result<i32, String> {
     i32::try_from(value).map_err(|_| format!("{what} {value} is out of range"))
 }
 
-/// Build the `ctx` table for a state; its functions act on `slot`.
-pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
+/// What every `ctx` call is charged, in instructions, before any work.
+const CALL_COST: f64 = 16.0;
+
+/// Charge `cost` for a `ctx` call's work: an error (which refuses the move) when the
+/// budget is spent or the move's time is up.
+fn charge(lua: &Lua, budget: &super::sandbox::Budget, cost: f64, what: &str) -> mlua::Result<()> {
+    budget.charge(cost).map_err(|o| {
+        let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
+        if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
+            slot.poison(&error);
+        }
+        error
+    })
+}
+
+/// The name of a key in a message, never an address.
+fn key_name(key: &Value) -> String {
+    match key {
+        Value::String(s) => crate::rules::echo(&s.to_string_lossy()),
+        Value::Integer(n) => n.to_string(),
+        other => format!("a {} key", other.type_name()),
+    }
+}
+
+/// Build the `ctx` table for a state; its functions act on `slot`, charged to `budget`.
+pub(super) fn make(
+    lua: &Lua,
+    slot: &Rc<Slot>,
+    budget: &Rc<super::sandbox::Budget>,
+) -> mlua::Result<Table> {
     // The functions live in a table scripts only read through ctx's metatable, so no
     // script can replace them; the per-call fields are set on ctx itself each call.
     let methods = lua.create_table()?;
@@ -330,7 +386,7 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
         lua.create_function(|_, (_t, key): (Value, Value)| -> mlua::Result<()> {
             Err(mlua::Error::RuntimeError(format!(
                 "ctx cannot be changed by scripts (tried to set '{}')",
-                key.to_string().unwrap_or_default()
+                key_name(&key)
             )))
         })?,
     )?;
@@ -340,15 +396,27 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     macro_rules! func {
         ($name:literal, |$lua:ident, $slot:ident, $args:tt : $ty:ty| $body:expr) => {{
             let $slot = Rc::clone(slot);
+            let budget = Rc::clone(budget);
             methods.raw_set(
                 $name,
                 lua.create_function(move |$lua, (_ctx, $args): (Value, $ty)| {
+                    charge($lua, &budget, CALL_COST, $name)?;
                     let $slot = &$slot;
                     $body
                 })?,
             )?;
         }};
     }
+    // What a ctx call that builds one table per token or cell is charged per table.
+    let per_table = {
+        let budget = Rc::clone(budget);
+        move |lua: &Lua, n: usize, what: &str| {
+            #[allow(clippy::cast_precision_loss)]
+            let cost = n as f64 * CALL_COST;
+            charge(lua, &budget, cost, what)
+        }
+    };
+    let per_table_targets = per_table.clone();
 
     func!("width", |_lua, s, (): ()| s
         .view(|v| Ok(v.state.board().width())));
@@ -368,6 +436,7 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     });
     func!("tokens", |lua, s, (): ()| {
         s.view(|v| {
+            per_table(lua, v.state.board().tokens().count(), "tokens")?;
             let list = lua.create_table()?;
             for (i, (at, t)) in v.state.board().tokens().enumerate() {
                 list.raw_set(i + 1, token_table(lua, v, at, t)?)?;
@@ -384,6 +453,12 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
         s.view(|v| Ok(v.state.score(seat)))
     });
     func!("targets", |lua, s, (): ()| {
+        let mut n = 0usize;
+        s.targets(|_, _| {
+            n += 1;
+            Ok(())
+        })?;
+        per_table_targets(lua, n, "targets")?;
         let list = lua.create_table()?;
         s.targets(|i, at| {
             let pair = lua.create_table_with_capacity(0, 2)?;
@@ -510,10 +585,31 @@ pub(super) fn make(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     func!("random", |lua, s, (Int(n),): (Int,)| {
         s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
     });
-    func!("log", |lua, s, (Text(text),): (Text,)| {
+    func!("log", |lua, s, (text,): (Value,)| {
+        let text = match text {
+            Value::String(t) => t,
+            Value::Integer(n) => lua.create_string(n.to_string())?,
+            Value::Number(f) => lua.create_string(crate::script::number_text(f))?,
+            other => {
+                return Err(bad_argument(
+                    lua,
+                    &format!("expected a string, got {}", describe_value(&other)),
+                ));
+            }
+        };
         s.effects(lua, "log", |fx| {
-            fx.log(text);
-            Ok(())
+            // Measured before it is copied: text past the move's room is refused unread.
+            let len = text.as_bytes().len();
+            if len > fx.log_room() {
+                let limit = fx.catalog().rules.limits.log_bytes;
+                let error = format!(
+                    "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
+                );
+                fx.fail(crate::rules::HookError::new(error.clone()));
+                return Err(error);
+            }
+            fx.log(crate::script::clean(&text.to_string_lossy()))
+                .map_err(|e| e.message)
         })
     });
     Ok(ctx)

@@ -53,13 +53,39 @@ struct PackState {
     freeze: sandbox::Freezer,
     ctx: ctx::CtxTable,
     slot: Rc<ctx::Slot>,
+    /// The host's budget, shared by every pack.
     budget: Rc<Budget>,
+    /// Instructions one hook call of this pack may run (`scripts.instructions`).
+    instructions: u64,
+    /// Hook calls of this pack under way (they nest through `ctx` calls).
+    depth: std::cell::Cell<u32>,
+    /// Each script's state as its top level left it, put back before each move.
+    snapshots: std::cell::RefCell<Vec<mlua::Table>>,
+    /// Whether a hook of this pack ran since its state was last put back.
+    dirty: std::cell::Cell<bool>,
 }
+
+/// The native stack a hook call needs free before it starts; with less, the call runs on
+/// a fresh stack segment of [`STACK_SEGMENT`] bytes. One hook level (Lua's own limit of
+/// 200 nested C calls in a state, plus the host's frames) fits well inside it, so hooks
+/// nested to `rules.limits.hook_depth` across any number of packs never overflow the
+/// stack of whichever thread runs them.
+const STACK_RED_ZONE: usize = 2 * 1024 * 1024;
+/// The size of a stack segment a deep hook call continues on.
+const STACK_SEGMENT: usize = 8 * 1024 * 1024;
+
+/// The stack size given to every thread Tokensmith starts that may run hooks (the AI's
+/// thinking, simulation workers, reloads); deeper calls continue on segments anyway.
+pub const THREAD_STACK: usize = 16 * 1024 * 1024;
 
 /// Runs a catalog's scripts. Implements [`Hooks`].
 pub struct ScriptHost {
     states: Vec<PackState>,
     scripts: Vec<Option<Script>>,
+    /// The budget every pack's hooks share in a move.
+    budget: Rc<Budget>,
+    /// A failure putting a pack's state back between moves: the next hook call reports it.
+    broken: std::cell::RefCell<Option<String>>,
 }
 
 impl std::fmt::Debug for ScriptHost {
@@ -92,9 +118,12 @@ impl ScriptHost {
     /// script that does not return a table of hooks) come back as diagnostics with the
     /// script's path and line; a host is returned only when there are none.
     pub fn new(catalog: &Catalog) -> Result<ScriptHost, Vec<Diagnostic>> {
+        let budget = Rc::new(Budget::new(&catalog.rules.limits));
         let mut host = ScriptHost {
             states: Vec::new(),
             scripts: Vec::new(),
+            budget: Rc::clone(&budget),
+            broken: std::cell::RefCell::new(None),
         };
         let mut problems = Vec::new();
         let mut state_of_pack: HashMap<&str, usize> = HashMap::new();
@@ -107,7 +136,7 @@ impl ScriptHost {
                     let memory = limits.map_or(DEFAULT_MEMORY, |p| p.script_memory);
                     let instructions =
                         limits.map_or(DEFAULT_INSTRUCTIONS, |p| p.script_instructions);
-                    match PackState::new(memory, instructions) {
+                    match PackState::new(memory, instructions, &budget) {
                         Ok(s) => {
                             host.states.push(s);
                             state_of_pack.insert(def.pack.as_str(), host.states.len() - 1);
@@ -232,48 +261,90 @@ impl ScriptHost {
         let Some(function) = &s.hooks[hook as usize] else {
             return Ok(None);
         };
+        if self.budget.starts_episode() {
+            // A call outside any move starts from the scripts' loaded state too.
+            self.restore_dirty();
+        }
+        if let Some(e) = self.broken.borrow().as_ref() {
+            return Err(HookError::new(e.clone()));
+        }
         let state = &self.states[s.state];
-        // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
-        // shares the ctx table: give the outer call its fields back afterwards.
-        let saved = if state.budget.busy() {
-            state.ctx.save_fields().ok()
-        } else {
-            None
-        };
-        let outermost = !state.budget.busy();
-        let _entered = enter(&state.slot);
-        if outermost && let Err(e) = sandbox::install_hook(&state.lua, &state.budget) {
-            return Err(HookError::new(format!("{}: {}", s.name, message(&e))));
-        }
-        state.budget.enter(hook.name());
-        let result = setup(state).and_then(|args| function.call::<R>(args));
-        state.budget.leave();
-        // A bad ctx call the script caught still fails the hook (read-only hooks too).
-        let result = match (result, state.slot.take_failure()) {
-            (Ok(_), Some(failure)) => Err(mlua::Error::RuntimeError(failure)),
-            (result, _) => result,
-        };
-        if let Some(fields) = saved {
-            let _ = state.ctx.restore_fields(fields);
-        }
-        result.map(Some).map_err(|e| {
-            let text = message(&e);
+        let fail = |text: String| {
             HookError::new(if text.starts_with(&s.name) {
                 text
             } else {
                 format!("{}: in {}: {text}", s.name, hook.name())
             })
-        })
+        };
+        self.budget
+            .enter(hook.name(), state.instructions)
+            .map_err(fail)?;
+        // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
+        // shares the ctx table: give the outer call its fields back afterwards.
+        let outermost = state.depth.get() == 0;
+        let saved = if outermost {
+            None
+        } else {
+            state.ctx.save_fields().ok()
+        };
+        let entered = enter(&state.slot);
+        if outermost && let Err(e) = sandbox::install_hook(&state.lua, &state.budget) {
+            self.budget.leave();
+            return Err(fail(message(&e)));
+        }
+        state.depth.set(state.depth.get() + 1);
+        state.dirty.set(true);
+        // However deep hooks nest, across however many packs, the call never runs out of
+        // native stack: it continues on a fresh segment when the thread's is low.
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            setup(state).and_then(|args| function.call::<R>(args))
+        });
+        state.depth.set(state.depth.get() - 1);
+        self.budget.leave();
+        drop(entered);
+        // A bad ctx call the script caught still fails the hook (read-only hooks too),
+        // and so does a spent budget, whatever the script did with the error.
+        let result = match (result, state.slot.take_failure(), self.budget.exceeded()) {
+            (Ok(_), Some(failure), _) => Err(mlua::Error::RuntimeError(failure)),
+            (Ok(_), None, Some(o)) => Err(mlua::Error::RuntimeError(o.describe())),
+            (result, _, _) => result,
+        };
+        if let Some(fields) = saved {
+            let _ = state.ctx.restore_fields(fields);
+        }
+        result.map(Some).map_err(|e| fail(message(&e)))
+    }
+
+    /// Put back the loaded state of every pack whose hooks ran since it was last put
+    /// back (uncounted: the same for every move, whatever ran before).
+    fn restore_dirty(&self) {
+        for state in self.states.iter().filter(|s| s.dirty.get()) {
+            self.budget.pause(true);
+            let result = state
+                .snapshots
+                .borrow()
+                .iter()
+                .try_for_each(|snap| state.freeze.restore(snap));
+            self.budget.pause(false);
+            match result {
+                Ok(()) => state.dirty.set(false),
+                Err(e) => {
+                    *self.broken.borrow_mut() = Some(format!(
+                        "a pack's script state could not be put back between moves: {}",
+                        message(&e)
+                    ));
+                }
+            }
+        }
     }
 }
 
 impl PackState {
-    fn new(memory: usize, instructions: u64) -> mlua::Result<PackState> {
-        let budget = Rc::new(Budget::default());
-        budget.limit.set(instructions);
+    fn new(memory: usize, instructions: u64, budget: &Rc<Budget>) -> mlua::Result<PackState> {
+        let budget = Rc::clone(budget);
         let (lua, freeze) = sandbox::new_state(&budget, memory)?;
         let slot = Rc::new(ctx::Slot::default());
-        let ctx = ctx::CtxTable::new(&lua, ctx::make(&lua, &slot)?)?;
+        let ctx = ctx::CtxTable::new(&lua, ctx::make(&lua, &slot, &budget)?)?;
         lua.set_app_data(Rc::clone(&slot));
         Ok(PackState {
             lua,
@@ -281,6 +352,10 @@ impl PackState {
             ctx,
             slot,
             budget,
+            instructions,
+            depth: std::cell::Cell::new(0),
+            snapshots: std::cell::RefCell::new(Vec::new()),
+            dirty: std::cell::Cell::new(false),
         })
     }
 
@@ -301,16 +376,28 @@ impl PackState {
         let env = sandbox::script_env(&self.lua).map_err(|e| fail(Loc::default(), message(&e)))?;
         sandbox::install_hook(&self.lua, &self.budget)
             .map_err(|e| fail(Loc::default(), message(&e)))?;
-        self.budget.enter("the script's top level");
-        let returned = self
-            .lua
-            .load(source)
-            .set_name(format!("@{name}"))
-            .set_mode(mlua::chunk::ChunkMode::Text)
-            .set_environment(env.clone())
-            .eval::<Value>();
-        let returned = returned.and_then(|v| {
+        self.budget
+            .enter("the script's top level", self.instructions)
+            .map_err(|e| fail(Loc::default(), e))?;
+        // The top level may be as deep as anything else.
+        let returned = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            let v = self
+                .lua
+                .load(source)
+                .set_name(format!("@{name}"))
+                .set_mode(mlua::chunk::ChunkMode::Text)
+                .set_environment(env.clone())
+                .eval::<Value>()?;
+            if let Some(o) = self.budget.exceeded() {
+                return Err(mlua::Error::RuntimeError(o.describe()));
+            }
             self.freeze.freeze(&self.lua, &env)?;
+            if let Value::Table(hooks) = &v {
+                self.budget.pause(true);
+                let snapshot = self.freeze.capture(hooks, &env);
+                self.budget.pause(false);
+                self.snapshots.borrow_mut().push(snapshot?);
+            }
             Ok(v)
         });
         self.budget.leave();
@@ -438,9 +525,31 @@ pub(super) fn message(e: &mlua::Error) -> String {
     clean(&raw_message(e))
 }
 
-/// Drop stack tracebacks (they show the sandbox's insides) and addresses (they differ
-/// from run to run) from a Lua message.
-fn clean(text: &str) -> String {
+/// The longest message a script error may give, in characters; the rest is cut.
+const MAX_MESSAGE: usize = 1_000;
+
+/// A number as scripts print it: `nan`, `inf` and `-inf` the same on every platform.
+pub(crate) fn number_text(f: f64) -> String {
+    if f.is_nan() {
+        "nan".to_string()
+    } else if f.is_infinite() {
+        if f > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        // Lua's own text for the value (`%.14g`, with `.0` for integral values).
+        let text = format!("{f}");
+        if text.contains(['.', 'e', 'E']) {
+            text
+        } else {
+            format!("{text}.0")
+        }
+    }
+}
+
+/// Make a Lua message safe to show and the same in every run: no stack traceback (it
+/// shows the sandbox's insides), no line of the sandbox's own prelude, no address (they
+/// differ from run to run), NaN spelt one way, control characters escaped (a message
+/// cannot forge a new line of output), and at most [`MAX_MESSAGE`] characters.
+pub(crate) fn clean(text: &str) -> String {
     let text = text
         .split("\nstack traceback:")
         .next()
@@ -455,7 +564,53 @@ fn clean(text: &str) -> String {
             );
         }
     }
-    text.to_string()
+    let mut out = String::with_capacity(text.len().min(MAX_MESSAGE + 8));
+    let mut rest = text;
+    let mut count = 0usize;
+    while let Some(c) = rest.chars().next() {
+        if count >= MAX_MESSAGE {
+            out.push('…');
+            break;
+        }
+        if let Some(after) = rest.strip_prefix("sandbox:") {
+            // `sandbox:LINE: ` of the prelude: dropped.
+            let digits = after
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(after.len());
+            if digits > 0 {
+                rest = after[digits..]
+                    .strip_prefix(": ")
+                    .unwrap_or(&after[digits..]);
+                continue;
+            }
+        }
+        if let Some(hex) = rest.strip_prefix(": 0x") {
+            // `table: 0x55d1c0a8` (and `NAME: 0x…` from a `__name`): an address.
+            let digits = hex
+                .find(|c: char| !c.is_ascii_hexdigit())
+                .unwrap_or(hex.len());
+            if digits >= 6 {
+                out.push_str(": (address)");
+                rest = &hex[digits..];
+                count += 11;
+                continue;
+            }
+        }
+        if let Some(after) = rest.strip_prefix("-nan") {
+            out.push_str("nan");
+            rest = after;
+            count += 3;
+            continue;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        count += 1;
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 fn raw_message(e: &mlua::Error) -> String {
@@ -491,6 +646,17 @@ fn raw_message(e: &mlua::Error) -> String {
 }
 
 impl Hooks for ScriptHost {
+    fn begin_step(&self, step: crate::rules::Step) {
+        if step == crate::rules::Step::Move {
+            self.restore_dirty();
+        }
+        self.budget.begin_step(step);
+    }
+
+    fn end_move(&self) {
+        self.budget.end_move();
+    }
+
     fn evaluate(&self, view: &GameView<'_>, seat: crate::rules::Seat) -> Result<f64, HookError> {
         self.heuristics(view, seat)
     }

@@ -1,19 +1,107 @@
 -- The sandbox prelude: runs once in every script state, before any pack script, with the
 -- standard functions still at hand. It makes what scripts can see deterministic (the same
--- content, seed and moves give the same events in every process) and keeps the instruction
--- budget from being swallowed by `pcall`. Its locals are out of the scripts' reach.
-local budget_exceeded, charge = ...
+-- content, seed and moves give the same events in every process), charges library calls
+-- by their worst-case work so the budget bounds their time, and keeps the budget from
+-- being swallowed by `pcall`. Its locals are out of the scripts' reach.
+local budget_exceeded, charge, largest, dbg_getupvalue, dbg_setupvalue, dbg_getmetatable,
+  dbg_setmetatable, dbg_getinfo = ...
 
 local raw_type, raw_error, raw_next, raw_rawget, raw_set = type, error, next, rawget, rawset
-local select = select
+local raw_rawlen, raw_rawequal = rawlen, rawequal
+local select, raw_tonumber, raw_ipairs = select, tonumber, ipairs
 local raw_pcall, raw_xpcall = pcall, xpcall
 local raw_tostring, raw_getmetatable, raw_setmetatable = tostring, getmetatable, setmetatable
 local raw_format, raw_find, raw_gsub, raw_sub = string.format, string.find, string.gsub, string.sub
-local pack, unpack = table.pack, table.unpack
+local raw_byte, raw_char, raw_len = string.byte, string.char, string.len
+local raw_rep, raw_concat, raw_unpack = string.rep, table.concat, table.unpack
+local raw_match, raw_gmatch = string.match, string.gmatch
+local raw_reverse, raw_upper, raw_lower = string.reverse, string.upper, string.lower
+local math_tointeger, math_type, math_huge = math.tointeger, math.type, math.huge
+local math_min, math_max, math_floor = math.min, math.max, math.floor
+local pack = table.pack
+local max_integer, min_integer = math.maxinteger, math.mininteger
+
+-- An error at the script line that called into the sandbox (never at a line of this
+-- prelude, which means nothing to a script's author).
+local function fail(message)
+  local level = 2
+  while true do
+    local info = dbg_getinfo(level, "S")
+    if not info then level = 0; break end
+    if info.what ~= "C" and info.source ~= "=sandbox" then break end
+    level = level + 1
+  end
+  raw_error(message, level)
+end
 
 -- Strings share one metatable; scripts may not reach it.
 raw_getmetatable("").__metatable = false
 
+---------------------------------------------------------------------------------------
+-- Arguments as the C library converts them, so a charge is computed on what will really
+-- be used: numbers written as strings, floats with an integral value, strings for numbers.
+
+-- A number as text, the same on every platform (the C library prints NaN's sign as the
+-- hardware left it).
+local function number_text(v)
+  if v ~= v then return "nan" end
+  if v == math_huge then return "inf" end
+  if v == -math_huge then return "-inf" end
+  return raw_tostring(v)
+end
+
+local function bad_arg(who, n, what)
+  fail("bad argument #" .. n .. " to '" .. who .. "' (" .. what .. ")")
+end
+
+-- What luaL_checklstring would see: a string (numbers converted, platform-independent).
+local function arg_str(who, n, v)
+  local t = raw_type(v)
+  if t == "string" then return v end
+  if t == "number" then return number_text(v) end
+  bad_arg(who, n, "string expected, got " .. (v == nil and "no value" or t))
+end
+
+-- What luaL_checkinteger would see.
+local function arg_int(who, n, v)
+  if raw_type(v) == "string" then v = raw_tonumber(v) or v end
+  if raw_type(v) == "number" then
+    local i = math_tointeger(v)
+    if i then return i end
+    bad_arg(who, n, "number has no integer representation")
+  end
+  bad_arg(who, n, "number expected, got " .. (v == nil and "no value" or raw_type(v)))
+end
+
+local function opt_int(who, n, v, default)
+  if v == nil then return default end
+  return arg_int(who, n, v)
+end
+
+local function arg_table(who, n, v)
+  if raw_type(v) ~= "table" then
+    bad_arg(who, n, "table expected, got " .. (v == nil and "no value" or raw_type(v)))
+  end
+  return v
+end
+
+-- `#t` as luaL_len takes it (a `__len` metamethod may answer anything).
+local function length(who, t)
+  local n = #t
+  local i = raw_type(n) == "number" and math_tointeger(n)
+  if not i then fail("object length is not an integer") end
+  return i
+end
+
+-- A string the scripts may make: at most the pack's memory.
+local function check_size(who, bytes)
+  if bytes > largest then
+    fail(who .. ": the result would be " .. raw_format("%.0f", bytes) ..
+      " bytes, more than the pack's script memory (" .. largest .. " bytes)")
+  end
+end
+
+---------------------------------------------------------------------------------------
 -- Keys are ordered numbers first (ascending), then strings (byte order), then false, true.
 local rank = { number = 1, string = 2, boolean = 3 }
 
@@ -32,8 +120,8 @@ local function merge_sort(list, n, less)
   while width < n do
     local i = 1
     while i <= n do
-      local mid = math.min(i + width, n + 1)
-      local hi = math.min(i + 2 * width, n + 1)
+      local mid = math_min(i + width, n + 1)
+      local hi = math_min(i + 2 * width, n + 1)
       local a, b, k = i, mid, i
       while a < mid and b < hi do
         if less(list[b], list[a]) then
@@ -56,8 +144,8 @@ local function sorted_keys(t, who)
   local keys, n = {}, 0
   for k in raw_next, t do
     if not rank[raw_type(k)] then
-      raw_error(who .. ": a table with " .. raw_type(k) ..
-        " keys has no fixed order; use numbers or strings as keys", 3)
+      fail(who .. ": a table with " .. raw_type(k) ..
+        " keys has no fixed order; use numbers or strings as keys")
     end
     n = n + 1
     keys[n] = k
@@ -67,9 +155,7 @@ local function sorted_keys(t, who)
 end
 
 function pairs(t)
-  if raw_type(t) ~= "table" then
-    raw_error("bad argument #1 to 'pairs' (table expected, got " .. raw_type(t) .. ")", 2)
-  end
+  arg_table("pairs", 1, t)
   local keys, n = sorted_keys(t, "pairs")
   local i = 0
   return function()
@@ -84,9 +170,7 @@ function pairs(t)
 end
 
 function next(t, key)
-  if raw_type(t) ~= "table" then
-    raw_error("bad argument #1 to 'next' (table expected, got " .. raw_type(t) .. ")", 2)
-  end
+  arg_table("next", 1, t)
   local keys, n = sorted_keys(t, "next")
   local start = 1
   if key ~= nil then
@@ -94,7 +178,7 @@ function next(t, key)
     for i = 1, n do
       if keys[i] == key then start = i + 1; break end
     end
-    if start == nil then raw_error("invalid key to 'next'", 2) end
+    if start == nil then fail("invalid key to 'next'") end
   end
   for i = start, n do
     local v = raw_rawget(t, keys[i])
@@ -103,150 +187,350 @@ function next(t, key)
   return nil
 end
 
-function table.sort(list, less)
-  if raw_type(list) ~= "table" then
-    raw_error("bad argument #1 to 'sort' (table expected, got " .. raw_type(list) .. ")", 2)
-  end
-  less = less or function(a, b) return a < b end
-  merge_sort(list, #list, less)
-end
+---------------------------------------------------------------------------------------
+-- Text of values: never an address, NaN and infinities the same everywhere.
 
--- Addresses differ from run to run: tables, functions and threads print as their type.
+-- The metatable a script gave a value (setmetatable keeps a snapshot, see below).
+local originals = raw_setmetatable({}, { __mode = "k" })
+
 local function safe_tostring(v)
   local t = raw_type(v)
-  if t == "table" or t == "function" or t == "thread" or t == "userdata" then
-    local mt = raw_getmetatable(v)
-    if raw_type(mt) == "table" and raw_rawget(mt, "__tostring") ~= nil then
-      local s = raw_tostring(v)
-      if raw_type(s) ~= "string" then raw_error("'__tostring' must return a string", 2) end
+  if t == "number" then return number_text(v) end
+  if t == "table" then
+    -- The real metatable, whatever its `__metatable` field pretends.
+    local mt = dbg_getmetatable(v)
+    local f = raw_type(mt) == "table" and raw_rawget(mt, "__tostring") or nil
+    if f ~= nil then
+      local s = f(v)
+      if raw_type(s) ~= "string" then fail("'__tostring' must return a string") end
       return s
     end
-    return t
+    return "table"
   end
+  if t == "function" or t == "thread" or t == "userdata" then return t end
   return raw_tostring(v)
 end
 tostring = safe_tostring
 
+-- string.format, one conversion at a time: `%p` (an address) and `%a` (hexadecimal
+-- floats, printed differently by each C library) are refused; NaN and infinities are
+-- printed as `nan`, `inf`, `-inf`; tables and functions as their type (or __tostring).
+local spec_pattern = "^%%([-+ #0]*)(%d*)%.?(%d*)([%a%%])"
+
 function string.format(fmt, ...)
-  if raw_type(fmt) == "string" then
-    local plain = (raw_gsub(fmt, "%%%%", ""))
-    if raw_find(plain, "%%[-+ #0]*%d*%.?%d*p") then
-      raw_error("string.format: '%p' (an address) is not available in scripts", 2)
-    end
-  end
+  fmt = arg_str("format", 1, fmt)
   local args = pack(...)
-  for i = 1, args.n do
-    local t = raw_type(args[i])
-    if t == "table" or t == "function" or t == "thread" or t == "userdata" then
-      args[i] = safe_tostring(args[i])
+  local out, n, arg, pos = {}, 0, 0, 1
+  local cost = #fmt
+  local len = #fmt
+  while pos <= len do
+    local at = raw_find(fmt, "%", pos, true)
+    if not at then
+      n = n + 1; out[n] = raw_sub(fmt, pos)
+      break
     end
+    if at > pos then n = n + 1; out[n] = raw_sub(fmt, pos, at - 1) end
+    local s, e, flags, width, precision, conv = raw_find(fmt, spec_pattern, at)
+    if not s then fail("invalid conversion '" .. raw_sub(fmt, at, at + 5) .. "' to 'format'") end
+    local spec = raw_sub(fmt, s, e)
+    if conv == "%" then
+      n = n + 1; out[n] = "%"
+    else
+      arg = arg + 1
+      if arg > args.n then bad_arg("format", arg + 1, "no value") end
+      local v = args[arg]
+      if conv == "p" then
+        fail("string.format: '%p' (an address) is not available in scripts")
+      elseif conv == "a" or conv == "A" then
+        fail("string.format: '%" .. conv .. "' prints differently on each platform; use '%.17g'")
+      elseif conv == "s" then
+        v = safe_tostring(v)
+        cost = cost + #v
+        n = n + 1; out[n] = raw_format(spec, v)
+      elseif conv == "q" then
+        if raw_type(v) == "number" and math_type(v) == "float" and (v ~= v or v == math_huge or v == -math_huge or math_floor(v) ~= v) then
+          fail("string.format: '%q' of a fractional number prints differently on each platform; use '%.17g'")
+        end
+        if raw_type(v) == "string" then cost = cost + #v * 4 end
+        n = n + 1; out[n] = raw_format(spec, v)
+      elseif raw_type(v) == "number" and (v ~= v or v == math_huge or v == -math_huge)
+        and (conv == "e" or conv == "E" or conv == "f" or conv == "F" or conv == "g" or conv == "G") then
+        local text = number_text(v)
+        if text ~= "-inf" and raw_find(flags, "+", 1, true) then text = "+" .. text
+        elseif text ~= "-inf" and raw_find(flags, " ", 1, true) then text = " " .. text end
+        if conv == "E" or conv == "F" or conv == "G" then text = raw_upper(text) end
+        local left = raw_find(flags, "-", 1, true) and "-" or ""
+        n = n + 1; out[n] = raw_format("%" .. left .. width .. "s", text)
+      else
+        if raw_type(v) == "string" then
+          -- Converted by the C library as luaL_checknumber would.
+          v = raw_tonumber(v) or v
+        end
+        n = n + 1; out[n] = raw_format(spec, v)
+      end
+    end
+    pos = e + 1
   end
-  return raw_format(fmt, unpack(args, 1, args.n))
+  charge(cost // 16, "string.format")
+  return raw_concat(out)
 end
 
--- Library functions that do a lot of work in one VM instruction are charged for it, so the
--- instruction budget bounds their time too.
-local raw_rep, raw_concat = string.rep, table.concat
-local raw_match, raw_gmatch, raw_gsub_fn = string.match, string.gmatch, string.gsub
-local raw_find_fn, raw_len, raw_max = string.find, string.len, math.max
+---------------------------------------------------------------------------------------
+-- Library calls charged by their real worst-case work (in instructions), computed from
+-- the arguments after the conversions the C library makes, before any work is done.
+-- Table functions that walk a list run in Lua here, so every step is counted.
 
-local raw_insert, raw_remove, raw_move, raw_unpack = table.insert, table.remove, table.move, table.unpack
-local raw_reverse, raw_upper, raw_lower = string.reverse, string.upper, string.lower
-
-function table.insert(list, ...)
-  if raw_type(list) == "table" then charge(#list // 8) end
-  return raw_insert(list, ...)
+function table.insert(t, ...)
+  arg_table("insert", 1, t)
+  local nargs = select("#", ...)
+  local e = length("insert", t) + 1
+  if nargs == 1 then
+    t[e] = ...
+    return
+  elseif nargs == 2 then
+    local pos, v = ...
+    pos = arg_int("insert", 2, pos)
+    if pos < 1 or pos > e then bad_arg("insert", 2, "position out of bounds") end
+    for i = e, pos + 1, -1 do t[i] = t[i - 1] end
+    t[pos] = v
+    return
+  end
+  fail("wrong number of arguments to 'insert'")
 end
 
-function table.remove(list, ...)
-  if raw_type(list) == "table" then charge(#list // 8) end
-  return raw_remove(list, ...)
+function table.remove(t, pos)
+  arg_table("remove", 1, t)
+  local size = length("remove", t)
+  pos = opt_int("remove", 2, pos, size)
+  if pos ~= size and (pos < 1 or pos > size + 1) then
+    bad_arg("remove", 2, "position out of bounds")
+  end
+  local v = t[pos]
+  while pos < size do
+    t[pos] = t[pos + 1]
+    pos = pos + 1
+  end
+  t[pos] = nil
+  return v
 end
 
 function table.move(a1, f, e, t, a2)
-  if raw_type(f) == "number" and raw_type(e) == "number" and e >= f then charge((e - f + 1) // 8) end
-  return raw_move(a1, f, e, t, a2)
+  arg_table("move", 1, a1)
+  f = arg_int("move", 2, f)
+  e = arg_int("move", 3, e)
+  t = arg_int("move", 4, t)
+  if a2 == nil then a2 = a1 else arg_table("move", 5, a2) end
+  if e >= f then
+    if not (f > 0 or e < max_integer + f) then bad_arg("move", 3, "too many elements to move") end
+    if t > max_integer - (e - f) then bad_arg("move", 4, "destination wrap around") end
+    if t > e or t <= f or not raw_rawequal(a1, a2) then
+      for i = 0, e - f do a2[t + i] = a1[f + i] end
+    else
+      for i = e - f, 0, -1 do a2[t + i] = a1[f + i] end
+    end
+  end
+  return a2
 end
 
-function table.unpack(list, i, j)
-  if raw_type(list) == "table" then charge(((j or #list) - (i or 1) + 1) // 8) end
-  return raw_unpack(list, i, j)
+function table.unpack(t, i, j)
+  i = opt_int("unpack", 2, i, 1)
+  if j == nil then j = length("unpack", t) else j = arg_int("unpack", 3, j) end
+  if i > j then return end
+  -- Counted as floats: j - i may not fit an integer. The C function refuses more than
+  -- the stack can take (about a million), so this bounds the work too.
+  local count = (j + 0.0) - i + 1
+  if count >= 1e6 then fail("too many results to unpack") end
+  charge(count // 8, "table.unpack")
+  return raw_unpack(t, i, j)
 end
 unpack = table.unpack
 
-local function charged(f)
-  return function(s, ...)
-    if raw_type(s) == "string" then charge(raw_len(s) // 64) end
-    return f(s, ...)
+function table.concat(t, sep, i, j)
+  arg_table("concat", 1, t)
+  if sep == nil then sep = "" else sep = arg_str("concat", 2, sep) end
+  i = opt_int("concat", 3, i, 1)
+  if j == nil then j = length("concat", t) else j = arg_int("concat", 4, j) end
+  local parts, n, total = {}, 0, 0
+  for k = i, j do
+    local v = t[k]
+    local tv = raw_type(v)
+    if tv == "number" then
+      v = number_text(v)
+    elseif tv ~= "string" then
+      fail("invalid value (at index " .. k .. ") in table for 'concat'")
+    end
+    total = total + #v + #sep
+    check_size("table.concat", total)
+    n = n + 1
+    parts[n] = v
   end
+  charge(total // 64, "table.concat")
+  return raw_concat(parts, sep)
 end
-string.reverse, string.upper, string.lower = charged(raw_reverse), charged(raw_upper), charged(raw_lower)
+
+function table.sort(list, less)
+  arg_table("sort", 1, list)
+  if less == nil then less = function(a, b) return a < b end end
+  merge_sort(list, length("sort", list), less)
+end
 
 function string.rep(s, n, sep)
-  if raw_type(n) == "number" and n > 0 then
-    local piece = raw_len(raw_tostring(s)) + (sep ~= nil and raw_len(raw_tostring(sep)) or 0)
-    charge((piece * n) // 64)
-  end
+  s = arg_str("rep", 1, s)
+  n = arg_int("rep", 2, n)
+  if sep == nil then sep = "" else sep = arg_str("rep", 3, sep) end
+  if n <= 0 then return "" end
+  -- The C loop runs n times even for empty strings.
+  local bytes = (#s + #sep) * (n + 0.0)
+  check_size("string.rep", bytes)
+  charge(n / 16 + bytes / 64, "string.rep")
   return raw_rep(s, n, sep)
 end
 
-function table.concat(list, sep, i, j)
-  if raw_type(list) == "table" then
-    charge((j or #list) - (i or 1) + 1)
+local function charged_text(name, f)
+  return function(s, ...)
+    s = arg_str(name, 1, s)
+    charge(#s // 64, "string." .. name)
+    return f(s, ...)
   end
-  return raw_concat(list, sep, i, j)
+end
+string.reverse = charged_text("reverse", raw_reverse)
+string.upper = charged_text("upper", raw_upper)
+string.lower = charged_text("lower", raw_lower)
+string.len = function(s) return #arg_str("len", 1, s) end
+
+function string.sub(s, i, j)
+  s = arg_str("sub", 1, s)
+  charge(#s // 256, "string.sub")
+  return raw_sub(s, i, j)
 end
 
--- Backtracking patterns can take time that grows as (length of the subject) to the power
--- (number of repetitions in the pattern): refuse the hopeless ones, charge the rest.
-local function pattern_cost(who, s, pattern)
-  if raw_type(s) ~= "string" and raw_type(s) ~= "number" then return end
-  if raw_type(pattern) ~= "string" then return end
-  local n = raw_len(raw_tostring(s)) + 1
-  local plain = (raw_gsub_fn(pattern, "%%.", "x"))
-  local _, repeats = raw_gsub_fn(plain, "[%*%+%-%?]", "")
-  -- An unanchored pattern is tried at every position of the subject.
-  local anchored = raw_find_fn(pattern, "^", 1, true) == 1
-  local cost = n ^ (repeats + (anchored and 0 or 1))
-  if cost > 1e8 then
-    raw_error(who .. ": this pattern has " .. repeats .. " repetitions; on " .. (n - 1) ..
-      " characters it could run for a very long time; simplify it or split the text", 3)
-  end
-  charge(cost // 16)
+function string.byte(s, i, j)
+  s = arg_str("byte", 1, s)
+  i = opt_int("byte", 2, i, 1)
+  j = opt_int("byte", 3, j, i)
+  local len = #s
+  if i < 0 then i = math_max(len + i + 1, 1) elseif i == 0 then i = 1 end
+  if j < 0 then j = len + j + 1 elseif j > len then j = len end
+  if i <= j then charge((j - i + 1) // 8, "string.byte") end
+  return raw_byte(s, i, j)
 end
 
-function string.find(s, pattern, init, plain_flag)
-  if not plain_flag then pattern_cost("string.find", s, pattern) end
-  return raw_find_fn(s, pattern, init, plain_flag)
+function string.char(...)
+  charge(select("#", ...) // 8, "string.char")
+  return raw_char(...)
+end
+
+-- Patterns. Lua's matcher backtracks: the work of one attempt grows with the length of
+-- the text to the power of the repetitions (`*`, `+`, `-`) and balanced matches (`%b`) and
+-- back-references (`%1`) in the pattern, times the length of the pattern (character
+-- classes `[...]` are scanned at every step); `?` doubles it; an unanchored pattern is
+-- attempted at every position. That worst case is charged before the search runs, and a
+-- search whose worst case exceeds what is left of the budget stops the script.
+local function pattern_cost(who, n, pattern)
+  local plen = #pattern
+  local i, powers, doubles, anchored = 1, 0, 0, false
+  if raw_sub(pattern, 1, 1) == "^" then anchored = true; i = 2 end
+  while i <= plen do
+    local c = raw_sub(pattern, i, i)
+    if c == "%" then
+      local d = raw_sub(pattern, i + 1, i + 1)
+      if d == "b" then
+        powers = powers + 1; i = i + 4
+      elseif d == "f" then
+        i = i + 2
+      elseif d >= "1" and d <= "9" then
+        powers = powers + 1; i = i + 2
+      else
+        i = i + 2
+      end
+    elseif c == "[" then
+      -- Skip the set: `]` right after `[` or `[^` belongs to it; `%x` escapes.
+      i = i + 1
+      if raw_sub(pattern, i, i) == "^" then i = i + 1 end
+      if raw_sub(pattern, i, i) == "]" then i = i + 1 end
+      while i <= plen and raw_sub(pattern, i, i) ~= "]" do
+        if raw_sub(pattern, i, i) == "%" then i = i + 1 end
+        i = i + 1
+      end
+      i = i + 1
+    else
+      i = i + 1
+    end
+    local q = raw_sub(pattern, i, i)
+    if q == "*" or q == "+" or q == "-" then
+      powers = powers + 1; i = i + 1
+    elseif q == "?" then
+      doubles = doubles + 1; i = i + 1
+    end
+  end
+  local steps = (n + 1.0) ^ (powers + (anchored and 0 or 1)) * 2.0 ^ math_min(doubles, 64) * (plen + 1)
+  return steps
+end
+
+local function search_cost(who, s, pattern, plain)
+  local n = #s
+  if plain or not raw_find(pattern, "[%^%$%*%+%?%.%(%)%[%]%%%-]") then
+    -- A plain search compares the needle at every position.
+    local m = #pattern
+    return (n - m + 1.0 > 0 and n - m + 1.0 or 0) * (m + 1) + n, "a plain search"
+  end
+  return pattern_cost(who, n, pattern), "this pattern"
+end
+
+local function charge_search(who, s, pattern, plain)
+  local steps, what = search_cost(who, s, pattern, plain)
+  charge(steps / 16, who .. ": " .. what .. " may take up to " .. raw_format("%.3g", steps) ..
+    " steps on a text of " .. #s .. " characters (simplify it or shorten the text)")
+end
+
+function string.find(s, pattern, init, plain)
+  s = arg_str("find", 1, s)
+  pattern = arg_str("find", 2, pattern)
+  charge_search("string.find", s, pattern, plain)
+  return raw_find(s, pattern, init, plain)
 end
 
 function string.match(s, pattern, init)
-  pattern_cost("string.match", s, pattern)
+  s = arg_str("match", 1, s)
+  pattern = arg_str("match", 2, pattern)
+  charge_search("string.match", s, pattern, false)
   return raw_match(s, pattern, init)
 end
 
 function string.gmatch(s, pattern, init)
-  pattern_cost("string.gmatch", s, pattern)
+  s = arg_str("gmatch", 1, s)
+  pattern = arg_str("gmatch", 2, pattern)
+  charge_search("string.gmatch", s, pattern, false)
   return raw_gmatch(s, pattern, init)
 end
 
 function string.gsub(s, pattern, repl, n)
-  pattern_cost("string.gsub", s, pattern)
-  return raw_gsub_fn(s, pattern, repl, n)
+  s = arg_str("gsub", 1, s)
+  pattern = arg_str("gsub", 2, pattern)
+  charge_search("string.gsub", s, pattern, false)
+  local tr = raw_type(repl)
+  if tr == "string" or tr == "number" then
+    repl = arg_str("gsub", 3, repl)
+    -- Every match may copy the replacement.
+    local bytes = (#s + 1.0) * (#repl + 1)
+    charge(bytes / 64, "string.gsub")
+  end
+  return raw_gsub(s, pattern, repl, n)
 end
 
+---------------------------------------------------------------------------------------
 -- Finalizers and weak tables run when memory is collected, which no script can predict,
 -- and `__close` runs while an error unwinds, where the budget cannot stop it. A table's
 -- metatable is a snapshot taken by setmetatable, so none of them can be added later;
 -- getmetatable still returns the table the script gave.
-local originals = raw_setmetatable({}, { __mode = "k" })
 local forbidden = { "__gc", "__mode", "__close" }
 
 function setmetatable(t, mt)
+  arg_table("setmetatable", 1, t)
   if raw_type(mt) == "table" then
-    for _, key in ipairs(forbidden) do
+    for _, key in raw_ipairs(forbidden) do
       if raw_rawget(mt, key) ~= nil then
-        raw_error("setmetatable: '" .. key .. "' is not available in scripts", 2)
+        fail("setmetatable: '" .. key .. "' is not available in scripts")
       end
     end
     local copy = {}
@@ -300,12 +584,13 @@ function xpcall(f, handler, ...)
   return checked(raw_xpcall(f, guarded, ...))
 end
 
+---------------------------------------------------------------------------------------
 -- The libraries are read-only: a script cannot change what another script (or a later
 -- hook call) sees. String methods keep working through the string metatable.
 local function readonly(t, name)
   return raw_setmetatable({}, {
     __index = t,
-    __newindex = function() raw_error("'" .. name .. "' cannot be changed by scripts", 2) end,
+    __newindex = function() fail("'" .. name .. "' cannot be changed by scripts") end,
     __metatable = false,
   })
 end
@@ -315,25 +600,164 @@ table = readonly(table, "table")
 math = readonly(math, "math")
 _G = nil
 
+-- The name of a key in a message: never an address.
+local function key_name(key)
+  if raw_type(key) == "string" then return key end
+  if raw_type(key) == "number" then return number_text(key) end
+  return "a " .. raw_type(key) .. " key"
+end
+
 -- After a script's top level has run, its globals are frozen: hook calls keep no state
 -- between calls (the game state lives on the board), so a refused move or a look-ahead
 -- by the AI leaves nothing behind in Lua.
 local function no_new_globals(_, key)
-  raw_error("scripts keep no state between calls: cannot set global '" .. raw_tostring(key) ..
-    "' in a hook (use a local, or store it on the board)", 2)
+  fail("scripts keep no state between calls: cannot set global '" .. key_name(key) ..
+    "' in a hook (use a local, or store it on the board)")
 end
 
--- Moves a script's globals into a new table that reads through to the sandbox; the host
--- then makes the script's environment read from it and refuse new globals.
-local function move_globals(env, globals)
-  local frozen = raw_setmetatable({}, { __index = globals, __metatable = false })
+-- Moves a script's globals into a new table that reads through to `fallback`; the host
+-- (or `freeze_env` below) then makes the environment read from it and refuse new keys.
+local function move_globals(env, fallback)
+  local frozen = raw_setmetatable({}, { __index = fallback, __metatable = false })
   local keys = {}
   for k in raw_next, env do keys[#keys + 1] = k end
-  for _, k in ipairs(keys) do
+  for _, k in raw_ipairs(keys) do
     raw_set(frozen, k, raw_rawget(env, k))
     raw_set(env, k, nil)
   end
   return frozen
 end
 
-return move_globals, no_new_globals
+-- Freeze a table a script made its `_ENV` like the globals of its file: what it held
+-- stays readable (through the metatable it had), nothing new can be set.
+local function freeze_env(t)
+  local old = dbg_getmetatable(t)
+  local frozen = move_globals(t, nil)
+  dbg_setmetatable(frozen, old)
+  dbg_setmetatable(t, { __index = frozen, __newindex = no_new_globals, __metatable = false })
+end
+
+---------------------------------------------------------------------------------------
+-- Script state between moves. Scripts keep no state from one move to the next: after a
+-- script's top level has run, everything its hooks can reach and change (the upvalues of
+-- its functions, the tables they reach, their metatables) is recorded, and the host puts
+-- it all back before each move in which the pack's hooks ran before. A card's effect
+-- depends only on the board, never on how many times the AI tried it.
+
+-- The sandbox's own tables and functions (recorded below, before any script runs) are
+-- never part of a script's state.
+local owned = raw_setmetatable({}, { __mode = "k" })
+
+local function own(v)
+  local t = raw_type(v)
+  if (t ~= "table" and t ~= "function") or owned[v] then return end
+  owned[v] = true
+  if t == "table" then
+    for k, x in raw_next, v do own(k); own(x) end
+    own(dbg_getmetatable(v))
+  else
+    local i = 1
+    while true do
+      local name, x = dbg_getupvalue(v, i)
+      if name == nil then break end
+      own(x)
+      i = i + 1
+    end
+  end
+end
+
+-- Call `on_function(f)` and `on_table(t)` once for each function and table reachable from
+-- `roots` through upvalues, keys, values and metatables, stopping at the sandbox's own.
+local function walk(roots, on_function, on_table)
+  local seen = {}
+  local function visit(v)
+    local t = raw_type(v)
+    if (t ~= "table" and t ~= "function") or seen[v] or owned[v] then return end
+    seen[v] = true
+    if t == "function" then
+      on_function(v)
+      local i = 1
+      while true do
+        local name, x = dbg_getupvalue(v, i)
+        if name == nil then break end
+        visit(x)
+        i = i + 1
+      end
+    else
+      on_table(v)
+      for k, x in raw_next, v do visit(k); visit(x) end
+      local mt = dbg_getmetatable(v)
+      visit(mt)
+      if mt ~= nil then visit(originals[mt]) end
+    end
+  end
+  for _, root in raw_ipairs(roots) do visit(root) end
+end
+
+local function capture(hooks, env)
+  -- First every table a function uses as `_ENV` (other than the file's own, frozen by the
+  -- host) is frozen like the globals: `_ENV = {}` at the top level keeps no state either.
+  local envs = {}
+  walk({ hooks, env }, function(f)
+    local i = 1
+    while true do
+      local name, x = dbg_getupvalue(f, i)
+      if name == nil then break end
+      if name == "_ENV" and raw_type(x) == "table" and x ~= env and not owned[x] then
+        envs[x] = true
+      end
+      i = i + 1
+    end
+  end, function() end)
+  for t in raw_next, envs do freeze_env(t) end
+  -- Then the state as it is now.
+  local ups, tabs = {}, {}
+  walk({ hooks, env }, function(f)
+    local i = 1
+    while true do
+      local name, x = dbg_getupvalue(f, i)
+      if name == nil then break end
+      ups[#ups + 1] = { f, i, x }
+      i = i + 1
+    end
+  end, function(t)
+    local copy = {}
+    for k, x in raw_next, t do copy[k] = x end
+    tabs[#tabs + 1] = { t, copy, dbg_getmetatable(t) }
+  end)
+  return { ups, tabs }
+end
+
+local function restore(snapshot)
+  local ups, tabs = snapshot[1], snapshot[2]
+  for i = 1, #ups do
+    local u = ups[i]
+    dbg_setupvalue(u[1], u[2], u[3])
+  end
+  for i = 1, #tabs do
+    local entry = tabs[i]
+    local t, copy = entry[1], entry[2]
+    local k = raw_next(t)
+    while k ~= nil do
+      local following = raw_next(t, k)
+      if raw_rawget(copy, k) == nil then raw_set(t, k, nil) end
+      k = following
+    end
+    for key, x in raw_next, copy do raw_set(t, key, x) end
+    dbg_setmetatable(t, entry[3])
+  end
+end
+
+own(_ENV)
+own(dbg_getmetatable(""))
+own(originals)
+own(owned)
+own(move_globals)
+own(no_new_globals)
+own(capture)
+own(walk)
+own(freeze_env)
+own(fail)
+own(restore)
+
+return move_globals, no_new_globals, capture, restore

@@ -2,13 +2,18 @@
 //! base functions; an instruction budget per hook call that `pcall` cannot swallow; a
 //! memory cap; deterministic iteration, sorting and printing (see `prelude.lua`).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
 
-/// How often the budget hook runs, in VM instructions.
-pub(super) const HOOK_EVERY: u32 = 1_000;
+use crate::rules::{MoveLimits, Step};
+
+/// How often the budget hook runs, in VM instructions. Small enough that work one
+/// instruction can do without being counted (a `..` of two long strings) adds up to little
+/// between two looks at the clock.
+pub(super) const HOOK_EVERY: u32 = 500;
 
 /// Base functions removed from the sandbox: they reach files, load code or depend on when
 /// memory is collected.
@@ -30,108 +35,263 @@ const REMOVED_GLOBALS: &[&str] = &[
     "warn",
 ];
 
-/// The instruction budget of the hook call under way.
-#[derive(Debug, Default)]
-pub(super) struct Budget {
-    /// Instructions allowed per hook call.
-    pub limit: Cell<u64>,
-    /// Instructions counted in this call (in steps of [`HOOK_EVERY`]).
-    pub used: Cell<u64>,
-    /// Set once the budget is exceeded; stays set until the next call starts, so no
-    /// `pcall` inside the script can catch the overrun.
-    pub exceeded: Cell<bool>,
-    /// The hook being run (`on_place`…), for the overrun message.
-    pub hook: Cell<&'static str>,
-    /// Hook calls under way in this state (hooks can nest through `on_destroyed`).
-    depth: Cell<u32>,
-    /// When the outermost call started: a wall-clock backstop against library calls the
-    /// instruction count cannot see.
-    started: Cell<Option<std::time::Instant>>,
+/// One hook call under way: where its own count started and its cap.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    mark: u64,
+    limit: u64,
+    hook: &'static str,
 }
 
-/// Wall time a hook call may take whatever its instruction count: a backstop for work the
-/// count cannot see (string concatenation with `..` on huge strings), far beyond what the
-/// largest instruction budget needs, so it never decides an ordinary game.
-pub(super) const WALL_LIMIT: std::time::Duration = std::time::Duration::from_millis(1000);
+/// Why a script was stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Overrun {
+    /// One hook call spent its pack's `scripts.instructions`.
+    Call { limit: u64, hook: &'static str },
+    /// All hooks of a step together spent `rules.limits.instructions`.
+    Step { limit: u64 },
+    /// The move's hooks ran past `rules.limits.wall_ms`.
+    Late { ms: u128 },
+}
+
+impl Overrun {
+    /// What happened, for the message after `file:line:`.
+    pub fn describe(self) -> String {
+        match self {
+            Overrun::Call { limit, hook } => format!(
+                "{hook} spent the instruction budget of {limit} per hook call (scripts.instructions in pack.yaml); is there an endless loop?"
+            ),
+            Overrun::Step { limit } => format!(
+                "the hooks of this move spent their shared budget of {limit} instructions (rules.limits.instructions); is there an endless loop, or hooks that keep triggering each other?"
+            ),
+            Overrun::Late { ms } => {
+                format!("the hooks of this move ran for more than {ms} ms (rules.limits.wall_ms)")
+            }
+        }
+    }
+}
+
+/// The budget all the host's pack states share: one count per step of a move (or per
+/// hook call made outside a move), a clock per move, and each call's own cap. Every
+/// charge point (the instruction hook, charged library calls, `ctx` calls) goes through
+/// [`Budget::charge`], which also reads the clock, so no single call outlives the limit.
+#[derive(Debug)]
+pub(super) struct Budget {
+    /// Instructions all hooks of a step may run together.
+    step_limit: u64,
+    /// Wall time a move's hooks may take.
+    wall: Duration,
+    /// Hook calls that may be under way at once, all packs together.
+    max_depth: usize,
+    /// Instructions counted in this step.
+    used: Cell<u64>,
+    /// Set once any limit is passed; stays set until the next step (or outermost call)
+    /// starts, so no `pcall` inside a script can catch the overrun.
+    exceeded: Cell<Option<Overrun>>,
+    /// When the move's first charge came (a short hook never reads the clock).
+    started: Cell<Option<Instant>>,
+    /// Whether a move is under way ([`Budget::begin_step`] until [`Budget::end_move`]).
+    in_move: Cell<bool>,
+    /// Whether counting is paused (the host restoring a pack's state between moves).
+    paused: Cell<bool>,
+    /// The hook calls under way, innermost last.
+    frames: RefCell<Vec<Frame>>,
+}
 
 impl Budget {
-    /// A hook call starts: the outermost one starts a fresh count; nested ones share it,
-    /// so a loop that keeps triggering nested hooks still runs out.
-    pub fn enter(&self, hook: &'static str) {
-        if self.depth.get() == 0 {
-            self.used.set(0);
-            self.exceeded.set(false);
-            self.hook.set(hook);
-            // The clock starts at the first budget tick: a short hook never reads it.
+    /// A budget enforcing `limits`.
+    pub fn new(limits: &MoveLimits) -> Budget {
+        Budget {
+            step_limit: limits.instructions,
+            wall: Duration::from_millis(limits.wall_ms.into()),
+            // Each nesting level of hooks is one hook call, plus the outermost call.
+            max_depth: usize::from(limits.hook_depth) + 1,
+            used: Cell::new(0),
+            exceeded: Cell::new(None),
+            started: Cell::new(None),
+            in_move: Cell::new(false),
+            paused: Cell::new(false),
+            frames: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn fresh(&self) {
+        self.used.set(0);
+        self.exceeded.set(None);
+    }
+
+    /// A step of a move starts: a fresh count; [`Step::Move`] also restarts the clock.
+    pub fn begin_step(&self, step: Step) {
+        self.fresh();
+        if step == Step::Move {
             self.started.set(None);
         }
-        self.depth.set(self.depth.get() + 1);
+        self.in_move.set(true);
     }
 
-    /// Count `cost` instructions of work done inside one library call; an error when the
-    /// budget is spent.
-    pub fn charge(&self, cost: f64) -> mlua::Result<()> {
-        if cost.is_nan() || cost <= 0.0 {
-            return Ok(());
+    /// The move is over.
+    pub fn end_move(&self) {
+        self.in_move.set(false);
+    }
+
+    /// Whether the next call starts an episode of its own (no move, no call under way).
+    pub fn starts_episode(&self) -> bool {
+        !self.in_move.get() && self.frames.borrow().is_empty()
+    }
+
+    /// A hook call starts, capped at `limit` instructions of its own. Outside a move the
+    /// outermost call starts a fresh count and clock. Refused when hooks are nested
+    /// deeper than the rules allow.
+    pub fn enter(&self, hook: &'static str, limit: u64) -> Result<(), String> {
+        let mut frames = self.frames.borrow_mut();
+        if frames.is_empty() && !self.in_move.get() {
+            self.fresh();
+            self.started.set(None);
         }
-        // Float to integer: saturating, which is what a huge cost should do.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let cost = cost.min(1.0e15) as u64;
-        let used = self.used.get().saturating_add(cost);
-        self.used.set(used);
-        if used > self.limit.get() {
-            self.exceeded.set(true);
-            return Err(mlua::Error::RuntimeError(format!(
-                "the instruction budget of {} per hook call is spent in {} (large string or table work)",
-                self.limit.get(),
-                self.hook.get()
-            )));
+        if frames.len() >= self.max_depth {
+            return Err(format!(
+                "hooks triggered each other more than {} deep (rules.limits.hook_depth)",
+                self.max_depth - 1
+            ));
         }
+        frames.push(Frame {
+            mark: self.used.get(),
+            limit,
+            hook,
+        });
         Ok(())
-    }
-
-    /// Whether a hook call is under way in this state.
-    pub fn busy(&self) -> bool {
-        self.depth.get() > 0
     }
 
     /// A hook call ends.
     pub fn leave(&self) {
-        self.depth.set(self.depth.get().saturating_sub(1));
+        self.frames.borrow_mut().pop();
+    }
+
+    /// Whether any limit was passed in this step.
+    pub fn exceeded(&self) -> Option<Overrun> {
+        self.exceeded.get()
+    }
+
+    /// Pause counting (for the host's own work inside a state).
+    pub fn pause(&self, paused: bool) {
+        self.paused.set(paused);
+    }
+
+    /// Count `cost` instructions of work (the instruction hook's tick, or a library or
+    /// `ctx` call charged by its worst case) and look at the clock: an error once any
+    /// limit is passed, and from then on until the step ends.
+    pub fn charge(&self, cost: f64) -> Result<(), Overrun> {
+        if self.paused.get() {
+            return Ok(());
+        }
+        if let Some(o) = self.exceeded.get() {
+            return Err(o);
+        }
+        if cost.is_finite() && cost > 0.0 {
+            // Float to integer saturates, which is what a huge cost should do.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let cost = cost.min(1.0e15) as u64;
+            self.used.set(self.used.get().saturating_add(cost));
+        } else if cost.is_infinite() {
+            self.used.set(u64::MAX);
+        }
+        let overrun = self.check();
+        if let Some(o) = overrun {
+            self.exceeded.set(Some(o));
+            return Err(o);
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Option<Overrun> {
+        let used = self.used.get();
+        if let Some(f) = self.frames.borrow().last()
+            && used.saturating_sub(f.mark) > f.limit
+        {
+            return Some(Overrun::Call {
+                limit: f.limit,
+                hook: f.hook,
+            });
+        }
+        if used > self.step_limit {
+            return Some(Overrun::Step {
+                limit: self.step_limit,
+            });
+        }
+        match self.started.get() {
+            Some(t) if t.elapsed() > self.wall => Some(Overrun::Late {
+                ms: self.wall.as_millis(),
+            }),
+            Some(_) => None,
+            None => {
+                self.started.set(Some(Instant::now()));
+                None
+            }
+        }
     }
 }
 
 /// A fresh sandboxed state with `budget` enforced and `memory` bytes at most, and the
-/// function that freezes a script's globals once its top level has run.
+/// prelude's functions the host calls (freezing globals, capturing and restoring a
+/// script's state).
 pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua, Freezer)> {
-    let lua = Lua::new_with(
-        StdLib::STRING | StdLib::TABLE | StdLib::MATH,
-        LuaOptions::default(),
-    )?;
+    // SAFETY: the debug library is loaded only so the prelude can capture five of its
+    // functions into locals no script can reach (to find and restore a script's state
+    // between moves); the `debug` global is removed before any pack script is loaded,
+    // and scripts are loaded as text only (no binary chunks), with no `load` at all.
+    let lua = unsafe {
+        Lua::unsafe_new_with(
+            StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::DEBUG,
+            LuaOptions::default(),
+        )
+    };
     let globals = lua.globals();
+    let debug: Table = globals.get("debug")?;
+    let inspect = (
+        debug.get::<mlua::Function>("getupvalue")?,
+        debug.get::<mlua::Function>("setupvalue")?,
+        debug.get::<mlua::Function>("getmetatable")?,
+        debug.get::<mlua::Function>("setmetatable")?,
+        debug.get::<mlua::Function>("getinfo")?,
+    );
     for name in REMOVED_GLOBALS {
         globals.raw_set(*name, mlua::Value::Nil)?;
     }
     let string: Table = globals.get("string")?;
-    string.raw_set("dump", mlua::Value::Nil)?;
+    for name in ["dump", "pack", "unpack", "packsize"] {
+        string.raw_set(name, mlua::Value::Nil)?;
+    }
     let math: Table = globals.get("math")?;
     math.raw_set("random", mlua::Value::Nil)?;
     math.raw_set("randomseed", mlua::Value::Nil)?;
 
     let flag = Rc::clone(budget);
-    let exceeded = lua.create_function(move |_, ()| Ok(flag.exceeded.get()))?;
+    let exceeded = lua.create_function(move |_, ()| Ok(flag.exceeded().is_some()))?;
     let account = Rc::clone(budget);
-    let charge = lua.create_function(move |_, cost: f64| {
-        account.charge(cost)?;
-        Ok(())
+    let charge = lua.create_function(move |lua, (cost, what): (f64, Option<String>)| {
+        account.charge(cost).map_err(|o| {
+            let place = super::ctx::script_place(lua);
+            let what = what.map(|w| format!("{w}: ")).unwrap_or_default();
+            mlua::Error::RuntimeError(format!("{place}{what}{}", o.describe()))
+        })
     })?;
-    let (move_globals, refuse): (mlua::Function, mlua::Function) = lua
+    let largest = i64::try_from(memory).unwrap_or(i64::MAX);
+    let (move_globals, refuse, capture, restore): (
+        mlua::Function,
+        mlua::Function,
+        mlua::Function,
+        mlua::Function,
+    ) = lua
         .load(include_str!("prelude.lua"))
         .set_name("=sandbox")
-        .call((exceeded, charge))?;
+        .call((
+            exceeded, charge, largest, inspect.0, inspect.1, inspect.2, inspect.3, inspect.4,
+        ))?;
     let freeze = Freezer {
         move_globals,
         refuse,
+        capture,
+        restore,
     };
 
     install_hook(&lua, budget)?;
@@ -146,47 +306,31 @@ pub(super) fn install_hook(lua: &Lua, budget: &Rc<Budget>) -> mlua::Result<()> {
     let counter = Rc::clone(budget);
     lua.set_hook(
         HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-        move |_, debug| {
-            let used = counter.used.get() + u64::from(HOOK_EVERY);
-            counter.used.set(used);
-            let late = match counter.started.get() {
-                Some(t) => t.elapsed() > WALL_LIMIT,
-                None => {
-                    counter.started.set(Some(std::time::Instant::now()));
-                    false
-                }
-            };
-            if counter.exceeded.get() || used > counter.limit.get() || late {
-                counter.exceeded.set(true);
+        move |_, debug| match counter.charge(f64::from(HOOK_EVERY)) {
+            Ok(()) => Ok(VmState::Continue),
+            Err(o) => {
                 let place = debug
                     .source()
                     .source
                     .map(|s| s.trim_start_matches(['@', '=']).to_string())
                     .unwrap_or_default();
                 let line = debug.current_line().unwrap_or(0);
-                let what = if late && used <= counter.limit.get() {
-                    format!("ran for more than {} ms", WALL_LIMIT.as_millis())
-                } else {
-                    format!(
-                        "spent the instruction budget of {} per hook call",
-                        counter.limit.get()
-                    )
-                };
-                return Err(mlua::Error::RuntimeError(format!(
-                    "{place}:{line}: {} {what}; is there an endless loop?",
-                    counter.hook.get()
-                )));
+                Err(mlua::Error::RuntimeError(format!(
+                    "{place}:{line}: {}",
+                    o.describe()
+                )))
             }
-            Ok(VmState::Continue)
         },
     )?;
     Ok(())
 }
 
-/// Freezes a script's globals once its top level has run: hook calls keep no state.
+/// The prelude's functions the host calls on a state.
 pub(super) struct Freezer {
     move_globals: mlua::Function,
     refuse: mlua::Function,
+    capture: mlua::Function,
+    restore: mlua::Function,
 }
 
 impl Freezer {
@@ -200,6 +344,18 @@ impl Freezer {
         meta.raw_set("__metatable", false)?;
         env.set_metatable(Some(meta))?;
         Ok(())
+    }
+
+    /// Everything a loaded script can change later (the upvalues of its functions, the
+    /// tables they reach, whatever it made its `_ENV`), recorded as it is now. Tables a
+    /// script set as `_ENV` are frozen like its globals.
+    pub fn capture(&self, hooks: &Table, env: &Table) -> mlua::Result<Table> {
+        self.capture.call((hooks, env))
+    }
+
+    /// Put everything [`Freezer::capture`] recorded back as it was.
+    pub fn restore(&self, snapshot: &Table) -> mlua::Result<()> {
+        self.restore.call(snapshot)
     }
 }
 

@@ -1364,16 +1364,22 @@ fn determinism_error_with_a_table_value_has_no_address() {
 
 #[test]
 fn determinism_a_hook_within_its_budget_is_never_refused_for_time() {
-    // Ten million loop iterations against the largest budget, 50 million instructions:
-    // within the budget, and longer than 50 ms, but far below the one-second backstop.
-    let f = fixture(&pack_files(
+    // Ten million loop iterations against the largest budget per call, 50 million
+    // instructions, and a move budget raised to match: within both, and longer than
+    // 50 ms, but far below the move's time limit.
+    let mut files = pack_files(
         "t",
         "scripts: { instructions: 50000000 }\n",
         &[(
             "long",
             "return {\n  on_place = function(ctx)\n    for i = 1, 10000000 do end\n    ctx:log('done')\n  end,\n}\n",
         )],
+    );
+    files.push((
+        "t/rules.yaml".to_string(),
+        "rules:\n  limits: { instructions: 60000000, wall_ms: 10000 }\n".to_string(),
     ));
+    let f = fixture(&files);
     let host = ScriptHost::new(&f.catalog).expect("the script compiles");
     let mut game = Game::new(&f.catalog, &host);
     game.played("long", 0, 0);

@@ -18,16 +18,16 @@ use std::path::{Path, PathBuf};
 use super::diagnostic::Diagnostics;
 use super::discover::Ordered;
 use super::doc::{
-    AbilityDoc, AmountDoc, AreaDoc, AreaRef, CardDoc, DeckDoc, EffectDoc, RelationDoc, RulesDoc,
-    SideDoc, TokenTypeDoc,
+    AbilityDoc, AmountDoc, AreaDoc, AreaRef, CardDoc, DeckDoc, EffectDoc, LimitsDoc, RelationDoc,
+    RulesDoc, SideDoc, TokenTypeDoc,
 };
 use super::registry::{Entry, Record, Registry, Source, View};
 use super::yaml::{Loc, Located};
 use super::{Files, Sections};
 use crate::rules::{
     AbilityDef, AbilityId, Amount, Area, AreaDef, AreaId, Aura, Becomes, CardDef, CardId, Catalog,
-    Cell, DeckDef, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta, Offset,
-    OpeningToken, Origin, Relation, Ruleset, ScriptDef, ScriptId, Seat, Side, TokenTypeDef,
+    Cell, DeckDef, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta, MoveLimits,
+    Offset, OpeningToken, Origin, Relation, Ruleset, ScriptDef, ScriptId, Seat, Side, TokenTypeDef,
     TokenTypeId, Turret,
 };
 
@@ -390,13 +390,18 @@ impl Ctx<'_> {
         let normal = rel.to_string_lossy().replace('\\', "/");
         let file = &Located::new(normal, file.loc);
         let full = self.ordered.packs[pack].dir.join(&rel);
-        let text = match std::fs::read_to_string(&full) {
+        let read = if inside_links(&self.ordered.packs[pack].dir, &rel) {
+            Err(crate::fsutil::ReadError::Link)
+        } else {
+            crate::fsutil::read_text(&full, crate::fsutil::MAX_SCRIPT_FILE, "a script")
+        };
+        let text = match read {
             Ok(text) => text,
             Err(e) => {
-                let why = if e.kind() == std::io::ErrorKind::NotFound {
-                    format!("was not found (looked for {})", full.display())
+                let why = if e.is_not_found() {
+                    format!("was not found (looked for {})", crate::fsutil::shown(&full))
                 } else {
-                    format!("cannot be read ({}): {e}", full.display())
+                    format!("cannot be read ({}): {e}", crate::fsutil::shown(&full))
                 };
                 self.error(
                     source,
@@ -443,4 +448,18 @@ impl Ctx<'_> {
             },
         }
     }
+}
+
+/// Whether a folder on the way from `dir` to `dir/rel` is a symbolic link (links inside a
+/// pack are not followed, for scripts either).
+fn inside_links(dir: &Path, rel: &Path) -> bool {
+    let mut at = dir.to_path_buf();
+    let mut parts = rel.components().peekable();
+    while let Some(part) = parts.next() {
+        at.push(part);
+        if parts.peek().is_some() && crate::fsutil::is_link(&at) {
+            return true;
+        }
+    }
+    false
 }

@@ -18,6 +18,17 @@ fn pick<'a, T>(
     name: &'static str,
     get: impl Fn(&'a RulesDoc) -> Option<&'a Located<T>>,
 ) -> Option<Field<'a, T>> {
+    pick_in(cx, layers, name, true, get)
+}
+
+/// [`pick`] for a field with a default: no error when no pack sets it.
+fn pick_in<'a, T>(
+    cx: &mut Ctx<'_>,
+    layers: &'a [(RulesDoc, Option<usize>, usize)],
+    name: &'static str,
+    required: bool,
+    get: impl Fn(&'a RulesDoc) -> Option<&'a Located<T>>,
+) -> Option<Field<'a, T>> {
     let mut found: Option<Field<'a, T>> = None;
     for (doc, pack, file) in layers {
         let Some(value) = get(doc) else { continue };
@@ -52,7 +63,7 @@ fn pick<'a, T>(
     if let Some(f) = &found {
         cx.rule_sources.push((name, f.pack, f.source));
     }
-    if found.is_none() && !cx.sections.rules_incomplete {
+    if required && found.is_none() && !cx.sections.rules_incomplete {
         let manifest = cx
             .ordered
             .packs
@@ -164,6 +175,7 @@ pub(super) fn compile_rules(cx: &mut Ctx<'_>) -> Option<Ruleset> {
             })
         }
     };
+    let limits = compile_limits(cx)?;
     Some(Ruleset {
         width: u8::try_from(width).ok()?,
         height: u8::try_from(height).ok()?,
@@ -172,5 +184,72 @@ pub(super) fn compile_rules(cx: &mut Ctx<'_>) -> Option<Ruleset> {
         stack_max: u8::try_from(stack_max_v?).ok()?,
         score_limit: i64::from(score_limit?),
         opening_token,
+        limits,
+    })
+}
+
+/// `rules.limits`, key by key: each has a default and a largest accepted value.
+fn compile_limits(cx: &mut Ctx<'_>) -> Option<MoveLimits> {
+    let layers = &cx.sections.rules;
+    let (d, max) = (MoveLimits::DEFAULT, MoveLimits::MAX);
+    let mut ok = true;
+    let mut one = |cx: &mut Ctx<'_>,
+                   name: &'static str,
+                   get: fn(&LimitsDoc) -> Option<&Located<i64>>,
+                   default: i64,
+                   max: i64| {
+        let field = pick_in(cx, layers, name, false, |doc: &RulesDoc| {
+            doc.limits.as_ref().and_then(|l| get(&l.value))
+        });
+        match field {
+            None => default,
+            Some(f) => {
+                let v = cx.int(f.source, f.value, name, 1..=max);
+                ok &= v.is_some();
+                v.map_or(default, i64::from)
+            }
+        }
+    };
+    let instructions = one(
+        cx,
+        "limits.instructions",
+        |l| l.instructions.as_ref(),
+        i64::try_from(d.instructions).unwrap_or(i64::MAX),
+        i64::try_from(max.instructions).unwrap_or(i64::MAX),
+    );
+    let wall_ms = one(
+        cx,
+        "limits.wall_ms",
+        |l| l.wall_ms.as_ref(),
+        d.wall_ms.into(),
+        max.wall_ms.into(),
+    );
+    let hook_depth = one(
+        cx,
+        "limits.hook_depth",
+        |l| l.hook_depth.as_ref(),
+        d.hook_depth.into(),
+        max.hook_depth.into(),
+    );
+    let events = one(
+        cx,
+        "limits.events",
+        |l| l.events.as_ref(),
+        d.events.into(),
+        max.events.into(),
+    );
+    let log_bytes = one(
+        cx,
+        "limits.log_bytes",
+        |l| l.log_bytes.as_ref(),
+        d.log_bytes.into(),
+        max.log_bytes.into(),
+    );
+    ok.then(|| MoveLimits {
+        instructions: u64::try_from(instructions).unwrap_or(d.instructions),
+        wall_ms: u32::try_from(wall_ms).unwrap_or(d.wall_ms),
+        hook_depth: u8::try_from(hook_depth).unwrap_or(d.hook_depth),
+        events: u32::try_from(events).unwrap_or(d.events),
+        log_bytes: u32::try_from(log_bytes).unwrap_or(d.log_bytes),
     })
 }
