@@ -136,7 +136,13 @@ impl Slot {
                     (result, _) => result,
                 };
                 result.map_err(|e| {
-                    let error = located(lua, &format!("ctx:{what}: {e}"));
+                    // A failure of a hook this call triggered already names its own
+                    // script and line: that is the place to show, not every caller's.
+                    let error = if super::split_place(&e).is_some() {
+                        mlua::Error::RuntimeError(e)
+                    } else {
+                        located(lua, &format!("ctx:{what}: {e}"))
+                    };
                     // A bad ctx call refuses the move even when the script catches it.
                     fx.fail(crate::rules::HookError::new(super::message(&error)));
                     self.failure

@@ -270,11 +270,13 @@ impl ScriptHost {
         }
         let state = &self.states[s.state];
         let fail = |text: String| {
-            HookError::new(if text.starts_with(&s.name) {
-                text
-            } else {
-                format!("{}: in {}: {text}", s.name, hook.name())
-            })
+            HookError::new(
+                if text.starts_with(&s.name) || split_place(&text).is_some() {
+                    text
+                } else {
+                    format!("{}: in {}: {text}", s.name, hook.name())
+                },
+            )
         };
         self.budget
             .enter(hook.name(), state.instructions)

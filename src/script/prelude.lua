@@ -426,10 +426,14 @@ end
 -- classes `[...]` are scanned at every step); `?` doubles it; an unanchored pattern is
 -- attempted at every position. That worst case is charged before the search runs, and a
 -- search whose worst case exceeds what is left of the budget stops the script.
-local function pattern_cost(who, n, pattern)
+local function pattern_cost(who, n, pattern, on_lower_bound)
   local plen = #pattern
   local i, powers, doubles, anchored = 1, 0, 0, false
   if raw_sub(pattern, 1, 1) == "^" then anchored = true; i = 2 end
+  -- Reading the pattern costs instructions too: first charge what any search with it
+  -- costs at least, so a huge pattern is refused before it is read.
+  local lower = (anchored and 1 or (n + 1.0)) * (plen + 1)
+  on_lower_bound(lower)
   while i <= plen do
     local c = raw_sub(pattern, i, i)
     if c == "%" then
@@ -467,20 +471,25 @@ local function pattern_cost(who, n, pattern)
   return steps
 end
 
-local function search_cost(who, s, pattern, plain)
+local function charge_steps(who, what, steps, n)
+  charge(steps / 16, who .. ": " .. what .. " may take up to " .. raw_format("%.3g", steps) ..
+    " steps on a text of " .. n .. " characters (simplify it or shorten the text)")
+end
+
+local function charge_search(who, s, pattern, plain)
   local n = #s
   if plain or not raw_find(pattern, "[%^%$%*%+%?%.%(%)%[%]%%%-]") then
     -- A plain search compares the needle at every position.
     local m = #pattern
-    return (n - m + 1.0 > 0 and n - m + 1.0 or 0) * (m + 1) + n, "a plain search"
+    charge_steps(who, "a plain search", (n - m + 1.0 > 0 and n - m + 1.0 or 0) * (m + 1) + n, n)
+    return
   end
-  return pattern_cost(who, n, pattern), "this pattern"
-end
-
-local function charge_search(who, s, pattern, plain)
-  local steps, what = search_cost(who, s, pattern, plain)
-  charge(steps / 16, who .. ": " .. what .. " may take up to " .. raw_format("%.3g", steps) ..
-    " steps on a text of " .. #s .. " characters (simplify it or shorten the text)")
+  local charged = 0
+  local steps = pattern_cost(who, n, pattern, function(lower)
+    charged = lower
+    charge_steps(who, "this pattern", lower, n)
+  end)
+  if steps > charged then charge_steps(who, "this pattern", steps - charged, n) end
 end
 
 function string.find(s, pattern, init, plain)

@@ -1,5 +1,8 @@
 //! The integration tests, one crate (built once) with a module per area.
 //!
+//! - `adversarial`: hostile packs, scripts and files (`tests/adversarial/`) are refused
+//!   cleanly and quickly, in the library, the command line, simulation workers and the
+//!   client's threads; runs give byte-identical events.
 //! - `scenarios`: every rules scenario under `tests/scenarios/` passes.
 //! - `packs`: every shipped pack loads with zero diagnostics.
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
@@ -14,6 +17,7 @@
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 
+mod adversarial;
 mod ai;
 mod cli;
 mod client;

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Writes the adversarial packs and scenarios of this folder from the tables below.
+
+Run it from this folder after changing an attack: `python3 generate.py`. The files it
+writes are committed, so the tests need nothing but the repository.
+"""
+import os, shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# (id, what it attacks, the on_place body, a piece of the refusal message)
+ATTACKS = [
+    ("rep_empty_string", "string.rep of an empty string a quadrillion times (a C loop with nothing to copy)",
+     'string.rep("", 1 << 53)', "spent the instruction budget"),
+    ("rep_count_as_text", "string.rep with its count written as text, which Lua converts",
+     'string.rep("x", "1e15")', "more than the pack's script memory"),
+    ("rep_separator_only", "string.rep of empty strings with an empty separator",
+     'string.rep("", 1 << 40, "")', "spent the instruction budget"),
+    ("insert_lying_len", "table.insert into a table whose __len claims 2^60 elements",
+     'table.insert(setmetatable({}, { __len = function() return 1 << 60 end }), 1, "x")',
+     "spent the instruction budget"),
+    ("concat_lying_len", "table.concat of a table whose __len and __index invent a quadrillion strings",
+     'table.concat(setmetatable({}, { __len = function() return 1 << 50 end, __index = function() return "x" end }))',
+     "spent the instruction budget"),
+    ("unpack_lying_len", "table.unpack of a table whose __len claims 2^40 elements",
+     'table.unpack(setmetatable({}, { __len = function() return 1 << 40 end }))',
+     "too many results to unpack"),
+    ("remove_lying_len", "table.remove from a table whose __len claims 2^60 elements",
+     'table.remove(setmetatable({}, { __len = function() return 1 << 60 end }), 1)',
+     "spent the instruction budget"),
+    ("move_huge_range", "table.move over 2^60 indices",
+     'table.move({}, 1, 1 << 60, 2)', "spent the instruction budget"),
+    ("find_plain_long_needle", "a plain search for a long needle in a long text (n × m comparisons)",
+     'local s = string.rep("a", 1000000) return s:find(string.rep("a", 500000) .. "b", 1, true)',
+     "a plain search may take up to"),
+    ("find_long_class", "a pattern whose character class is 100,000 characters long",
+     'local s = string.rep("a", 100000) return s:find("[" .. string.rep("b", 100000) .. "]")',
+     "this pattern may take up to"),
+    ("find_balanced", "a balanced match over a long run of opening brackets (quadratic)",
+     'local s = string.rep("(", 200000) return s:find("%b()")', "this pattern may take up to"),
+    ("gsub_backtracking", "gsub with a pattern that backtracks over the whole text at every position",
+     'local s = string.rep("a", 100000) return s:gsub("a*a*b", "")', "this pattern may take up to"),
+    ("match_backreferences", "a pattern with back-references over a long text",
+     'local s = string.rep("a", 20000) return s:match("(a*)%1%1")', "this pattern may take up to"),
+    ("gmatch_nested_repeats", "gmatch with repetitions nested by alternation-like classes",
+     'local s = string.rep("ab", 50000) for w in s:gmatch("[ab]*[ab]*[ab]*c") do end', "this pattern may take up to"),
+    ("concat_operator_loop", "`..` of a 4 MB string in an endless loop (work one instruction hides)",
+     'local big = string.rep("x", 4000000) while true do local y = big .. "z" end',
+     "hostile/scripts/concat_operator_loop.lua:4: "),
+    ("memory_exhaustion", "tables made without end until the pack's memory is gone",
+     'local t = {} for i = 1, 1e12 do t[i] = { i } end', "memory limit is reached"),
+    ("long_type_name", "a four-megabyte type name passed to ctx:spawn (a did-you-mean over every name)",
+     'ctx:spawn(0, 0, { type = string.rep("a", 4000000) })', "a name is at most 256 bytes"),
+    ("log_flood", "ctx:log in an endless loop (text kept outside Lua)",
+     'while true do ctx:log(string.rep("x", 1000)) end', "rules.limits.log_bytes"),
+    ("log_one_huge_line", "one ctx:log of eight megabytes",
+     'ctx:log(string.rep("x", 8000000))', "rules.limits.log_bytes"),
+    ("event_flood", "changes in an endless loop (events kept outside Lua)",
+     'while true do ctx:add_score(1, 0) end', "rules.limits.events"),
+    ("pcall_swallows_budget", "an endless loop of pcall that catches every error",
+     'while true do pcall(error, "again") end', "spent the instruction budget"),
+    ("deep_pcall", "pcall nested a thousand deep (Lua's own C-stack limit)",
+     'local function d(n) if n == 0 then return end local ok, e = pcall(d, n - 1) if not ok then error(e, 0) end end d(1000)',
+     "stack overflow"),
+    ("deep_metamethods", "__index metamethods calling each other a million deep",
+     'local t t = setmetatable({}, { __index = function(_, k) return t[k + 1] end }) return t[1]',
+     "stack overflow"),
+    ("error_with_name", "an error object whose __name would print its address",
+     'error(setmetatable({}, { __name = "boom" }))', "boom: (address)"),
+    ("set_global_in_hook", "a hook setting a global",
+     'counter = 1', "cannot set global 'counter'"),
+    ("set_ctx_table_key", "setting a table-valued key on ctx (its text would be an address)",
+     'ctx[{}] = 1', "tried to set 'a table key'"),
+    ("set_global_table_key", "setting a global with a table key",
+     '_ENV[{}] = 1', "cannot set global 'a table key'"),
+    ("format_address", "string.format with %p",
+     'return string.format("%p", {})', "'%p' (an address)"),
+    ("format_hex_float", "string.format with %a, printed differently by each C library",
+     'return string.format("%a", 1.5)', "'%a' prints differently"),
+]
+
+# Scripts whose hooks keep state or leak addresses: played, and their logs read by the
+# Rust tests (tests/integration/adversarial.rs).
+PLAYED = {
+    "upvalue_counter": (
+        "a counter kept in an upvalue: put back before each move",
+        'local n = 0\nlocal seen = {}\nreturn {\n  on_place = function(ctx)\n    n = n + 1\n    seen[#seen + 1] = n\n    ctx:log("n=" .. n .. " seen=" .. #seen)\n  end,\n}\n'),
+    "env_swap": (
+        "_ENV replaced at the top level: the new environment is frozen too",
+        'local saved = _ENV\n_ENV = setmetatable({}, { __index = saved })\nhits = 0\nreturn {\n  on_place = function(ctx)\n    ctx:log("hits=" .. hits)\n    hits = hits + 1\n  end,\n}\n'),
+    "text_probe": (
+        "every way a value becomes text, which must read the same on every platform",
+        'return {\n  on_place = function(ctx)\n'
+        '    local decoy = setmetatable({}, { __metatable = { __tostring = 1 } })\n'
+        '    ctx:log(tostring(decoy))\n'
+        '    ctx:log(tostring(setmetatable({}, { __name = "named" })))\n'
+        '    ctx:log(tostring(0/0) .. " " .. tostring(-(0/0)) .. " " .. tostring(1/0) .. " " .. tostring(-1/0))\n'
+        '    ctx:log(string.format("%f|%5.1f|%-6g|%+e|%G", 0/0, 1/0, -1/0, 1/0, 0/0))\n'
+        '    ctx:log(string.format("%s %s", 0/0, {}))\n'
+        '    ctx:log(table.concat({ 0/0, 1/0 }, ","))\n'
+        '    ctx:log(string.rep(0/0, 2, "|"))\n'
+        '    local ok, e = pcall(error, setmetatable({}, { __name = "x" }))\n'
+        '    ctx:log(type(e))\n'
+        '    ctx:log(0/0)\n'
+        '  end,\n}\n'),
+}
+
+DECK_REST = "[weaken_column, weaken_cross], [weaken_diag_down, weaken_diag_up], [weaken_corners, weaken_ring]"
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def hostile():
+    root = os.path.join(HERE, "packs", "hostile")
+    shutil.rmtree(root, ignore_errors=True)
+    write(os.path.join(root, "pack.yaml"),
+          "# yaml-language-server: $schema=../../../../schemas/pack.schema.json\n"
+          "# Written by tests/adversarial/generate.py: change it there.\n"
+          "id: hostile\nname: Hostile\nversion: 1.0.0\nauthors: [Tokensmith]\n"
+          "description: Test-only scripts written to crash, hang, exhaust memory or leak addresses; each must be refused cleanly.\n"
+          "requires:\n  - { id: base, version: \"^1\" }\n")
+    content = ["# yaml-language-server: $schema=../../../../schemas/content.schema.json",
+               "# Written by tests/adversarial/generate.py: change it there.", "abilities:"]
+    for aid, what, _, _ in ATTACKS:
+        content.append(f"  - {{ id: {aid}, name: {aid}, description: \"{what}\", script: scripts/{aid}.lua }}")
+    for aid, (what, _) in PLAYED.items():
+        content.append(f"  - {{ id: {aid}, name: {aid}, description: \"{what}\", script: scripts/{aid}.lua }}")
+    content.append("token_types:")
+    content.append("  - { id: miser, name: Miser, description: Spends most of its per-call budget between every turn., script: scripts/miser.lua }")
+    content.append("  - { id: swarm, name: Swarm, description: Fills the board with misers., script: scripts/swarm.lua }")
+    content.append("cards:")
+    for aid, _, _, _ in ATTACKS:
+        content.append(f"  - {{ id: {aid}, value: 1, ability: {aid} }}")
+    for aid in PLAYED:
+        content.append(f"  - {{ id: {aid}, value: 1, ability: {aid} }}")
+    content.append("  - { id: swarm, value: 1, ability: swarm }")
+    write(os.path.join(root, "content.yaml"), "\n".join(content) + "\n")
+    for aid, what, body, _ in ATTACKS:
+        write(os.path.join(root, "scripts", aid + ".lua"),
+              f"-- Attack: {what}.\nreturn {{\n  on_place = function(ctx)\n    {body}\n  end,\n}}\n")
+    for aid, (what, lua) in PLAYED.items():
+        write(os.path.join(root, "scripts", aid + ".lua"), f"-- {what}.\n" + lua)
+    write(os.path.join(root, "scripts", "miser.lua"),
+          "-- Between every turn, just under the per-call budget: many misers together must\n"
+          "-- still be stopped by the move's shared budget.\n"
+          "return {\n  between_turns = function(ctx, me)\n    for i = 1, 900000 do end\n  end,\n}\n")
+    write(os.path.join(root, "scripts", "swarm.lua"),
+          "-- Fills every empty cell with a miser.\n"
+          "return {\n  on_place = function(ctx)\n    for x = 0, ctx:width() - 1 do\n      for y = 0, ctx:height() - 1 do\n"
+          "        ctx:spawn(x, y, { type = \"miser\", value = 5 })\n      end\n    end\n  end,\n}\n")
+    # The swarm is an ability: the miser type needs its card's deck entry only.
+    lines = open(os.path.join(root, "content.yaml")).read().replace(
+        "  - { id: swarm, name: Swarm, description: Fills the board with misers., script: scripts/swarm.lua }\n", "")
+    lines = lines.replace("abilities:\n", "abilities:\n  - { id: swarm, name: Swarm, description: Fills the board with misers., script: scripts/swarm.lua }\n", 1)
+    write(os.path.join(root, "content.yaml"), lines)
+
+
+def scenarios():
+    root = os.path.join(HERE, "scenarios")
+    shutil.rmtree(root, ignore_errors=True)
+    for aid, what, _, expected in ATTACKS + [("swarm", "misers between turns, each under the per-call budget, together over the move's", None,
+                                             "shared budget of 10000000 instructions")]:
+        write(os.path.join(root, aid + ".yaml"),
+              "# yaml-language-server: $schema=../../../schemas/scenario.schema.json\n"
+              "# Written by tests/adversarial/generate.py: change it there.\n"
+              f"name: \"refused cleanly: {what}\"\n"
+              "packs: [hostile]\npack_dirs: [../packs]\nrules: { opening_token: null }\n"
+              f"decks:\n  1: [[{aid}, weaken_row], {DECK_REST}]\n"
+              f"moves:\n  - {{ seat: 1, card: {aid}, at: [2, 2] }}\n"
+              f"expect:\n  error: \"{expected}\"\n  scores: {{ 1: 0, 2: 0 }}\n  next: 1\n")
+    # Hooks nested through many packs, each level deep in Lua's own C calls: stopped at
+    # the rules' depth, never by the native stack.
+    for name, depth, expected, what in [
+        ("chain_through_twenty_packs", 40, "hooks triggered each other more than 32 deep",
+         "on_destroyed hooks of twenty packs triggering each other, each 40 pcalls deep, to the deepest nesting the rules allow"),
+        ("chain_deep_in_every_pack", 150, "C stack overflow",
+         "on_destroyed hooks of twenty packs triggering each other, each 150 pcalls deep, until one pack's Lua runs out of C calls"),
+    ]:
+        write(os.path.join(root, name + ".yaml"),
+              "# yaml-language-server: $schema=../../../schemas/scenario.schema.json\n"
+              "# Written by tests/adversarial/generate.py: change it there.\n"
+              f"name: \"refused cleanly: {what}\"\n"
+              "packs: [" + ", ".join(f"chain{k:02}" for k in range(1, CHAIN + 1)) + "]\n"
+              f"pack_dirs: [../chain]\nrules: {{ opening_token: null, limits: {{ hook_depth: 32 }} }}\n"
+              f"decks:\n  1: [[kick_{depth}, weaken_row], {DECK_REST}]\n"
+              f"moves:\n  - {{ seat: 1, card: kick_{depth}, at: [2, 2] }}\n"
+              f"expect:\n  error: \"{expected}\"\n  scores: {{ 1: 0, 2: 0 }}\n  next: 1\n")
+
+
+def unused():
+    write(os.path.join(root, "chain_through_twenty_packs.yaml"),
+          "# yaml-language-server: $schema=../../../schemas/scenario.schema.json\n"
+          "# Written by tests/adversarial/generate.py: change it there.\n"
+          "name: \"refused cleanly: on_destroyed hooks of twenty packs triggering each other, each 150 pcalls deep, at the deepest nesting the rules allow\"\n"
+          "packs: [" + ", ".join(f"chain{k:02}" for k in range(1, CHAIN + 1)) + "]\n"
+          "pack_dirs: [../chain]\nrules: { opening_token: null, limits: { hook_depth: 32 } }\n"
+          f"decks:\n  1: [[kick, weaken_row], {DECK_REST}]\n"
+          "moves:\n  - { seat: 1, card: kick, at: [2, 2] }\n"
+          "expect:\n  error: \"hooks triggered each other more than 32 deep\"\n  scores: { 1: 0, 2: 0 }\n  next: 1\n")
+
+
+CHAIN = 20
+DEPTHS = (40, 150)
+
+
+def chain():
+    root = os.path.join(HERE, "chain")
+    shutil.rmtree(root, ignore_errors=True)
+    for k in range(1, CHAIN + 1):
+        pid = f"chain{k:02}"
+        nxt = f"chain{k % CHAIN + 1:02}"
+        d = os.path.join(root, pid)
+        write(os.path.join(d, "pack.yaml"),
+              "# yaml-language-server: $schema=../../../../schemas/pack.schema.json\n"
+              "# Written by tests/adversarial/generate.py: change it there.\n"
+              f"id: {pid}\nname: Chain {k}\nversion: 1.0.0\nauthors: [Tokensmith]\n"
+              f"description: Test-only link {k} of a ring of packs whose hooks trigger each other.\n"
+              "requires:\n  - { id: base, version: \"^1\" }\n")
+        content = ("# yaml-language-server: $schema=../../../../schemas/content.schema.json\n"
+                   "# Written by tests/adversarial/generate.py: change it there.\n"
+                   "token_types:\n")
+        for depth in DEPTHS:
+            content += f"  - {{ id: link_{depth}, name: Link {depth}, description: When destroyed it spawns the next pack's link at value 0 from {depth} pcalls deep., script: scripts/link_{depth}.lua }}\n"
+            write(os.path.join(d, "scripts", f"link_{depth}.lua"),
+                  "-- Deep in nested pcalls (C calls of Lua's own), spawn the next pack's link at\n"
+                  "-- value 0: it is destroyed at once and its on_destroyed runs inside this one.\n"
+                  "local function deep(ctx, n)\n  if n == 0 then\n"
+                  f"    return ctx:spawn(ctx.x, ctx.y, {{ type = \"{nxt}:link_{depth}\", value = 0 }})\n"
+                  "  end\n  local ok, e = pcall(deep, ctx, n - 1)\n  if not ok then error(e, 0) end\n  return e\nend\n"
+                  f"return {{\n  on_destroyed = function(ctx, me)\n    deep(ctx, {depth})\n  end,\n}}\n")
+        if k == 1:
+            content += "abilities:\n"
+            for depth in DEPTHS:
+                content += f"  - {{ id: kick_{depth}, name: Kick {depth}, description: Spawns a link at value 0 (destroyed at once)., script: scripts/kick_{depth}.lua }}\n"
+                write(os.path.join(d, "scripts", f"kick_{depth}.lua"),
+                      f"return {{\n  on_place = function(ctx)\n    ctx:spawn(ctx.x, (ctx.y + 1) % ctx:height(), {{ type = \"chain01:link_{depth}\", value = 0 }})\n  end,\n}}\n")
+            content += "cards:\n"
+            for depth in DEPTHS:
+                content += f"  - {{ id: kick_{depth}, value: 1, ability: kick_{depth} }}\n"
+            content += ("decks:\n  - id: kickers\n    name: Kickers\n    stacks:\n"
+                        "      - [kick_40, base:weaken_row]\n      - [kick_150, base:weaken_cross]\n"
+                        "      - [base:weaken_diag_down, base:weaken_diag_up]\n      - [base:weaken_corners, base:weaken_ring]\n")
+        write(os.path.join(d, "content.yaml"), content)
+
+
+def toplevel():
+    root = os.path.join(HERE, "toplevel")
+    shutil.rmtree(root, ignore_errors=True)
+    d = os.path.join(root, "top_rep")
+    write(os.path.join(d, "pack.yaml"),
+          "# Written by tests/adversarial/generate.py: change it there.\n"
+          "id: top_rep\nname: Top Rep\nversion: 1.0.0\n"
+          "description: \"Test-only: a library call at a script's top level that would run for years uncharged.\"\n"
+          "requires:\n  - { id: base, version: \"^1\" }\n")
+    write(os.path.join(d, "content.yaml"),
+          "abilities:\n  - { id: hang, name: Hang, description: Its script hangs at load., script: scripts/hang.lua }\n")
+    write(os.path.join(d, "scripts", "hang.lua"),
+          "local s = string.rep(\"\", 1 << 53)\nreturn { on_place = function(ctx) end }\n")
+
+
+hostile()
+chain()
+scenarios()
+toplevel()

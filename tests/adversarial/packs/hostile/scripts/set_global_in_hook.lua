@@ -1,0 +1,6 @@
+-- Attack: a hook setting a global.
+return {
+  on_place = function(ctx)
+    counter = 1
+  end,
+}
