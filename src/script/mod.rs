@@ -835,3 +835,34 @@ pub fn load(options: &LoadOptions) -> Loaded {
     }
     loaded
 }
+
+/// Every name a script finds in the sandbox: the base functions and values, then
+/// `string.NAME`, `table.NAME` and `math.NAME`, sorted. What docs/lua.md lists is checked
+/// against it by a test.
+#[must_use]
+pub fn sandbox_names() -> Vec<String> {
+    let budget = Rc::new(Budget::new(&crate::rules::MoveLimits::DEFAULT));
+    let Ok((lua, _)) = sandbox::new_state(&budget, DEFAULT_MEMORY) else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for pair in lua.globals().pairs::<String, Value>() {
+        let Ok((name, value)) = pair else { continue };
+        match (&value, name.as_str()) {
+            (Value::Table(proxy), "string" | "table" | "math") => {
+                // The read-only library reads through to the real one.
+                let library = proxy
+                    .metatable()
+                    .and_then(|m| m.raw_get::<mlua::Table>("__index").ok());
+                for member in library.iter().flat_map(|t| t.pairs::<String, Value>()) {
+                    if let Ok((member, _)) = member {
+                        names.push(format!("{name}.{member}"));
+                    }
+                }
+            }
+            _ => names.push(name),
+        }
+    }
+    names.sort();
+    names
+}

@@ -284,13 +284,21 @@ fn values_print_the_same_on_every_platform_and_never_as_addresses() {
 }
 
 #[test]
-fn attack_events_are_byte_identical_in_five_processes() {
+fn every_scenarios_events_are_byte_identical_in_five_processes() {
     let mut args = vec!["scenario".to_string(), "--events".to_string()];
     args.extend(
         scenario_files()
             .iter()
             .map(|p| p.to_string_lossy().into_owned()),
     );
+    let mut repository: Vec<String> = std::fs::read_dir(root().join("tests/scenarios"))
+        .unwrap_or_else(|e| panic!("tests/scenarios: {e}"))
+        .filter_map(Result::ok)
+        .map(|e| e.path().to_string_lossy().into_owned())
+        .filter(|p| p.ends_with(".yaml"))
+        .collect();
+    repository.sort();
+    args.extend(repository);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let first = tokensmith(&refs);
     assert!(first.status.success(), "{}", text(&first));

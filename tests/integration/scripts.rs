@@ -1438,3 +1438,38 @@ fn threads_each_worker_makes_its_own_host_cheaply() {
     // glow 2 (+1) and probe 1.
     assert_eq!(results[0].2, [4, 6]);
 }
+
+#[test]
+fn docs_list_exactly_the_sandboxs_globals_and_library_functions() {
+    let doc = std::fs::read_to_string(root().join("docs/lua.md")).expect("docs/lua.md");
+    let row = |label: &str| -> Vec<String> {
+        let line = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} |")))
+            .unwrap_or_else(|| panic!("docs/lua.md has no '{label}' row"));
+        line.split('|')
+            .nth(2)
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .map(|n| n.trim().trim_matches('`').to_string())
+            .filter(|n| !n.is_empty() && !n.contains(' '))
+            .collect()
+    };
+    let mut documented: Vec<String> = row("base functions");
+    for library in ["string", "table", "math"] {
+        documented.extend(
+            row(&format!("`{library}`"))
+                .into_iter()
+                .map(|n| format!("{library}.{n}")),
+        );
+    }
+    documented.sort();
+    let real = tokensmith::script::sandbox_names();
+    assert_eq!(
+        documented, real,
+        "docs/lua.md's table of what exists, against the sandbox"
+    );
+}
