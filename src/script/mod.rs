@@ -854,10 +854,9 @@ pub fn sandbox_names() -> Vec<String> {
                 let library = proxy
                     .metatable()
                     .and_then(|m| m.raw_get::<mlua::Table>("__index").ok());
-                for member in library.iter().flat_map(|t| t.pairs::<String, Value>()) {
-                    if let Ok((member, _)) = member {
-                        names.push(format!("{name}.{member}"));
-                    }
+                let members = library.iter().flat_map(|t| t.pairs::<String, Value>());
+                for (member, _) in members.flatten() {
+                    names.push(format!("{name}.{member}"));
                 }
             }
             _ => names.push(name),
