@@ -399,13 +399,16 @@ pub(super) fn make(
     meta.raw_set("__metatable", false)?;
     ctx.set_metatable(Some(meta))?;
 
+    // A method's first argument is `ctx` itself (`ctx:damage(…)`), or whatever a script
+    // passes instead: it is read as a truth value, the one conversion that accepts any
+    // value without taking a reference to it (most of the cost of a short call otherwise).
     macro_rules! func {
         ($name:literal, |$lua:ident, $slot:ident, $args:tt : $ty:ty| $body:expr) => {{
             let $slot = Rc::clone(slot);
             let budget = Rc::clone(budget);
             methods.raw_set(
                 $name,
-                lua.create_function(move |$lua, (_ctx, $args): (Value, $ty)| {
+                lua.create_function(move |$lua, (_ctx, $args): (bool, $ty)| {
                     charge($lua, &budget, CALL_COST, $name)?;
                     let $slot = &$slot;
                     $body
@@ -661,22 +664,42 @@ impl CtxTable {
         })
     }
 
-    /// Set the per-call fields.
-    pub fn set_fields(&self, mover: Seat, origin: Option<BoardCell>) -> mlua::Result<()> {
-        let [seat, opponent, x, y] = &self.keys;
-        self.table.raw_set(seat, mover.number())?;
-        self.table.raw_set(opponent, mover.other().number())?;
-        match origin {
-            Some(at) => {
-                self.table.raw_set(x, at.x)?;
-                self.table.raw_set(y, at.y)?;
-            }
-            None => {
-                self.table.raw_set(x, Value::Nil)?;
-                self.table.raw_set(y, Value::Nil)?;
-            }
+    /// Set the per-call fields, in one protected call (a raw set each would be four);
+    /// with `restart`, also restart the state's instruction countdown (see
+    /// [`super::sandbox::restart_countdown`]). False when a restart was asked for but no
+    /// budget hook is set: the caller installs it.
+    pub fn set_fields(
+        &self,
+        lua: &Lua,
+        (mover, origin): (Seat, Option<BoardCell>),
+        restart: bool,
+    ) -> mlua::Result<bool> {
+        let (x, y) = origin.map_or((None, None), |at| (Some(at.x), Some(at.y)));
+        let [seat, opponent, kx, ky] = &self.keys;
+        let args = (
+            &self.table,
+            seat,
+            mover.number(),
+            opponent,
+            mover.other().number(),
+            kx,
+            x,
+            ky,
+            y,
+        );
+        // SAFETY: the stack holds the table, then four key/value pairs; each raw set pops
+        // the pair on top into the table at index 1 (no metamethod runs, and an error such
+        // as running out of memory is caught by the protected call around it). The state
+        // is the running thread, as `restart_countdown` needs.
+        unsafe {
+            lua.exec_raw::<bool>(args, |state| {
+                for _ in 0..4 {
+                    mlua::ffi::lua_rawset(state, 1);
+                }
+                let counted = !restart || super::sandbox::restart_countdown(state);
+                mlua::ffi::lua_pushboolean(state, std::ffi::c_int::from(counted));
+            })
         }
-        Ok(())
     }
 
     /// Read the per-call fields, to put them back after a nested call.

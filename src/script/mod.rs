@@ -45,7 +45,15 @@ struct Script {
     /// `pack/path`, as errors name it.
     name: String,
     hooks: [Option<Function>; 5],
+    /// The script's state as its top level left it, put back before each move after
+    /// one of its hooks ran; `None` for a script with no state (most of them).
+    snapshot: Option<mlua::Table>,
+    /// Whether a hook of this script ran since its state was last put back.
+    dirty: std::cell::Cell<bool>,
 }
+
+/// A compiled script's hooks, and its state to put back before moves if it has any.
+type Compiled = ([Option<Function>; 5], Option<mlua::Table>);
 
 /// One pack's Lua state with its `ctx` table.
 struct PackState {
@@ -59,10 +67,6 @@ struct PackState {
     instructions: u64,
     /// Hook calls of this pack under way (they nest through `ctx` calls).
     depth: std::cell::Cell<u32>,
-    /// Each script's state as its top level left it, put back before each move.
-    snapshots: std::cell::RefCell<Vec<mlua::Table>>,
-    /// Whether a hook of this pack ran since its state was last put back.
-    dirty: std::cell::Cell<bool>,
 }
 
 /// The native stack a hook call needs free before it starts; with less, the call runs on
@@ -156,7 +160,13 @@ impl ScriptHost {
             };
             let name = format!("{}/{}", def.pack, def.path);
             match host.states[state].compile(&path, &name, &def.source) {
-                Ok(hooks) => host.scripts.push(Some(Script { state, name, hooks })),
+                Ok((hooks, snapshot)) => host.scripts.push(Some(Script {
+                    state,
+                    name,
+                    hooks,
+                    snapshot,
+                    dirty: std::cell::Cell::new(false),
+                })),
                 Err(d) => {
                     problems.extend(d);
                     host.scripts.push(None);
@@ -249,6 +259,7 @@ impl ScriptHost {
         &self,
         script: ScriptId,
         hook: Hook,
+        fields: (crate::rules::Seat, Option<Cell>),
         setup: impl FnOnce(&PackState) -> mlua::Result<A>,
         enter: impl FnOnce(&ctx::Slot) -> ctx::Entered<'_>,
     ) -> Result<Option<R>, HookError> {
@@ -290,15 +301,19 @@ impl ScriptHost {
             state.ctx.save_fields().ok()
         };
         let entered = enter(&state.slot);
-        if outermost && let Err(e) = sandbox::install_hook(&state.lua, &state.budget) {
-            self.budget.leave();
-            return Err(fail(message(&e)));
-        }
         state.depth.set(state.depth.get() + 1);
-        state.dirty.set(true);
+        if s.snapshot.is_some() {
+            s.dirty.set(true);
+        }
         // However deep hooks nest, across however many packs, the call never runs out of
         // native stack: it continues on a fresh segment when the thread's is low.
         let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            // ctx's fields for this call; an outermost call also counts its instructions
+            // from zero, whatever ran before it in this state.
+            let counted = state.ctx.set_fields(&state.lua, fields, outermost)?;
+            if !counted {
+                sandbox::install_hook(&state.lua, &state.budget)?;
+            }
             setup(state).and_then(|args| function.call::<R>(args))
         });
         state.depth.set(state.depth.get() - 1);
@@ -317,22 +332,29 @@ impl ScriptHost {
         result.map(Some).map_err(|e| fail(message(&e)))
     }
 
-    /// Put back the loaded state of every pack whose hooks ran since it was last put
-    /// back (uncounted: the same for every move, whatever ran before).
+    /// Bytes the packs' Lua states hold now, live data and garbage not yet collected
+    /// (each state is capped by its pack's `script_memory`).
+    pub fn memory_in_use(&self) -> usize {
+        self.states.iter().map(|s| s.lua.used_memory()).sum()
+    }
+
+    /// Put back the loaded state of every script whose hooks ran since it was last put
+    /// back (uncounted: the same for every move, whatever ran before). A script's hooks
+    /// reach nothing of another script's, so each is put back on its own.
     fn restore_dirty(&self) {
-        for state in self.states.iter().filter(|s| s.dirty.get()) {
+        for s in self.scripts.iter().flatten().filter(|s| s.dirty.get()) {
+            let Some(snapshot) = &s.snapshot else {
+                continue;
+            };
             self.budget.pause(true);
-            let result = state
-                .snapshots
-                .borrow()
-                .iter()
-                .try_for_each(|snap| state.freeze.restore(snap));
+            let result = self.states[s.state].freeze.restore(snapshot);
             self.budget.pause(false);
             match result {
-                Ok(()) => state.dirty.set(false),
+                Ok(()) => s.dirty.set(false),
                 Err(e) => {
                     *self.broken.borrow_mut() = Some(format!(
-                        "a pack's script state could not be put back between moves: {}",
+                        "the state of {} could not be put back between moves: {}",
+                        s.name,
                         message(&e)
                     ));
                 }
@@ -356,18 +378,12 @@ impl PackState {
             budget,
             instructions,
             depth: std::cell::Cell::new(0),
-            snapshots: std::cell::RefCell::new(Vec::new()),
-            dirty: std::cell::Cell::new(false),
         })
     }
 
-    /// Load one script file and check it returns a table of hook functions.
-    fn compile(
-        &self,
-        path: &Path,
-        name: &str,
-        source: &str,
-    ) -> Result<[Option<Function>; 5], Vec<Diagnostic>> {
+    /// Load one script file and check it returns a table of hook functions; with them,
+    /// the script's state to put back before moves, if it has any.
+    fn compile(&self, path: &Path, name: &str, source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         let fail = |loc: Loc, msg: String| vec![Diagnostic::error(path, loc, msg)];
         if let Some(loc) = close_attribute(source) {
             return Err(fail(
@@ -394,16 +410,22 @@ impl PackState {
                 return Err(mlua::Error::RuntimeError(o.describe()));
             }
             self.freeze.freeze(&self.lua, &env)?;
+            let mut kept = None;
             if let Value::Table(hooks) = &v {
                 self.budget.pause(true);
-                let snapshot = self.freeze.capture(hooks, &env);
+                let captured = self.freeze.capture(hooks, &env);
                 self.budget.pause(false);
-                self.snapshots.borrow_mut().push(snapshot?);
+                let (snapshot, stateless) = captured?;
+                // Without the name `_ENV` in its source, no hook can point `_ENV`
+                // elsewhere: a stateless script then never needs putting back.
+                if !stateless || source.contains("_ENV") {
+                    kept = Some(snapshot);
+                }
             }
-            Ok(v)
+            Ok((v, kept))
         });
         self.budget.leave();
-        let returned = returned.map_err(|e| {
+        let (returned, snapshot) = returned.map_err(|e| {
             let (line, text) = split_location(&message(&e), name);
             fail(Loc { line, column: 1 }, text)
         })?;
@@ -451,7 +473,7 @@ impl PackState {
             }
         }
         if problems.is_empty() {
-            Ok(hooks)
+            Ok((hooks, snapshot))
         } else {
             Err(problems)
         }
@@ -668,10 +690,8 @@ impl Hooks for ScriptHost {
         self.call::<_, ()>(
             script,
             Hook::OnPlace,
-            |st| {
-                st.ctx.set_fields(mover, Some(origin))?;
-                Ok(st.ctx.table.clone())
-            },
+            (mover, Some(origin)),
+            |st| Ok(st.ctx.table.clone()),
             |slot| slot.enter_effects(fx, script),
         )
         .map(|_| ())
@@ -691,8 +711,8 @@ impl Hooks for ScriptHost {
         self.call::<_, ()>(
             script,
             Hook::BetweenTurns,
+            (mover, Some(cell)),
             |st| {
-                st.ctx.set_fields(mover, Some(cell))?;
                 let me = match view_token {
                     Some((at, t)) => {
                         let view = GameView {
@@ -722,8 +742,8 @@ impl Hooks for ScriptHost {
         let result = self.call::<_, Value>(
             script,
             Hook::Income,
+            (seat, Some(cell)),
             |st| {
-                st.ctx.set_fields(seat, Some(cell))?;
                 let me = match token {
                     Some(t) => Value::Table(ctx::token_table(&st.lua, view, cell, t)?),
                     None => Value::Nil,
@@ -760,8 +780,8 @@ impl Hooks for ScriptHost {
         self.call::<_, ()>(
             script,
             Hook::OnDestroyed,
+            (token.seat, Some(cell)),
             |st| {
-                st.ctx.set_fields(token.seat, Some(cell))?;
                 let view = GameView {
                     state: &state_copy,
                     catalog,
@@ -784,10 +804,8 @@ impl ScriptHost {
             let value = self.call::<_, Value>(
                 script,
                 Hook::Evaluate,
-                |st| {
-                    st.ctx.set_fields(seat, None)?;
-                    Ok((st.ctx.table.clone(), seat.number()))
-                },
+                (seat, None),
+                |st| Ok((st.ctx.table.clone(), seat.number())),
                 |slot| slot.enter_view(view, script),
             )?;
             total += match value {

@@ -650,8 +650,10 @@ end
 -- Script state between moves. Scripts keep no state from one move to the next: after a
 -- script's top level has run, everything its hooks can reach and change (the upvalues of
 -- its functions, the tables they reach, their metatables) is recorded, and the host puts
--- it all back before each move in which the pack's hooks ran before. A card's effect
--- depends only on the board, never on how many times the AI tried it.
+-- it all back before each move in which that script's hooks ran before. A card's effect
+-- depends only on the board, never on how many times the AI tried it. A script whose
+-- functions capture nothing but `_ENV` and reach no table a script can write has nothing
+-- to put back (`capture` says so), and costs nothing between moves.
 
 -- The sandbox's own tables and functions (recorded below, before any script runs) are
 -- never part of a script's state.
@@ -704,10 +706,15 @@ local function walk(roots, on_function, on_table)
 end
 
 local function capture(hooks, env)
+  -- The roots: what the hooks table holds (the host keeps the table itself and reads it
+  -- once; a script reaches it only through something else it captured) and the file's
+  -- environment.
+  local roots = { env }
+  for _, x in raw_next, hooks do roots[#roots + 1] = x end
   -- First every table a function uses as `_ENV` (other than the file's own, frozen by the
   -- host) is frozen like the globals: `_ENV = {}` at the top level keeps no state either.
   local envs = {}
-  walk({ hooks, env }, function(f)
+  walk(roots, function(f)
     local i = 1
     while true do
       local name, x = dbg_getupvalue(f, i)
@@ -719,22 +726,43 @@ local function capture(hooks, env)
     end
   end, function() end)
   for t in raw_next, envs do freeze_env(t) end
+  -- The tables that only hold frozen globals (an environment, its metatable, the table
+  -- of globals it reads through and that one's metatable): no script can write them. A
+  -- script whose functions capture nothing but `_ENV` and reach no other table has no
+  -- state to put back.
+  local structural = {}
+  local function structure(e)
+    structural[e] = true
+    local mt = dbg_getmetatable(e)
+    if mt == nil then return end
+    structural[mt] = true
+    local frozen = raw_rawget(mt, "__index")
+    if raw_type(frozen) == "table" then
+      structural[frozen] = true
+      local fmt = dbg_getmetatable(frozen)
+      if fmt ~= nil then structural[fmt] = true end
+    end
+  end
+  structure(env)
+  for t in raw_next, envs do structure(t) end
   -- Then the state as it is now.
-  local ups, tabs = {}, {}
-  walk({ hooks, env }, function(f)
+  local ups, tabs, stateless = {}, {}, true
+  walk(roots, function(f)
     local i = 1
     while true do
       local name, x = dbg_getupvalue(f, i)
       if name == nil then break end
+      if name ~= "_ENV" then stateless = false end
       ups[#ups + 1] = { f, i, x }
       i = i + 1
     end
   end, function(t)
+    if not structural[t] then stateless = false end
     local copy = {}
     for k, x in raw_next, t do copy[k] = x end
     tabs[#tabs + 1] = { t, copy, dbg_getmetatable(t) }
   end)
-  return { ups, tabs }
+  return { ups, tabs }, stateless
 end
 
 local function restore(snapshot)

@@ -294,9 +294,37 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua
         restore,
     };
 
+    // Generational collection: every move leaves a little garbage while putting script
+    // state back writes the same old tables again, which keeps the incremental collector
+    // re-marking them; it falls ever further behind until each allocation meets the
+    // memory cap and runs a full collection (milliseconds a move). Young collections
+    // keep up with that pattern at any length of play.
+    lua.gc_set_mode(mlua::prelude::LuaGcMode::Generational(Default::default()));
     install_hook(&lua, budget)?;
     lua.set_memory_limit(memory)?;
     Ok((lua, freeze))
+}
+
+/// Restart Lua's instruction countdown for an outermost hook call, so each is counted
+/// from zero exactly, whatever ran before it in this state: the hook [`install_hook`] set
+/// is set again as it is (no allocation, unlike installing it anew). False, changing
+/// nothing, when that hook is not set.
+///
+/// # Safety
+/// `state` must be the running thread of a live Lua state.
+pub(super) unsafe fn restart_countdown(state: *mut mlua::ffi::lua_State) -> bool {
+    // SAFETY: the caller's; these read and set the thread's hook fields only, and raise
+    // no error.
+    unsafe {
+        let hook = mlua::ffi::lua_gethook(state);
+        let mask = mlua::ffi::lua_gethookmask(state);
+        let count = mlua::ffi::lua_gethookcount(state);
+        let present = hook.is_some() && u32::try_from(count) == Ok(HOOK_EVERY);
+        if present {
+            mlua::ffi::lua_sethook(state, hook, mask, count);
+        }
+        present
+    }
 }
 
 /// (Re)install the budget hook. Installing it also restarts Lua's own instruction
@@ -347,9 +375,10 @@ impl Freezer {
     }
 
     /// Everything a loaded script can change later (the upvalues of its functions, the
-    /// tables they reach, whatever it made its `_ENV`), recorded as it is now. Tables a
-    /// script set as `_ENV` are frozen like its globals.
-    pub fn capture(&self, hooks: &Table, env: &Table) -> mlua::Result<Table> {
+    /// tables they reach, whatever it made its `_ENV`), recorded as it is now, and whether
+    /// that is nothing at all (its functions capture only `_ENV` and reach no table a
+    /// script can write). Tables a script set as `_ENV` are frozen like its globals.
+    pub fn capture(&self, hooks: &Table, env: &Table) -> mlua::Result<(Table, bool)> {
         self.capture.call((hooks, env))
     }
 

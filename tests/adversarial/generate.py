@@ -85,6 +85,12 @@ PLAYED = {
     "upvalue_counter": (
         "a counter kept in an upvalue: put back before each move",
         'local n = 0\nlocal seen = {}\nreturn {\n  on_place = function(ctx)\n    n = n + 1\n    seen[#seen + 1] = n\n    ctx:log("n=" .. n .. " seen=" .. #seen)\n  end,\n}\n'),
+    "global_tables": (
+        "state kept in tables reached through globals, one of them the returned hooks table",
+        'M = {}\nbag = { n = 0 }\nfunction M.on_place(ctx)\n  M.n = (M.n or 0) + 1\n  bag.n = bag.n + 1\n  ctx:log("M.n=" .. M.n .. " bag.n=" .. bag.n)\nend\nreturn M\n'),
+    "hooks_only": (
+        "only the returned hooks table, reached through a global",
+        'H = {}\nH.on_place = function(ctx)\n  H.n = (H.n or 0) + 1\n  ctx:log("H.n=" .. H.n)\nend\nreturn H\n'),
     "env_swap": (
         "_ENV replaced at the top level: the new environment is frozen too",
         'local saved = _ENV\n_ENV = setmetatable({}, { __index = saved })\nhits = 0\nreturn {\n  on_place = function(ctx)\n    ctx:log("hits=" .. hits)\n    hits = hits + 1\n  end,\n}\n'),

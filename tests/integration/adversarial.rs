@@ -252,6 +252,23 @@ fn state_kept_in_upvalues_and_load_time_tables_is_put_back_before_each_move() {
 }
 
 #[test]
+fn state_kept_in_tables_reached_through_globals_is_put_back_before_each_move() {
+    let logs = play("global_tables", &[(0, 0), (5, 5), (0, 5)]);
+    for log in &logs {
+        assert_eq!(
+            log.as_deref(),
+            Ok(&["M.n=1 bag.n=1".to_string()][..]),
+            "{logs:?}"
+        );
+    }
+    // The returned table of hooks is state too when a hook can reach it.
+    let logs = play("hooks_only", &[(0, 0), (5, 5), (0, 5)]);
+    for log in &logs {
+        assert_eq!(log.as_deref(), Ok(&["H.n=1".to_string()][..]), "{logs:?}");
+    }
+}
+
+#[test]
 fn a_replaced_env_is_frozen_like_the_globals() {
     let logs = play("env_swap", &[(0, 0)]);
     let Err(e) = &logs[0] else {

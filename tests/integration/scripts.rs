@@ -1473,3 +1473,32 @@ fn docs_list_exactly_the_sandboxs_globals_and_library_functions() {
         "docs/lua.md's table of what exists, against the sandbox"
     );
 }
+
+#[test]
+fn script_memory_stays_bounded_over_long_play() {
+    // The shipped scripted pack's weaken, played again and again from one position as a
+    // search does: every move leaves a little garbage and puts script state back. The
+    // collector must keep up however long the AI plays, or allocations reach the memory
+    // cap and every move pays for a full collection.
+    let loaded = crate::support::load_folders(
+        &[root().join("content"), root().join("mods")],
+        Some(&["example_scripted"]),
+    );
+    let catalog = loaded.catalog.expect("example_scripted loads");
+    let host = ScriptHost::new(&catalog).expect("the scripts compile");
+    let mut game = Game::new(&catalog, &host);
+    let start = game.state.clone();
+    game.played("scripted_weaken_row", 0, 0);
+    let after_load = host.memory_in_use();
+    let mut most = 0;
+    for _ in 0..60_000 {
+        game.state = start.clone();
+        game.events.clear();
+        game.played("scripted_weaken_row", 0, 0);
+        most = most.max(host.memory_in_use());
+    }
+    assert!(
+        most < after_load + 512 * 1024,
+        "script memory grew from {after_load} bytes to {most} over 60,000 moves"
+    );
+}
