@@ -267,15 +267,11 @@ fn ranked_moves(
     width: usize,
 ) -> Vec<(Key, Move)> {
     let seat = state.turn();
-    let hand: Vec<(u8, CardId)> = state.seat(seat).hand().collect();
     let mut rated: Vec<(i64, Key, Move)> = engine
         .legal_moves(state)
         .into_iter()
         .filter_map(|mv| {
-            let card = match mv.play {
-                Play::Stack(s) => hand.iter().find(|(i, _)| *i == s).map(|&(_, c)| c)?,
-                Play::Card(card) => card,
-            };
+            let card = engine.card_played(state, mv).ok()?;
             scratch.clone_from(state);
             engine.play_quiet(scratch, mv).ok()?;
             let gain = |s: Seat| scratch.score(s) - state.score(s);

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use crate::rules::{
-    Catalog, Cell, Engine, Event, EventKind, GameState, Move, Play, RemoveReason, Seat, Token,
+    Catalog, Cell, Engine, Event, EventKind, GameState, Move, RemoveReason, Seat, Token,
 };
 
 /// What happens to one cell's token.
@@ -140,7 +140,7 @@ pub fn preview(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Previ
     // Incomes are read before the next turn's changes would matter: the move is scored.
     let income_after = engine.incomes(&after).map_err(|e| e.to_string())?;
     Ok(from_events(
-        engine.catalog,
+        engine,
         state,
         &after,
         mv,
@@ -163,7 +163,7 @@ enum From {
 
 /// Build a preview from the state before, the state after and the events between.
 fn from_events(
-    catalog: &Catalog,
+    engine: &Engine<'_>,
     before: &GameState,
     after: &GameState,
     mv: Move,
@@ -267,23 +267,15 @@ fn from_events(
             || removed.iter().any(|g| g.cell == c)
             || spawned.iter().any(|&(s, _)| s == c)
     };
-    let card = match mv.play {
-        Play::Card(card) => Some(card),
-        Play::Stack(s) => before
-            .seat(mv.seat)
-            .stacks()
-            .get(usize::from(s))
-            .and_then(|st| st.top()),
-    };
+    let catalog = engine.catalog;
+    let card = engine.card_played(before, mv).ok();
     let quiet = card
         .map(|card| {
             catalog
                 .card(card)
                 .area
-                .offsets
-                .iter()
-                .map(|&o| mv.cell.offset(o))
-                .filter(|&c| after.board().contains(c) && !touched(c))
+                .cells_on(mv.cell, after.board().bounds())
+                .filter(|&c| !touched(c))
                 .collect()
         })
         .unwrap_or_default();
@@ -307,7 +299,7 @@ fn from_events(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::NoHooks;
+    use crate::rules::{NoHooks, Play};
 
     use crate::content::base_for_tests as base;
 
@@ -382,7 +374,11 @@ mod tests {
             panic!("the base pack has a damage card")
         };
         let def = &catalog.cards[card];
-        let target = Cell::new(2, 2).offset(def.area.offsets[0]);
+        let target = def
+            .area
+            .cells_from(Cell::new(2, 2))
+            .next()
+            .unwrap_or_default();
         put(&catalog, &mut state, target, Seat::Two, 1);
         let mv = Move {
             seat: Seat::One,

@@ -46,7 +46,7 @@ pub(crate) fn resolve(
         }),
         Effect::Spawn { owner, value, kind } => {
             let seat = owner.seat(fx.mover());
-            for cell in targets(fx) {
+            for cell in fx.targets() {
                 if fx.state().board().get(cell).is_none() {
                     fx.spawn(cell, seat, value, kind)?;
                 }
@@ -70,7 +70,7 @@ pub(crate) fn resolve(
             Ok(())
         }
         Effect::Transform { into, max_value } => {
-            for cell in targets(fx) {
+            for cell in fx.targets() {
                 let eligible = fx
                     .state()
                     .board()
@@ -90,24 +90,14 @@ pub(crate) fn resolve(
     }
 }
 
-/// The on-board target cells, in area order. The area outlives the borrow of `fx`, so
-/// effects can change the game while walking it.
-fn targets<'a>(fx: &Effects<'a>) -> impl Iterator<Item = Cell> + use<'a> {
-    let origin = fx.origin();
-    let (width, height) = (fx.state().board().width(), fx.state().board().height());
-    fx.area()
-        .iter()
-        .map(move |&o| origin.offset(o))
-        .filter(move |c| c.x >= 0 && c.y >= 0 && c.x < width && c.y < height)
-}
-
 fn damage(fx: &mut Effects<'_>, amount: Amount) -> Result<(), HookError> {
     let amount = match amount {
         Amount::Fixed(n) => n,
         Amount::FriendlyInArea => {
             let mover = fx.mover();
             let board = fx.state().board();
-            let count = targets(fx)
+            let count = fx
+                .targets()
                 .filter(|&c| board.get(c).is_some_and(|t| t.seat == mover))
                 .count();
             i32::try_from(count).unwrap_or(i32::MAX)
@@ -116,18 +106,17 @@ fn damage(fx: &mut Effects<'_>, amount: Amount) -> Result<(), HookError> {
     if amount == 0 {
         return Ok(());
     }
-    for cell in targets(fx) {
+    for cell in fx.targets() {
         fx.damage(cell, amount)?;
     }
     Ok(())
 }
 
 fn is_area_full(fx: &Effects<'_>) -> bool {
-    let origin = fx.origin();
     let board = fx.state().board();
     fx.area()
-        .iter()
-        .all(|&o| board.get(origin.offset(o)).is_some())
+        .cells_from(fx.origin())
+        .all(|c| board.get(c).is_some())
 }
 
 /// Whether a displaced token blocked by another target swaps with it.
@@ -147,10 +136,9 @@ fn displace(
 ) -> Result<(), HookError> {
     let origin = fx.origin();
     let area = fx.area();
-    let is_target = |cell: Cell| area.iter().any(|&o| origin.offset(o) == cell);
+    let is_target = |cell: Cell| area.covers(origin, cell);
     let mut moved = Moved::default();
-    for &offset in fx.area_farthest_first() {
-        let target = origin.offset(offset);
+    for target in area.cells_farthest_first(origin) {
         let Some(index) = fx.state().board().index(target) else {
             continue;
         };

@@ -5,7 +5,7 @@
 //! population count, and income is a branch-free pass over the values.
 
 use super::catalog::{Catalog, MAX_CELLS};
-use super::ids::{CardId, Cell, Seat, TokenTypeId};
+use super::ids::{Bounds, CardId, Cell, Seat, TokenTypeId};
 
 /// A token on the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -167,7 +167,17 @@ impl Board {
     /// Whether `cell` is on the board.
     #[must_use]
     pub fn contains(&self, cell: Cell) -> bool {
-        cell.x >= 0 && cell.y >= 0 && cell.x < self.width() && cell.y < self.height()
+        self.bounds().contains(cell)
+    }
+
+    /// The board's size, as a value that does not borrow the board.
+    #[inline]
+    #[must_use]
+    pub fn bounds(&self) -> Bounds {
+        Bounds {
+            width: self.width(),
+            height: self.height(),
+        }
     }
 
     /// The storage index of `cell`, if it is on the board.
@@ -226,7 +236,7 @@ impl Board {
     /// Add (`sign` 1) or remove (`sign` -1) the token at `index` from the cached sums.
     fn account(&mut self, index: usize, sign: i64, catalog: &Catalog) {
         let kind = catalog.kind(TokenTypeId(self.kind[index]));
-        let income = sign * i64::from(self.value[index]) * i64::from(kind.multiplier);
+        let income = sign * token_income(self.value[index], 0, kind.multiplier);
         match self.seat[index] {
             1 => self.base[0] += income,
             2 => self.base[1] += income,
@@ -250,7 +260,8 @@ impl Board {
     pub(crate) fn set_value(&mut self, index: usize, value: i32, catalog: &Catalog) {
         if self.is_occupied(index) {
             let multiplier = catalog.kind(TokenTypeId(self.kind[index])).multiplier;
-            let change = (i64::from(value) - i64::from(self.value[index])) * i64::from(multiplier);
+            let change =
+                token_income(value, 0, multiplier) - token_income(self.value[index], 0, multiplier);
             match self.seat[index] {
                 1 => self.base[0] += change,
                 2 => self.base[1] += change,
@@ -375,6 +386,18 @@ impl Board {
         (self.kind[index], self.seat[index])
     }
 
+    /// The type and seat of the token at `index`, without building the whole token (the
+    /// income pass reads only these).
+    #[inline]
+    pub(crate) fn occupant(&self, index: usize) -> Option<(TokenTypeId, Seat)> {
+        let seat = match self.seat[index] {
+            1 => Seat::One,
+            2 => Seat::Two,
+            _ => return None,
+        };
+        Some((TokenTypeId(self.kind[index]), seat))
+    }
+
     /// Number of tokens on the board.
     #[must_use]
     pub fn token_count(&self) -> usize {
@@ -408,4 +431,13 @@ impl Board {
     pub fn is_full(&self) -> bool {
         self.token_count() == self.len()
     }
+}
+
+/// One token's income before its hook: `(value + aura bonus) × its type's multiplier`.
+/// Content bounds every factor (values fit in `i32`, bonuses are at most the board's cells
+/// × 1,000,000, multipliers within ±100), so the product and any board's sum of them stay
+/// far below [`MAX_SCORE`](super::effects::MAX_SCORE): only a hook's answer can reach the
+/// clamp in the engine's sums.
+pub(crate) fn token_income(value: i32, bonus: i64, multiplier: i32) -> i64 {
+    (i64::from(value) + bonus) * i64::from(multiplier)
 }

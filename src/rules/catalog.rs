@@ -6,7 +6,9 @@
 //! descriptions are kept beside the definitions for tools and the UI, never read on the
 //! hot path of move resolution.
 
-use super::ids::{AbilityId, AreaId, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId};
+use super::ids::{
+    AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
+};
 
 /// The largest board side the engine supports.
 pub const MAX_SIDE: u8 = 16;
@@ -170,6 +172,29 @@ impl Area {
         } else {
             &self.offsets
         }
+    }
+
+    /// The cells the area covers from `origin`, in area order, off the board too. This
+    /// and the methods below are the one place area geometry is worked out.
+    pub fn cells_from(&self, origin: Cell) -> impl Iterator<Item = Cell> + '_ {
+        self.offsets.iter().map(move |&o| origin.offset(o))
+    }
+
+    /// The cells the area covers from `origin` on a board of `bounds`, in area order.
+    pub fn cells_on(&self, origin: Cell, bounds: Bounds) -> impl Iterator<Item = Cell> + '_ {
+        self.cells_from(origin).filter(move |&c| bounds.contains(c))
+    }
+
+    /// The cells the area covers from `origin`, farthest first (ties in area order), off
+    /// the board too.
+    pub fn cells_farthest_first(&self, origin: Cell) -> impl Iterator<Item = Cell> + '_ {
+        self.farthest_first().iter().map(move |&o| origin.offset(o))
+    }
+
+    /// Whether the area from `origin` covers `cell`.
+    #[must_use]
+    pub fn covers(&self, origin: Cell, cell: Cell) -> bool {
+        self.cells_from(origin).any(|c| c == cell)
     }
 }
 

@@ -11,7 +11,7 @@ use super::board::Token;
 use super::catalog::{Area, Catalog, NO_AREA};
 use super::event::{Cause, Event, EventKind, RemoveReason};
 use super::hooks::{HookError, Hooks};
-use super::ids::{CardId, Cell, Offset, Seat, TokenTypeId};
+use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::{GameState, GameView};
 
 /// The largest score or income magnitude: every consumer (the AI's margins, statistics)
@@ -120,26 +120,16 @@ impl<'a> Effects<'a> {
         self.origin
     }
 
-    /// The on-board cells of the area, in area order.
-    pub fn targets(&self) -> impl Iterator<Item = Cell> + '_ {
-        let origin = self.origin;
+    /// The on-board cells of the area, in area order. The iterator does not borrow the
+    /// effects, so they can change the game while walking it.
+    pub fn targets(&self) -> impl Iterator<Item = Cell> + use<'a> {
+        self.area.cells_on(self.origin, self.state.board.bounds())
+    }
+
+    /// The effect's area (its cells come from [`Area::cells_on`] and its kin).
+    #[must_use]
+    pub fn area(&self) -> &'a Area {
         self.area
-            .offsets
-            .iter()
-            .map(move |&o| origin.offset(o))
-            .filter(|&c| self.state.board.contains(c))
-    }
-
-    /// The area's offsets, in area order.
-    #[must_use]
-    pub fn area(&self) -> &'a [Offset] {
-        &self.area.offsets
-    }
-
-    /// The area's offsets farthest first, ties in area order.
-    #[must_use]
-    pub fn area_farthest_first(&self) -> &'a [Offset] {
-        self.area.farthest_first()
     }
 
     /// What the next changes are attributed to.

@@ -7,8 +7,8 @@
 use rand::RngExt;
 
 use super::abilities;
-use super::board::Token;
-use super::catalog::{Catalog, MAX_CELLS, NO_AREA, Relation};
+use super::board::{Board, Token, token_income};
+use super::catalog::{Catalog, MAX_CELLS, NO_AREA};
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
 use super::hooks::{HookError, Hooks, Step};
@@ -253,6 +253,12 @@ impl<'a> Engine<'a> {
         if state.board.at(index).is_some() {
             return Err(MoveError::NotEmpty(mv.cell));
         }
+        self.card_played(state, mv)
+    }
+
+    /// The card `mv` plays: the top of the stack it names (as the seat's stacks are now),
+    /// or the card it names. Only that: [`Engine::check`] says whether the move is legal.
+    pub fn card_played(&self, state: &GameState, mv: Move) -> Result<CardId, MoveError> {
         match mv.play {
             Play::Stack(s) => state
                 .seat(mv.seat)
@@ -497,75 +503,38 @@ impl<'a> Engine<'a> {
     /// Both seats' income on the current board: for each token
     /// `(value + aura bonuses received) × multiplier`, adjusted by `income` hooks.
     pub fn incomes(&self, state: &GameState) -> Result<[i64; 2], HookError> {
-        let board = &state.board;
-        let catalog = self.catalog;
-        // The common case in one tight pass: values times multipliers. Auras add
-        // `income × the receiver's multiplier` to the receiver's seat afterwards.
         if self.scripted {
-            return self.incomes_with_hooks(state);
+            return self.incomes_by_token(state);
         }
-        let mut totals = board.base_income();
-        self.for_each_aura_bonus(state, |seat, kind, bonus| {
+        // The common case in one tight pass: the board keeps each seat's sum of
+        // `token_income(value, 0, multiplier)`; an aura bonus adds
+        // `token_income(0, bonus, multiplier)` to its receiver's seat. The same figures as
+        // token by token, since `token_income` is linear in value and bonus and no sum
+        // here can reach the clamp (see `token_income`).
+        let catalog = self.catalog;
+        let mut totals = state.board.base_income();
+        self.for_each_aura_bonus(&state.board, |_, kind, seat, bonus| {
             let multiplier = catalog.kind(kind).multiplier;
             let total = &mut totals[seat.index()];
-            *total += i64::from(bonus) * i64::from(multiplier);
+            *total += token_income(0, i64::from(bonus), multiplier);
         });
         Ok(totals)
     }
 
-    /// Call `f(receiver's seat, receiver's type, income)` for every aura bonus a token
-    /// gives another.
-    fn for_each_aura_bonus(&self, state: &GameState, mut f: impl FnMut(Seat, TokenTypeId, i32)) {
+    /// Both seats' income worked out token by token: each token's full income is built
+    /// first, so its type's `income` hook sees it and may change it. [`Engine::incomes`]
+    /// takes this path when any type has a hook, and gives the same figures faster when
+    /// none has.
+    pub fn incomes_by_token(&self, state: &GameState) -> Result<[i64; 2], HookError> {
         let board = &state.board;
-        for index in board.aura_cells() {
-            let (kind, seat) = board.kind_seat(index);
-            let Some(aura) = &self.catalog.token_type(TokenTypeId(kind)).aura else {
-                continue;
-            };
-            let cell = board.cell(index);
-            for &offset in &aura.area.offsets {
-                let Some(j) = board.index(cell.offset(offset)) else {
-                    continue;
-                };
-                let (other_kind, other) = board.kind_seat(j);
-                let reached = match aura.to {
-                    Relation::Friendly => other == seat,
-                    Relation::Enemy => other != 0 && other != seat,
-                    Relation::All => other != 0,
-                };
-                if reached {
-                    let receiver = if other == 2 { Seat::Two } else { Seat::One };
-                    f(receiver, TokenTypeId(other_kind), aura.income);
-                }
-            }
-        }
-    }
-
-    /// Incomes when some token has an `income` hook: each token's full income is built
-    /// first, so the hook sees it and may change it.
-    fn incomes_with_hooks(&self, state: &GameState) -> Result<[i64; 2], HookError> {
-        let board = &state.board;
-        let mut bonus = [0i32; MAX_CELLS];
-        for (index, token) in board.indexed() {
-            let Some(aura) = &self.catalog.token_type(token.kind).aura else {
-                continue;
-            };
-            let cell = board.cell(index);
-            for &offset in &aura.area.offsets {
-                if let Some(j) = board.index(cell.offset(offset))
-                    && board
-                        .at(j)
-                        .is_some_and(|t| aura.to.includes(token.seat, t.seat))
-                {
-                    bonus[j] = bonus[j].saturating_add(aura.income);
-                }
-            }
-        }
+        let mut bonus = [0i64; MAX_CELLS];
+        self.for_each_aura_bonus(board, |j, _, _, income| {
+            bonus[j] += i64::from(income);
+        });
         let mut totals = [0i64; 2];
         for (index, token) in board.indexed() {
             let def = self.catalog.token_type(token.kind);
-            let mut income = (i64::from(token.value) + i64::from(bonus[index]))
-                * i64::from(def.income_multiplier);
+            let mut income = token_income(token.value, bonus[index], def.income_multiplier);
             if let Some(script) = def.script {
                 let view = GameView {
                     state,
@@ -576,9 +545,32 @@ impl<'a> Engine<'a> {
                     .income(script, &view, board.cell(index), income)?;
             }
             let total = &mut totals[token.seat.index()];
-            *total = total.saturating_add(income).clamp(-MAX_SCORE, MAX_SCORE);
+            *total = add_income(*total, income);
         }
         Ok(totals)
+    }
+
+    /// Call `f(receiver's index, receiver's type, receiver's seat, bonus)` for every aura
+    /// bonus a token gives another: the one place that decides whom an aura reaches.
+    fn for_each_aura_bonus(&self, board: &Board, mut f: impl FnMut(usize, TokenTypeId, Seat, i32)) {
+        for index in board.aura_cells() {
+            let Some((kind, owner)) = board.occupant(index) else {
+                continue;
+            };
+            let Some(aura) = &self.catalog.token_type(kind).aura else {
+                continue;
+            };
+            for target in aura.area.cells_from(board.cell(index)) {
+                let Some(j) = board.index(target) else {
+                    continue;
+                };
+                if let Some((other_kind, receiver)) = board.occupant(j)
+                    && aura.to.includes(owner, receiver)
+                {
+                    f(j, other_kind, receiver, aura.income);
+                }
+            }
+        }
     }
 
     /// Every legal move of the seat to move: each hand card on each empty cell.
@@ -600,4 +592,9 @@ impl<'a> Engine<'a> {
         }
         moves
     }
+}
+
+/// A seat's income total with one more token's income, clamped to ±[`MAX_SCORE`].
+fn add_income(total: i64, income: i64) -> i64 {
+    total.saturating_add(income).clamp(-MAX_SCORE, MAX_SCORE)
 }

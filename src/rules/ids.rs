@@ -82,6 +82,24 @@ impl Cell {
     }
 }
 
+/// The size of a board: which cells are on it. A plain copy, so code that changes the
+/// board can keep asking while it does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Columns.
+    pub width: i32,
+    /// Rows.
+    pub height: i32,
+}
+
+impl Bounds {
+    /// Whether `cell` is on the board.
+    #[must_use]
+    pub fn contains(self, cell: Cell) -> bool {
+        cell.x >= 0 && cell.y >= 0 && cell.x < self.width && cell.y < self.height
+    }
+}
+
 impl fmt::Display for Cell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "({}, {})", self.x, self.y)

@@ -27,6 +27,8 @@ pub use effects::{Effects, MoveResult};
 pub use engine::{DeckError, Engine, Move, MoveError, Play};
 pub use event::{Cause, Event, EventKind, RemoveReason};
 pub use hooks::{HookError, Hooks, NoHooks, Step};
-pub use ids::{AbilityId, AreaId, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId};
+pub use ids::{
+    AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
+};
 pub use remap::{IdMap, Lost, remap, remap_with};
 pub use state::{GameState, GameView, Outcome, SeatState, Stack};

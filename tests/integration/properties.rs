@@ -50,6 +50,14 @@ fn play(seed: u64, decks: (usize, usize), choices: &[u16]) -> Result<Vec<Event>,
             reference_incomes(catalog, &state),
             "income differs from the rules"
         );
+        let by_token = engine
+            .incomes_by_token(&state)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(
+            engine_income,
+            by_token,
+            "the fast income path differs from the token-by-token one hooks use"
+        );
     }
     Ok(events)
 }
@@ -66,6 +74,7 @@ fn reference_incomes(catalog: &Catalog, state: &GameState) -> [i64; 2] {
             let Some(aura) = &catalog.token_type(other.kind).aura else {
                 continue;
             };
+            // Straight from the offsets, not through `Area`'s own geometry.
             let reaches = aura
                 .area
                 .offsets
@@ -111,13 +120,15 @@ fn refused_moves_change_nothing(
             cell,
         });
     }
+    // Every attempt is illegal (the other seat's turn, off the board, a stack that does
+    // not exist, a taken cell): each must be refused and change nothing.
     for mv in attempts {
         let mut copy = state.clone();
         let mut log = events.to_vec();
-        if engine.play(&mut copy, mv, &mut log).is_err() {
-            prop_assert_eq!(&copy, state, "a refused move changed the state");
-            prop_assert_eq!(log.len(), events.len(), "a refused move added events");
-        }
+        let result = engine.play(&mut copy, mv, &mut log);
+        prop_assert!(result.is_err(), "the illegal move {:?} was played", mv);
+        prop_assert_eq!(&copy, state, "a refused move changed the state");
+        prop_assert_eq!(log.len(), events.len(), "a refused move added events");
     }
     Ok(())
 }
