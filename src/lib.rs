@@ -5,6 +5,7 @@
 //! [`scenario`] (rules tests as data) → [`cli`], the command line at the edge.
 
 pub mod ai;
+#[cfg(feature = "client")]
 pub mod app;
 pub mod cli;
 pub mod content;

@@ -181,8 +181,7 @@ pub struct SimulateArgs {
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let Some(command) = &cli.command else {
-        crate::app::run(cli.content.clone(), cli.mods.clone(), cli.profile.clone())?;
-        return Ok(ExitCode::SUCCESS);
+        return open_client(cli);
     };
     match command {
         Command::Simulate(args) => simulate(cli, args),
@@ -195,6 +194,23 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// No command: the desktop client.
+#[cfg(feature = "client")]
+fn open_client(cli: &Cli) -> anyhow::Result<ExitCode> {
+    crate::app::run(cli.content.clone(), cli.mods.clone(), cli.profile.clone())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// No command, in a build without the desktop client: say so and how to get it.
+#[cfg(not(feature = "client"))]
+fn open_client(_cli: &Cli) -> anyhow::Result<ExitCode> {
+    eprintln!(
+        "this tokensmith was built without the desktop client (cargo feature `client`);\n\
+         run a command (see `tokensmith --help`), or build with `cargo build --features client`"
+    );
+    Ok(ExitCode::from(2))
 }
 
 /// A closed pipe (`tokensmith ... | head`) ends the output quietly instead of failing.

@@ -9,14 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use egui_kittest::kittest::Queryable as _;
-use tokensmith::app::{App, Library};
 use tokensmith::content::LoadOptions;
 use tokensmith::rules::{Engine, EventKind, GameState, Move, Play};
 use tokensmith::scenario::{self, Outcome, PackPaths};
 use tokensmith::script::ScriptHost;
 
-use super::client::{harness_for, run_until};
 use super::support::root;
 
 /// Generous: a loaded 2-core machine in a debug build must never fail it, while a hang
@@ -136,49 +133,61 @@ fn chains_through_many_packs_run_in_simulation_workers() {
     assert_eq!(report["games"], 4, "{report}");
 }
 
-#[test]
-fn chains_through_many_packs_run_on_the_clients_threads() {
-    let library = Library::load(LoadOptions::standard(
-        &root().join("content"),
-        &adversarial().join("chain"),
-    ));
-    assert!(library.catalog.is_some(), "{:?}", library.diagnostics);
-    let mut h = harness_for(App::new(library));
-    h.run();
-    for label in [
-        "Play vs AI",
-        "Blue's deck (you)",
-        "Kickers",
-        "Red's deck (AI)",
-        "Kickers",
-        "Start",
-    ] {
-        h.get_by_label(label).click();
+/// The client's threads (needs the `client` feature).
+#[cfg(feature = "client")]
+mod on_the_client {
+    use egui_kittest::kittest::Queryable as _;
+    use tokensmith::app::{App, Library};
+    use tokensmith::content::LoadOptions;
+
+    use super::adversarial;
+    use crate::client::{harness_for, run_until};
+    use crate::support::root;
+
+    #[test]
+    fn chains_through_many_packs_run_on_the_clients_threads() {
+        let library = Library::load(LoadOptions::standard(
+            &root().join("content"),
+            &adversarial().join("chain"),
+        ));
+        assert!(library.catalog.is_some(), "{:?}", library.diagnostics);
+        let mut h = harness_for(App::new(library));
         h.run();
+        for label in [
+            "Play vs AI",
+            "Blue's deck (you)",
+            "Kickers",
+            "Red's deck (AI)",
+            "Kickers",
+            "Start",
+        ] {
+            h.get_by_label(label).click();
+            h.run();
+        }
+        assert!(h.state().game().is_some(), "the game starts");
+        // Our chain card, played on the UI thread (a test thread with a small stack): refused.
+        h.key_press(egui::Key::Num1);
+        h.step();
+        h.get_all_by_label_contains(": empty")
+            .next()
+            .map(|n| n.click())
+            .unwrap_or_else(|| panic!("an empty cell"));
+        h.step();
+        assert_eq!(h.state().game().map(|g| g.session.played().len()), Some(0));
+        // A plain card is played, then the AI (its thread tries the chain cards) answers.
+        h.key_press(egui::Key::Num3);
+        h.step();
+        h.get_all_by_label_contains(": empty")
+            .next()
+            .map(|n| n.click())
+            .unwrap_or_else(|| panic!("an empty cell"));
+        h.step();
+        run_until(&mut h, "the AI's move", |h| {
+            h.state()
+                .game()
+                .is_some_and(|g| g.session.played().len() >= 2)
+        });
     }
-    assert!(h.state().game().is_some(), "the game starts");
-    // Our chain card, played on the UI thread (a test thread with a small stack): refused.
-    h.key_press(egui::Key::Num1);
-    h.step();
-    h.get_all_by_label_contains(": empty")
-        .next()
-        .map(|n| n.click())
-        .unwrap_or_else(|| panic!("an empty cell"));
-    h.step();
-    assert_eq!(h.state().game().map(|g| g.session.played().len()), Some(0));
-    // A plain card is played, then the AI (its thread tries the chain cards) answers.
-    h.key_press(egui::Key::Num3);
-    h.step();
-    h.get_all_by_label_contains(": empty")
-        .next()
-        .map(|n| n.click())
-        .unwrap_or_else(|| panic!("an empty cell"));
-    h.step();
-    run_until(&mut h, "the AI's move", |h| {
-        h.state()
-            .game()
-            .is_some_and(|g| g.session.played().len() >= 2)
-    });
 }
 
 #[test]

@@ -20,7 +20,9 @@
 mod adversarial;
 mod ai;
 mod cli;
+#[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
 mod decks;
 mod diagnostics;
 mod packs;

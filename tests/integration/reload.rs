@@ -6,9 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
-use tokensmith::app::{App, Library, Settings};
 use tokensmith::content::LoadOptions;
 use tokensmith::reload::{DEBOUNCE, Reload, Watcher};
 
@@ -221,75 +218,87 @@ fn temp_and_swap_files_do_not_reload() {
     );
 }
 
-#[test]
-fn the_sandbox_picks_up_a_changed_value_and_keeps_its_board() {
-    let packs = Packs::new();
-    let mut app = App::new(Library::load(packs.options()));
-    app.settings = Settings {
-        animations: false,
-        ..Settings::default()
-    };
-    app.enable_live_reload(DEBOUNCE);
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1280.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
-    h.run();
-    assert!(h.state().watching());
-    h.get_by_label("Sandbox").click();
-    h.run();
-    let pick = |h: &mut Harness<'_, App>| {
-        h.get_by_label("Search cards").click();
+/// The sandbox screen across a reload (needs the `client` feature).
+#[cfg(feature = "client")]
+mod in_the_sandbox {
+    use std::time::{Duration, Instant};
+
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+    use tokensmith::app::{App, Library, Settings};
+
+    use super::*;
+
+    #[test]
+    fn the_sandbox_picks_up_a_changed_value_and_keeps_its_board() {
+        let packs = Packs::new();
+        let mut app = App::new(Library::load(packs.options()));
+        app.settings = Settings {
+            animations: false,
+            ..Settings::default()
+        };
+        app.enable_live_reload(DEBOUNCE);
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(1280.0, 900.0))
+            .build_ui_state(|ui, app: &mut App| app.show(ui), app);
         h.run();
-        h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+        assert!(h.state().watching());
+        h.get_by_label("Sandbox").click();
         h.run();
-        h.get_by_label("Search cards").type_text("weaken_row");
+        let pick = |h: &mut Harness<'_, App>| {
+            h.get_by_label("Search cards").click();
+            h.run();
+            h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+            h.run();
+            h.get_by_label("Search cards").type_text("weaken_row");
+            h.run();
+            h.get_by_label_contains("Row Weakener ·").click();
+            h.run();
+        };
+        pick(&mut h);
+        h.get_by_label_contains("cell (0, 0): empty").click();
         h.run();
-        h.get_by_label_contains("Row Weakener ·").click();
-        h.run();
-    };
-    pick(&mut h);
-    h.get_by_label_contains("cell (0, 0): empty").click();
-    h.run();
-    assert!(
-        h.query_by_label_contains("cell (0, 0): Blue Basic 3")
-            .is_some()
-    );
-    std::thread::sleep(Duration::from_millis(150));
-    write(&packs.cards(), &packs.cards_with_value(7));
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while h
-        .query_by_label_contains("card base:weaken_row: value 3 → 7")
-        .is_none()
-    {
         assert!(
-            Instant::now() < deadline,
-            "the reload shows with what changed"
+            h.query_by_label_contains("cell (0, 0): Blue Basic 3")
+                .is_some()
         );
-        h.step();
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(150));
+        write(&packs.cards(), &packs.cards_with_value(7));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while h
+            .query_by_label_contains("card base:weaken_row: value 3 → 7")
+            .is_none()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the reload shows with what changed"
+            );
+            h.step();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        h.run();
+        assert!(
+            h.query_by_label_contains("cell (0, 0): Blue Basic 3")
+                .is_some(),
+            "the board is kept; the token placed before keeps its value"
+        );
+        pick(&mut h);
+        h.get_by_label_contains("cell (5, 5): empty").click();
+        h.run();
+        assert!(
+            h.query_by_label_contains("cell (5, 5): Red Basic 7")
+                .is_some(),
+            "the card plays with its new value"
+        );
+        h.get_by_label("Undo").click();
+        h.run();
+        h.get_by_label("Undo").click();
+        h.run();
+        assert!(
+            h.query_by_label_contains("cell (0, 0): empty").is_some(),
+            "undo history kept"
+        );
     }
-    h.run();
-    assert!(
-        h.query_by_label_contains("cell (0, 0): Blue Basic 3")
-            .is_some(),
-        "the board is kept; the token placed before keeps its value"
-    );
-    pick(&mut h);
-    h.get_by_label_contains("cell (5, 5): empty").click();
-    h.run();
-    assert!(
-        h.query_by_label_contains("cell (5, 5): Red Basic 7")
-            .is_some(),
-        "the card plays with its new value"
-    );
-    h.get_by_label("Undo").click();
-    h.run();
-    h.get_by_label("Undo").click();
-    h.run();
-    assert!(
-        h.query_by_label_contains("cell (0, 0): empty").is_some(),
-        "undo history kept"
-    );
 }
 
 #[test]
