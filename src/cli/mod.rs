@@ -52,6 +52,10 @@ pub enum Command {
         /// Also print every event of each game, with its cause.
         #[arg(long)]
         events: bool,
+        /// Also print the `expect:` block each game really ended with, to review and paste
+        /// into the file after an intended rules change.
+        #[arg(long)]
+        actual: bool,
     },
     /// Play AI-versus-AI games and report win rates and per-card statistics.
     /// A takes seat 1 in even games and seat 2 in odd ones; the result is the same for a
@@ -188,7 +192,11 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Deck(command) => deck_command(cli, command),
         Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
         Command::Validate { json, .. } => validate(cli, *json),
-        Command::Scenario { files, events } => quiet_pipe(run_scenarios(cli, files, *events)),
+        Command::Scenario {
+            files,
+            events,
+            actual,
+        } => quiet_pipe(run_scenarios(cli, files, *events, *actual)),
         Command::Schema { out } => {
             write_schemas(out)?;
             Ok(ExitCode::SUCCESS)
@@ -508,7 +516,12 @@ fn validation_json(loaded: &Loaded) -> serde_json::Value {
     })
 }
 
-fn run_scenarios(cli: &Cli, files: &[PathBuf], events: bool) -> std::io::Result<ExitCode> {
+fn run_scenarios(
+    cli: &Cli,
+    files: &[PathBuf],
+    events: bool,
+    actual: bool,
+) -> std::io::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let paths = PackPaths {
         content: cli.content.clone(),
@@ -530,6 +543,10 @@ fn run_scenarios(cli: &Cli, files: &[PathBuf], events: bool) -> std::io::Result<
                             writeln!(out, "      {line}")?;
                         }
                     }
+                }
+                if actual {
+                    // Unindented, so it can be pasted over the file's block as it is.
+                    write!(out, "{}", run.actual)?;
                 }
                 if events {
                     for (i, e) in run.events.iter().enumerate() {

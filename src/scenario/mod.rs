@@ -57,6 +57,9 @@ pub struct Run {
     pub events: Vec<Event>,
     /// The content it was played with (to describe the events).
     pub catalog: Catalog,
+    /// The `expect:` block the game ended with, to paste over the file's after an
+    /// intended rules change.
+    pub actual: String,
 }
 
 /// Read and run the scenario at `path`.
@@ -182,6 +185,7 @@ pub fn run(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Run, Sce
             diagnostics: setup.problems,
         });
     }
+    let actual = report::actual(&engine, &state, refusal.as_deref());
     let outcome = if failures.is_empty() {
         Outcome::Pass
     } else {
@@ -192,6 +196,7 @@ pub fn run(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Run, Sce
         outcome,
         events,
         catalog,
+        actual,
     })
 }
 

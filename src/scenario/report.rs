@@ -83,13 +83,15 @@ pub(super) fn check(
     }
     if let Some(scores) = &expect.scores {
         for (&n, &want) in scores.iter() {
-            if let Some(seat) = Seat::from_number(i64::from(n)) {
-                let got = state.score(seat);
-                if got != want {
-                    failures.push(format!(
-                        "score of seat {seat}: expected {want}, found {got}"
-                    ));
-                }
+            let Some(seat) = Seat::from_number(i64::from(n)) else {
+                failures.push(no_such_seat("scores", n));
+                continue;
+            };
+            let got = state.score(seat);
+            if got != want {
+                failures.push(format!(
+                    "score of seat {seat}: expected {want}, found {got}"
+                ));
             }
         }
     }
@@ -97,9 +99,11 @@ pub(super) fn check(
         match engine.incomes(state) {
             Ok(got) => {
                 for (&n, &want) in income.iter() {
-                    if let Some(seat) = Seat::from_number(i64::from(n))
-                        && got[seat.index()] != want
-                    {
+                    let Some(seat) = Seat::from_number(i64::from(n)) else {
+                        failures.push(no_such_seat("income", n));
+                        continue;
+                    };
+                    if got[seat.index()] != want {
                         failures.push(format!(
                             "income of seat {seat}: expected {want}, found {}",
                             got[seat.index()]
@@ -249,4 +253,65 @@ fn side_by_side(
         let _ = writeln!(text, "  (seat:value, then the type: {})", legend.text());
     }
     text
+}
+
+/// An expectation for a seat the game does not have: a failure, never skipped.
+fn no_such_seat(what: &str, n: impl std::fmt::Display) -> String {
+    format!("expect.{what}: there is no seat {n} (seats are 1 and 2)")
+}
+
+/// The `expect:` block the game ended with, in the scenario format: every token, both
+/// scores and incomes, who moves next, whether the game is over (and who won), and the
+/// last move's refusal. After an intended rules change, review it and paste it over the
+/// file's old block (`tokensmith scenario --actual`).
+pub(super) fn actual(engine: &Engine<'_>, state: &GameState, refusal: Option<&str>) -> String {
+    let catalog = engine.catalog;
+    let mut out = String::from("expect:\n");
+    let tokens: Vec<(Cell, Token)> = state.board().tokens().collect();
+    if tokens.is_empty() {
+        out.push_str("  board: []\n");
+    } else {
+        out.push_str("  board:\n");
+        for (cell, t) in tokens {
+            let _ = writeln!(
+                out,
+                "    - {{ at: [{}, {}], seat: {}, value: {}, type: {} }}",
+                cell.x,
+                cell.y,
+                t.seat,
+                t.value,
+                catalog.token_type(t.kind).meta.id
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  scores: {{ 1: {}, 2: {} }}",
+        state.score(Seat::One),
+        state.score(Seat::Two)
+    );
+    match engine.incomes(state) {
+        Ok([one, two]) => {
+            let _ = writeln!(out, "  income: {{ 1: {one}, 2: {two} }}");
+        }
+        Err(e) => {
+            let _ = writeln!(out, "  # income could not be computed: {e}");
+        }
+    }
+    let _ = writeln!(out, "  next: {}", state.turn());
+    let _ = writeln!(out, "  over: {}", state.is_over());
+    if let Some(o) = state.outcome() {
+        match o.winner {
+            Some(seat) => {
+                let _ = writeln!(out, "  winner: {seat}");
+            }
+            None => out.push_str("  winner: draw\n"),
+        }
+    }
+    if let Some(message) = refusal {
+        // JSON string syntax is YAML's double-quoted form.
+        let quoted = serde_json::to_string(message).unwrap_or_else(|_| "\"\"".to_string());
+        let _ = writeln!(out, "  error: {quoted}");
+    }
+    out
 }

@@ -3,7 +3,8 @@
 //! - `adversarial`: hostile packs, scripts and files (`tests/adversarial/`) are refused
 //!   cleanly and quickly, in the library, the command line, simulation workers and the
 //!   client's threads; runs give byte-identical events.
-//! - `scenarios`: every rules scenario under `tests/scenarios/` passes.
+//! - `scenarios`: the scenario runner itself (each scenario file is its own test in
+//!   `tests/scenarios.rs`).
 //! - `packs`: every shipped pack loads with zero diagnostics.
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.

@@ -1,46 +1,34 @@
-//! Every scenario under `tests/scenarios/` passes through the real engine.
+//! The scenario runner itself (each file under `tests/scenarios/` is its own test in
+//! `tests/scenarios.rs`): expectations it cannot check fail instead of being skipped.
 
 use tokensmith::scenario::{self, Outcome, PackPaths};
 
-use crate::support::root;
+use crate::support::{TempPacks, root};
 
-#[test]
-fn every_scenario_passes() {
-    let dir = root().join("tests/scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/scenarios exists")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 40,
-        "expected the full scenario suite, found {}",
-        files.len()
-    );
+fn run(text: &str) -> Outcome {
+    let dir = TempPacks::new(&[("s.yaml", text)]);
     let paths = PackPaths {
         content: root().join("content"),
         mods: root().join("mods"),
     };
-    let mut problems = Vec::new();
-    for file in &files {
-        match scenario::run_file(file, &paths) {
-            Ok(run) => {
-                if let Outcome::Fail(report) = run.outcome {
-                    problems.push(format!("FAIL {}:\n{report}", file.display()));
-                }
-            }
-            Err(e) => problems.push(format!(
-                "cannot run {}:\n{}",
-                file.display(),
-                e.diagnostics
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            )),
+    match scenario::run_file(&dir.path().join("s.yaml"), &paths) {
+        Ok(run) => run.outcome,
+        Err(e) => panic!("the scenario should run: {:?}", e.diagnostics),
+    }
+}
+
+#[test]
+fn an_expectation_for_a_seat_that_does_not_exist_fails() {
+    for expect in ["scores: { 1: 0, 3: 0 }", "income: { 0: 0 }"] {
+        let outcome = run(&format!(
+            "name: a seat that does not exist\nrules: {{ opening_token: null }}\nexpect:\n  {expect}\n"
+        ));
+        match outcome {
+            Outcome::Fail(report) => assert!(
+                report.contains("there is no seat"),
+                "{expect}: the report should name the seat: {report}"
+            ),
+            Outcome::Pass => panic!("{expect}: a scenario expecting a missing seat passed"),
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }

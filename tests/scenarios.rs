@@ -1,0 +1,118 @@
+//! One test per rules scenario under `tests/scenarios/`, named after its file, so
+//! `cargo test push_off_board` runs one and a failure names its file. Each runs the file
+//! through the real engine with the shipped packs, as `tokensmith scenario` does.
+//!
+//! After an intended rules change, `tokensmith scenario --actual FILE` prints the
+//! `expect:` block the scenario's moves now give, to review and paste into the file
+//! (docs/scenarios.md, "When a rule changes").
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use tokensmith::scenario::{self, Outcome, PackPaths};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run one scenario file: a pass, or its report (or why it cannot run) as the failure.
+/// A pass also checks the rewrite path: the file with its `expect:` block replaced by the
+/// block the game really ended with (what `--actual` prints) passes too.
+fn check(file: &Path) -> Result<(), Failed> {
+    let paths = PackPaths {
+        content: root().join("content"),
+        mods: root().join("mods"),
+    };
+    match scenario::run_file(file, &paths) {
+        Ok(run) => match run.outcome {
+            Outcome::Pass => rewritten_passes(file, &run.actual, &paths),
+            Outcome::Fail(report) => Err(format!("{}:\n{report}", file.display()).into()),
+        },
+        Err(e) => Err(format!(
+            "{} cannot be run:\n{}",
+            file.display(),
+            e.diagnostics
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+        .into()),
+    }
+}
+
+/// The scenario with its `expect:` block (the last top-level key of every file here)
+/// replaced by `actual`, run from a copy in the same folder (scenarios may name packs
+/// relative to themselves): it must pass.
+fn rewritten_passes(file: &Path, actual: &str, paths: &PackPaths) -> Result<(), Failed> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let Some(at) = text.find("\nexpect:") else {
+        return Err(format!("{}: no top-level `expect:` block", file.display()).into());
+    };
+    // Beside the original (not named `.yaml`, so no listing of the suite picks it up);
+    // removed when dropped.
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut copy = tempfile::Builder::new()
+        .prefix(".rewritten-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    copy.write_all(format!("{}\n{actual}", &text[..at]).as_bytes())
+        .map_err(|e| format!("{}: {e}", copy.path().display()))?;
+    match scenario::run_file(copy.path(), paths) {
+        Ok(run) if run.outcome == Outcome::Pass => Ok(()),
+        Ok(run) => Err(format!(
+            "{}: the rewritten expectations do not pass:\n{actual}\n{:?}",
+            file.display(),
+            run.outcome
+        )
+        .into()),
+        Err(e) => Err(format!(
+            "{}: the rewritten scenario cannot run: {:?}\n{actual}",
+            file.display(),
+            e.diagnostics
+        )
+        .into()),
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let dir = root().join("tests/scenarios");
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect(),
+        Err(e) => {
+            eprintln!("{}: {e}", dir.display());
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    files.sort();
+    let count = files.len();
+    let mut trials: Vec<Trial> = files
+        .into_iter()
+        .map(|file| {
+            let name = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Trial::test(name, move || check(&file)).with_kind("scenario")
+        })
+        .collect();
+    // A suite that lost its files (a moved folder, a bad glob) must not pass as empty.
+    trials.push(Trial::test("the_suite_is_complete", move || {
+        if count >= 100 {
+            Ok(())
+        } else {
+            Err(
+                format!("expected the full scenario suite (100 or more files), found {count}")
+                    .into(),
+            )
+        }
+    }));
+    libtest_mimic::run(&args, trials).exit_code()
+}
