@@ -1,8 +1,10 @@
 //! Tokensmith: a rules engine, content packs and tools for token-placement duels.
 //!
-//! Layers, each depending only on the ones above it in this list:
-//! [`rules`] (the pure core) → [`content`] (YAML packs into a catalog) →
-//! [`scenario`] (rules tests as data) → [`cli`], the command line at the edge.
+//! Layers, each using only the ones before it (ARCHITECTURE.md; a test enforces it):
+//! [`rules`] (the pure core) → [`fsutil`] (bounded file reads, atomic writes) →
+//! [`content`] (YAML packs into a catalog) → [`script`] (the Lua host) → [`scenario`],
+//! [`ai`], [`reload`] and [`profile`] (one layer, none using another) → `app` (the
+//! desktop client, with the default-on `client` feature) → [`cli`], the command line.
 
 pub mod ai;
 #[cfg(feature = "client")]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
-use crate::content::{self, LoadOptions, Loaded};
+use crate::content::{LoadOptions, Loaded};
 use crate::rules::describe;
 use crate::scenario::{self, Outcome, PackPaths};
 
@@ -752,25 +752,6 @@ fn write_report(
     Ok(())
 }
 
-/// The schemas, by file name.
-#[must_use]
-pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
-    vec![
-        (
-            "pack.schema.json",
-            schemars::schema_for!(content::doc::PackManifest),
-        ),
-        (
-            "content.schema.json",
-            schemars::schema_for!(content::doc::ContentDoc),
-        ),
-        (
-            "scenario.schema.json",
-            schemars::schema_for!(scenario::ScenarioDoc),
-        ),
-    ]
-}
-
 /// The text of a schema file as `schema` writes it.
 pub fn schema_text(schema: &schemars::Schema) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(schema)? + "\n")
@@ -778,7 +759,7 @@ pub fn schema_text(schema: &schemars::Schema) -> anyhow::Result<String> {
 
 fn write_schemas(out: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    for (name, schema) in schemas() {
+    for (name, schema) in scenario::schemas() {
         let path = out.join(name);
         crate::fsutil::write_atomic(&path, schema_text(&schema)?.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;

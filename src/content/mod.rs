@@ -486,6 +486,19 @@ fn add_all<T>(
     }
 }
 
+/// The JSON Schemas of the pack files (`pack.yaml`, content files), by file name, for
+/// editors' completion and checks (`tokensmith schema`).
+#[must_use]
+pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![
+        ("pack.schema.json", schemars::schema_for!(doc::PackManifest)),
+        (
+            "content.schema.json",
+            schemars::schema_for!(doc::ContentDoc),
+        ),
+    ]
+}
+
 /// The shipped base pack, loaded for unit tests.
 #[cfg(test)]
 pub(crate) fn base_for_tests() -> Catalog {

@@ -62,6 +62,15 @@ pub struct Run {
     pub actual: String,
 }
 
+/// The JSON Schemas of every file format a designer writes (the packs' and the
+/// scenarios'), by file name (`tokensmith schema`).
+#[must_use]
+pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+    let mut all = crate::content::schemas();
+    all.push(("scenario.schema.json", schemars::schema_for!(ScenarioDoc)));
+    all
+}
+
 /// Read and run the scenario at `path`.
 pub fn run_file(path: &Path, packs: &PackPaths) -> Result<Run, ScenarioError> {
     let err = |loc: Loc, message: String| ScenarioError {

@@ -104,7 +104,7 @@ fn scenario_exit_codes_say_pass_fail_or_unreadable() {
 
 #[test]
 fn committed_schemas_are_current() {
-    for (name, schema) in tokensmith::cli::schemas() {
+    for (name, schema) in tokensmith::scenario::schemas() {
         let path = root().join("schemas").join(name);
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
         let current = tokensmith::cli::schema_text(&schema).expect("schema serializes");
@@ -118,7 +118,7 @@ fn committed_schemas_are_current() {
 
 #[test]
 fn content_schema_lists_exactly_the_sections_the_loader_reads() {
-    let (_, schema) = tokensmith::cli::schemas()
+    let (_, schema) = tokensmith::scenario::schemas()
         .into_iter()
         .find(|(n, _)| *n == "content.schema.json")
         .expect("content schema");

@@ -7,6 +7,8 @@
 //!   `tests/scenarios.rs`).
 //! - `packs`: every shipped pack loads with zero diagnostics.
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
+//! - `layers`: tidy checks: no module imports from a layer above it; the codemap names
+//!   only files that exist.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `cli`: the command line's output formats and exit codes.
 //! - `client`: the desktop client driven through its accessibility labels.
@@ -15,6 +17,7 @@
 //! - `reload`: live reload of packs, and the sandbox keeping its game across one.
 //! - `profile`: saved decks and settings: fixture formats, migration, set-aside files,
 //!   atomic saves (a saving process killed half-way leaves one whole deck).
+//! - `remap`: a game carried over to changed content.
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 
@@ -26,10 +29,12 @@ mod client;
 #[cfg(feature = "client")]
 mod decks;
 mod diagnostics;
+mod layers;
 mod packs;
 mod profile;
 mod properties;
 mod reload;
+mod remap;
 mod scenarios;
 mod scripts;
 mod support;
