@@ -106,7 +106,10 @@ impl Animation {
         let elapsed = self.began.elapsed().as_secs_f32();
         let step = self.step.as_secs_f32().max(1e-6);
         let index = (elapsed / step).floor();
-        (index as usize, (elapsed / step - index).clamp(0.0, 1.0))
+        // Non-negative and whole; past usize::MAX saturates, which `done` covers anyway.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let whole = index as usize;
+        (whole, (elapsed / step - index).clamp(0.0, 1.0))
     }
 
     /// The pieces to draw now.

@@ -43,13 +43,13 @@ pub fn show(
 ) -> BoardInput {
     let (w, h) = (board.width(), board.height());
     let avail = ui.available_size();
-    let cell = ((avail.x / w as f32).min(avail.y / h as f32)).clamp(24.0, 110.0);
-    let size = vec2(cell * w as f32, cell * h as f32);
+    let cell = ((avail.x / theme::px(w)).min(avail.y / theme::px(h))).clamp(24.0, 110.0);
+    let size = vec2(cell * theme::px(w), cell * theme::px(h));
     let (area, _) = ui.allocate_exact_size(size, Sense::hover());
     let painter = ui.painter_at(area.expand(4.0));
     let rect_of = |c: Cell| {
         Rect::from_min_size(
-            area.min + vec2(c.x as f32 * cell, c.y as f32 * cell),
+            area.min + vec2(theme::px(c.x) * cell, theme::px(c.y) * cell),
             Vec2::splat(cell),
         )
     };

@@ -634,8 +634,9 @@ pub fn score_graph(ui: &mut Ui, trail: &[[i64; 2]], height: f32) {
         .flat_map(|s| s.iter().copied())
         .max()
         .unwrap_or(0)
-        .max(1) as f32;
-    let n = (trail.len().max(2) - 1) as f32;
+        .max(1);
+    let top = theme::px(top);
+    let n = theme::px_len(trail.len().max(2) - 1);
     let inner = rect.shrink(6.0);
     for seat in Seat::BOTH {
         let points: Vec<egui::Pos2> = trail
@@ -643,8 +644,8 @@ pub fn score_graph(ui: &mut Ui, trail: &[[i64; 2]], height: f32) {
             .enumerate()
             .map(|(i, s)| {
                 egui::pos2(
-                    inner.left() + inner.width() * i as f32 / n,
-                    inner.bottom() - inner.height() * s[seat.index()] as f32 / top,
+                    inner.left() + inner.width() * theme::px_len(i) / n,
+                    inner.bottom() - inner.height() * theme::px(s[seat.index()]) / top,
                 )
             })
             .collect();

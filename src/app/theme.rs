@@ -119,7 +119,7 @@ pub fn paint_token(painter: &Painter, catalog: &Catalog, rect: Rect, token: &Tok
         let c = body.center();
         let r = body.width() * 0.58;
         for i in 0..12 {
-            let a = i as f32 / 12.0 * std::f32::consts::TAU;
+            let a = px(i) / 12.0 * std::f32::consts::TAU;
             painter.circle_filled(c + vec2(a.cos(), a.sin()) * r, 1.8, fade(ring));
         }
     }
@@ -174,7 +174,7 @@ pub fn paint_area(painter: &Painter, offsets: &[Offset], centre: Pos2, cell: f32
     let reach = offsets.iter().map(|o| o.reach()).max().unwrap_or(0).max(1);
     for dy in -reach..=reach {
         for dx in -reach..=reach {
-            let min = centre + vec2(dx as f32 - 0.5, dy as f32 - 0.5) * cell;
+            let min = centre + vec2(px(dx) - 0.5, px(dy) - 0.5) * cell;
             let r = Rect::from_min_size(min, Vec2::splat(cell)).shrink(cell * 0.08);
             let hit = offsets
                 .iter()
@@ -195,7 +195,7 @@ pub fn paint_area(painter: &Painter, offsets: &[Offset], centre: Pos2, cell: f32
 #[must_use]
 pub fn area_size(offsets: &[Offset], cell: f32) -> Vec2 {
     let reach = offsets.iter().map(|o| o.reach()).max().unwrap_or(0).max(1);
-    Vec2::splat((2 * reach + 1) as f32 * cell)
+    Vec2::splat(px(2 * reach + 1) * cell)
 }
 
 /// The built-in fonts, with the monospace font as the last fallback of the proportional
@@ -218,4 +218,21 @@ pub fn short_path(path: &str) -> String {
         .ok()
         .and_then(|cwd| p.strip_prefix(cwd).ok().map(|r| r.display().to_string()))
         .unwrap_or_else(|| path.to_string())
+}
+
+/// A whole number on screen (a cell index, a count, a score on a chart) as a layout
+/// coordinate. Layout only: a number past 2^24 may round, which no screen shows.
+#[must_use]
+pub fn px(n: impl Into<i64>) -> f32 {
+    #[allow(clippy::cast_precision_loss)] // Layout only; see above.
+    let x = n.into() as f32;
+    x
+}
+
+/// A length or count as a layout coordinate (as [`px`]).
+#[must_use]
+pub fn px_len(n: usize) -> f32 {
+    #[allow(clippy::cast_precision_loss)] // Layout only; see `px`.
+    let x = n as f32;
+    x
 }

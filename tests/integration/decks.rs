@@ -63,8 +63,8 @@ fn drag_points(h: &mut Harness<'_, App>, start: Pos2, end: Pos2) {
     h.step();
     h.drag_at(start);
     h.step();
-    for k in 1..=4 {
-        h.hover_at(start + (end - start) * (k as f32 / 4.0) + vec2(0.0, 0.5));
+    for k in [0.25, 0.5, 0.75, 1.0] {
+        h.hover_at(start + (end - start) * k + vec2(0.0, 0.5));
         h.step();
     }
     h.hover_at(end);

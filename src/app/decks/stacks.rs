@@ -32,7 +32,7 @@ pub(super) fn show(
         .len()
         .max(usize::from(catalog.rules.stacks))
         .max(1);
-    let count = columns as f32;
+    let count = crate::app::theme::px_len(columns);
     let gap = 10.0;
     let width = ((ui.available_width() - gap * (count - 1.0)) / count).clamp(120.0, 230.0);
     let (min, max) = (
@@ -45,7 +45,10 @@ pub(super) fn show(
             for s in 0..columns {
                 let cards = deck.stacks.get(s).map_or(&[][..], Vec::as_slice);
                 ui.allocate_ui_with_layout(
-                    vec2(width, (SLOT_HEIGHT + 6.0) * (max as f32 + 1.0) + 30.0),
+                    vec2(
+                        width,
+                        (SLOT_HEIGHT + 6.0) * (crate::app::theme::px_len(max) + 1.0) + 30.0,
+                    ),
                     Layout::top_down(Align::Min),
                     |ui| {
                         ui.set_width(width);
