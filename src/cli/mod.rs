@@ -381,7 +381,7 @@ fn import_deck(
             anyhow::anyhow!(
                 "{}: {}",
                 file.display(),
-                e.to_string().replace("seat 1's ", "the ")
+                e.message(crate::rules::Whose::Deck)
             )
         })?;
     let saved = if replace {

@@ -78,11 +78,11 @@ pub enum MoveError {
     Script(#[from] HookError),
 }
 
-/// Why a deck cannot be used with the loaded rules.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why a deck cannot be used with the loaded rules. `Display` names the seat whose deck
+/// it is; [`DeckError::message`] can leave it out (a deck not in a game yet).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeckError {
     /// Wrong number of stacks.
-    #[error("seat {seat}'s deck has {found} stacks; the rules want {wanted}")]
     StackCount {
         /// Whose deck.
         seat: Seat,
@@ -92,7 +92,6 @@ pub enum DeckError {
         wanted: u8,
     },
     /// A stack too small or too large.
-    #[error("seat {seat}'s stack {} has {found} cards; stacks hold {min} to {max}", .stack + 1)]
     StackSize {
         /// Whose deck.
         seat: Seat,
@@ -106,7 +105,6 @@ pub enum DeckError {
         max: u8,
     },
     /// A card twice in one deck.
-    #[error("seat {seat}'s deck has card '{card}' more than once")]
     Duplicate {
         /// Whose deck.
         seat: Seat,
@@ -114,7 +112,6 @@ pub enum DeckError {
         card: String,
     },
     /// A card id outside the catalog.
-    #[error("seat {seat}'s deck names card #{card}, which is not in the loaded content")]
     UnknownCard {
         /// Whose deck.
         seat: Seat,
@@ -122,6 +119,67 @@ pub enum DeckError {
         card: u16,
     },
 }
+
+/// Whose deck a [`DeckError`] message speaks of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whose {
+    /// A seat's, in a game: "seat 1's deck has…".
+    Seat,
+    /// A deck on its own (the editor, `deck import`): "the deck has…".
+    Deck,
+}
+
+impl DeckError {
+    /// The problem in words, naming the seat or not.
+    #[must_use]
+    pub fn message(&self, whose: Whose) -> String {
+        let owner = |seat: &Seat| match whose {
+            Whose::Seat => format!("seat {seat}'s "),
+            Whose::Deck => "the ".to_string(),
+        };
+        match self {
+            DeckError::StackCount {
+                seat,
+                found,
+                wanted,
+            } => format!(
+                "{}deck has {found} stacks; the rules want {wanted}",
+                owner(seat)
+            ),
+            DeckError::StackSize {
+                seat,
+                stack,
+                found,
+                min,
+                max,
+            } => {
+                let owner = match whose {
+                    Whose::Seat => owner(seat),
+                    Whose::Deck => String::new(),
+                };
+                format!(
+                    "{owner}stack {} has {found} cards; stacks hold {min} to {max}",
+                    stack + 1
+                )
+            }
+            DeckError::Duplicate { seat, card } => {
+                format!("{}deck has card '{card}' more than once", owner(seat))
+            }
+            DeckError::UnknownCard { seat, card } => format!(
+                "{}deck names card #{card}, which is not in the loaded content",
+                owner(seat)
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for DeckError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message(Whose::Seat))
+    }
+}
+
+impl std::error::Error for DeckError {}
 
 /// The rules engine: a catalog and the hooks its scripts run through.
 #[derive(Clone, Copy)]
@@ -597,4 +655,41 @@ impl<'a> Engine<'a> {
 /// A seat's income total with one more token's income, clamped to ±[`MAX_SCORE`].
 fn add_income(total: i64, income: i64) -> i64 {
     total.saturating_add(income).clamp(-MAX_SCORE, MAX_SCORE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deck_errors_speak_of_a_seat_or_of_the_deck() {
+        let count = DeckError::StackCount {
+            seat: Seat::Two,
+            found: 5,
+            wanted: 4,
+        };
+        assert_eq!(
+            count.to_string(),
+            "seat 2's deck has 5 stacks; the rules want 4"
+        );
+        assert_eq!(
+            count.message(Whose::Deck),
+            "the deck has 5 stacks; the rules want 4"
+        );
+        let size = DeckError::StackSize {
+            seat: Seat::One,
+            stack: 1,
+            found: 1,
+            min: 2,
+            max: 5,
+        };
+        assert_eq!(
+            size.to_string(),
+            "seat 1's stack 2 has 1 cards; stacks hold 2 to 5"
+        );
+        assert_eq!(
+            size.message(Whose::Deck),
+            "stack 2 has 1 cards; stacks hold 2 to 5"
+        );
+    }
 }

@@ -24,7 +24,7 @@ pub use catalog::{
     TokenTypeDef, Turret, echo, nearest,
 };
 pub use effects::{Effects, MoveResult};
-pub use engine::{DeckError, Engine, Move, MoveError, Play};
+pub use engine::{DeckError, Engine, Move, MoveError, Play, Whose};
 pub use event::{Cause, Event, EventKind, RemoveReason};
 pub use hooks::{HookError, Hooks, NoHooks, Step};
 pub use ids::{

@@ -8,7 +8,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::profile::{Resolved, SavedDeck};
-use crate::rules::{CardId, Catalog, DeckError, Engine, NoHooks, Seat};
+use crate::rules::{CardId, Catalog, DeckError, Engine, NoHooks, Seat, Whose};
 
 /// Cards by the text decks name them with: `pack:id`, or a bare id that one pack alone
 /// uses (as [`Catalog::card_named`] reads them). Made once per catalog, so a frame that
@@ -301,11 +301,13 @@ pub fn problems(deck: &SavedDeck, catalog: &Cards<'_>) -> Vec<String> {
     out
 }
 
-/// A rules problem in the editor's words (no seat: the deck is not in a game yet).
+/// A rules problem in the editor's words (no seat: the deck is not in a game yet). The
+/// engine's own words, except where the editor knows more: a card's display name, and the
+/// cards of a stack that are not loaded.
 fn describe(catalog: &Cards<'_>, deck: &SavedDeck, problem: &DeckError) -> String {
     match problem {
-        DeckError::StackCount { found, wanted, .. } => {
-            format!("the deck has {found} stacks; the rules want {wanted}")
+        DeckError::StackCount { .. } | DeckError::UnknownCard { .. } => {
+            problem.message(Whose::Deck)
         }
         DeckError::StackSize {
             stack,
@@ -330,9 +332,6 @@ fn describe(catalog: &Cards<'_>, deck: &SavedDeck, problem: &DeckError) -> Strin
             "{} is in the deck more than once: a card appears at most once",
             catalog.name(card)
         ),
-        DeckError::UnknownCard { card, .. } => {
-            format!("card #{card} is not in the loaded content")
-        }
     }
 }
 
