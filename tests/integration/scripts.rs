@@ -24,6 +24,12 @@ use crate::support::{TempPacks, root};
 // ---------------------------------------------------------------------------------------
 // Packs, games and a watchdog
 
+/// What a refused script may take before the test calls it a hang. Generous: the limits
+/// stop these attacks in milliseconds (`cargo bench --bench adversarial` measures it), and
+/// a loaded 2-core machine must never fail the test, while an unbounded attack runs for
+/// hours and still does.
+const HANG: Duration = Duration::from_secs(20);
+
 /// Load base from the repository's `content/` and every pack in `dir`, compiling scripts.
 fn load(dir: &Path) -> Loaded {
     script::load(&LoadOptions {
@@ -477,7 +483,7 @@ fn escape_deep_recursion_ends_with_an_error() {
             message.starts_with(&format!("t/scripts/{card}.lua")),
             "{card}: the refusal should name the script: {message}"
         );
-        assert!(took <= Duration::from_secs(2), "{card} took {took:?}");
+        assert!(took <= HANG, "{card} took {took:?}");
     }
 }
 
@@ -523,7 +529,7 @@ fn escape_error_objects_with_metatables_do_not_hang() {
             message.starts_with(&format!("t/scripts/{card}.lua")),
             "{card}: the refusal should name the script: {message}"
         );
-        assert!(took <= Duration::from_secs(2), "{card} took {took:?}");
+        assert!(took <= HANG, "{card} took {took:?}");
     }
 }
 
@@ -747,7 +753,7 @@ fn limits_endless_loops_are_stopped_and_named() {
             message.contains("instruction budget") || message.contains("endless loop"),
             "{card}: the refusal should say the budget is spent: {message}"
         );
-        assert!(took <= Duration::from_secs(2), "{card} took {took:?}");
+        assert!(took <= HANG, "{card} took {took:?}");
     }
 }
 
@@ -760,7 +766,7 @@ fn limits_runaway_loop_stop_time_is_reported() {
         "stopping `while true do end` with the default budget took {took:?} ({})",
         first_line(&message)
     );
-    assert!(took <= Duration::from_secs(2), "took {took:?}");
+    assert!(took <= HANG, "took {took:?}");
 }
 
 #[test]
@@ -822,7 +828,7 @@ fn limits_xpcall_with_a_looping_handler_is_stopped() {
             message.contains(&format!("t/scripts/{card}.lua")) && message.contains("on_place"),
             "{card}: {message}"
         );
-        assert!(took <= Duration::from_secs(2), "{card} took {took:?}");
+        assert!(took <= HANG, "{card} took {took:?}");
     }
 }
 
