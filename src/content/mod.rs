@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use discover::PackFolder;
 use doc::{RulesDoc, SECTIONS};
-use registry::{Registry, Source};
+use registry::{Reading, Registry, Source};
 use yaml::{Loc, Node, Value};
 
 use crate::rules::{Catalog, nearest};
@@ -155,15 +155,13 @@ pub fn load(options: &LoadOptions) -> Loaded {
     for (index, pack) in ordered.packs.iter().enumerate() {
         for file in pack_files(&pack.dir, &mut diags) {
             let file_index = files.add(file);
-            read_document(
-                index,
-                file_index,
-                &pack_ids,
-                &ordered.deps[index],
-                &files,
-                &mut sections,
-                &mut diags,
-            );
+            let mut reading = Reading {
+                pack_ids: &pack_ids,
+                deps: &ordered.deps[index],
+                files: &files,
+                diags: &mut diags,
+            };
+            read_document(index, file_index, &mut sections, &mut reading);
         }
     }
     if let Some((path, doc)) = &options.rules_patch {
@@ -282,22 +280,16 @@ pub const MAX_PACK_ENTRIES: usize = 10_000;
 /// The deepest folders of a pack are read.
 pub const MAX_PACK_DEPTH: usize = 16;
 
-#[allow(clippy::too_many_arguments)]
-fn read_document(
-    pack: usize,
-    file: usize,
-    pack_ids: &[String],
-    deps: &[usize],
-    files: &Files,
-    sections: &mut Sections,
-    diags: &mut Diagnostics,
-) {
+fn read_document(pack: usize, file: usize, sections: &mut Sections, r: &mut Reading<'_>) {
+    let files = r.files;
+
     let path = files.path(file);
     let text =
         match crate::fsutil::read_text(path, crate::fsutil::MAX_CONTENT_FILE, "a content file") {
             Ok(t) => t,
             Err(e) => {
-                diags.error(path, Loc::default(), format!("cannot read this file: {e}"));
+                r.diags
+                    .error(path, Loc::default(), format!("cannot read this file: {e}"));
                 sections.rules_incomplete = true;
                 return;
             }
@@ -305,7 +297,8 @@ fn read_document(
     let root = match yaml::parse(&text) {
         Ok(n) => n,
         Err(e) => {
-            diags.error(path, e.loc, format!("YAML syntax: {}", e.message));
+            r.diags
+                .error(path, e.loc, format!("YAML syntax: {}", e.message));
             sections.rules_incomplete = true;
             return;
         }
@@ -314,7 +307,7 @@ fn read_document(
         Value::Null => return,
         Value::Map(entries) => entries,
         other => {
-            diags.error(
+            r.diags.error(
                 path,
                 root.loc,
                 format!(
@@ -328,70 +321,30 @@ fn read_document(
     };
     for (key, value) in entries {
         let Value::Str(name) = &key.value else {
-            diags.error(path, key.loc, "section names are strings");
+            r.diags.error(path, key.loc, "section names are strings");
             continue;
         };
         let source = |loc| Source { pack, file, loc };
         match name.as_str() {
             "rules" => {
-                let (doc, complete) = read_rules(value, path, diags);
+                let (doc, complete) = read_rules(value, path, r.diags);
                 sections.rules_incomplete |= !complete;
                 sections.rules.push((doc, Some(pack), file));
             }
-            "areas" => add_all(
-                &mut sections.areas,
-                value,
-                source,
-                pack_ids,
-                deps,
-                files,
-                diags,
-            ),
+            "areas" => add_all(&mut sections.areas, value, source, r),
             "token_types" => {
-                add_all(
-                    &mut sections.token_types,
-                    value,
-                    source,
-                    pack_ids,
-                    deps,
-                    files,
-                    diags,
-                );
+                add_all(&mut sections.token_types, value, source, r);
             }
             "abilities" => {
-                add_all(
-                    &mut sections.abilities,
-                    value,
-                    source,
-                    pack_ids,
-                    deps,
-                    files,
-                    diags,
-                );
+                add_all(&mut sections.abilities, value, source, r);
             }
-            "cards" => add_all(
-                &mut sections.cards,
-                value,
-                source,
-                pack_ids,
-                deps,
-                files,
-                diags,
-            ),
-            "decks" => add_all(
-                &mut sections.decks,
-                value,
-                source,
-                pack_ids,
-                deps,
-                files,
-                diags,
-            ),
+            "cards" => add_all(&mut sections.cards, value, source, r),
+            "decks" => add_all(&mut sections.decks, value, source, r),
             other => {
                 let hint = nearest(other, SECTIONS.iter().copied())
                     .map(|n| format!(" (did you mean '{n}'?)"))
                     .unwrap_or_default();
-                diags.error(
+                r.diags.error(
                     path,
                     key.loc,
                     format!(
@@ -444,19 +397,17 @@ fn add_all<T>(
     registry: &mut Registry<T>,
     section: &Node,
     source: impl Fn(Loc) -> Source,
-    pack_ids: &[String],
-    deps: &[usize],
-    files: &Files,
-    diags: &mut Diagnostics,
+    r: &mut Reading<'_>,
 ) where
     T: registry::Entry + for<'a> serde::Deserialize<'a>,
 {
+    let files = r.files;
     let items = match &section.value {
         Value::Null => return,
         Value::Seq(items) => items,
         other => {
             let path = files.path(source(section.loc).file);
-            diags.error(
+            r.diags.error(
                 path,
                 section.loc,
                 format!(
@@ -472,14 +423,14 @@ fn add_all<T>(
         match yaml::from_node::<T>(item) {
             Ok(doc) => {
                 let loc = doc.id().loc;
-                registry.add(doc, source(loc), pack_ids, deps, files, diags);
+                registry.add(doc, source(loc), r);
             }
             Err(e) => {
                 let path = files.path(source(item.loc).file);
-                diags.error(path, e.loc.unwrap_or(item.loc), e.message);
+                r.diags.error(path, e.loc.unwrap_or(item.loc), e.message);
                 // References to this entry would only repeat the problem as "unknown".
                 if let Some(id) = entry_id(item) {
-                    registry.mark_broken(source(item.loc).pack, id, pack_ids);
+                    registry.mark_broken(source(item.loc).pack, id, r.pack_ids);
                 }
             }
         }

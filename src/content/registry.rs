@@ -183,6 +183,20 @@ impl View<'_> {
     }
 }
 
+/// What adding one pack's entries needs besides the entries: every pack's id in load
+/// order, the packs this one depends on, the files read (for paths in messages) and where
+/// problems go. One value where there were four arguments to every call.
+pub struct Reading<'a> {
+    /// Every pack's id, in load order.
+    pub pack_ids: &'a [String],
+    /// The packs the one being read depends on (indices into `pack_ids`).
+    pub deps: &'a [usize],
+    /// The files read so far.
+    pub files: &'a Files,
+    /// Where problems go.
+    pub diags: &'a mut Diagnostics,
+}
+
 impl<T: Entry> Registry<T> {
     /// Remember an entry that could not be read, written `id` in `pack`, so references to
     /// it are not reported again as unknown.
@@ -212,15 +226,9 @@ impl<T: Entry> Registry<T> {
     }
 
     /// Add an entry defined (or patched, for `other:id`) by `source.pack`.
-    pub fn add(
-        &mut self,
-        doc: T,
-        source: Source,
-        pack_ids: &[String],
-        deps: &[usize],
-        files: &Files,
-        diags: &mut Diagnostics,
-    ) {
+    pub fn add(&mut self, doc: T, source: Source, r: &mut Reading<'_>) {
+        let (pack_ids, files) = (r.pack_ids, r.files);
+
         let path = files.path(source.file);
         let written = doc.id().value.clone();
         let loc = doc.id().loc;
@@ -229,7 +237,7 @@ impl<T: Entry> Registry<T> {
             None => (None, written.clone()),
         };
         if !super::discover::valid_id(&id) {
-            diags.error(
+            r.diags.error(
                 path,
                 loc,
                 format!("{} id '{written}' may only use lowercase letters, digits and '_' (with an optional 'pack:' prefix to patch)", T::KIND),
@@ -238,12 +246,12 @@ impl<T: Entry> Registry<T> {
         }
         let own = &pack_ids[source.pack];
         match target_pack {
-            Some(p) if p != *own => self.patch(doc, &p, &id, source, pack_ids, deps, files, diags),
+            Some(p) if p != *own => self.patch(doc, &p, &id, source, r),
             _ => {
                 let key = (source.pack, id.clone());
                 if let Some(&first) = self.index.get(&key) {
                     let f = &self.records[first].defined;
-                    diags.error(
+                    r.diags.error(
                         path,
                         loc,
                         format!(
@@ -268,23 +276,14 @@ impl<T: Entry> Registry<T> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn patch(
-        &mut self,
-        doc: T,
-        target_pack: &str,
-        id: &str,
-        source: Source,
-        pack_ids: &[String],
-        deps: &[usize],
-        files: &Files,
-        diags: &mut Diagnostics,
-    ) {
+    fn patch(&mut self, doc: T, target_pack: &str, id: &str, source: Source, r: &mut Reading<'_>) {
+        let (pack_ids, deps, files) = (r.pack_ids, r.deps, r.files);
+
         let path = files.path(source.file);
         let loc = doc.id().loc;
         let own = &pack_ids[source.pack];
         let Some(tp) = pack_ids.iter().position(|p| p == target_pack) else {
-            diags.error(
+            r.diags.error(
                 path,
                 loc,
                 format!(
@@ -295,7 +294,7 @@ impl<T: Entry> Registry<T> {
             return;
         };
         if !deps.contains(&tp) {
-            diags.error(
+            r.diags.error(
                 path,
                 loc,
                 format!(
@@ -310,7 +309,7 @@ impl<T: Entry> Registry<T> {
                 .iter()
                 .filter(|r| r.pack == tp)
                 .map(|r| r.id.as_str());
-            diags.error(
+            r.diags.error(
                 path,
                 loc,
                 format!(
@@ -327,7 +326,7 @@ impl<T: Entry> Registry<T> {
                 && earlier.pack != source.pack
                 && !deps.contains(&earlier.pack)
             {
-                diags.warning(
+                r.diags.warning(
                     path,
                     loc,
                     format!(
