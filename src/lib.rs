@@ -1,7 +1,8 @@
 //! Tokensmith: a rules engine, content packs and tools for token-placement duels.
 //!
 //! Layers, each using only the ones before it (ARCHITECTURE.md; a test enforces it):
-//! [`rules`] (the pure core) → [`fsutil`] (bounded file reads, atomic writes) →
+//! [`rules`] (the pure core) → [`fsutil`] (bounded file reads, atomic writes) and
+//! [`timeline`] (a game's moves, undo and redo) →
 //! [`content`] (YAML packs into a catalog) → [`script`] (the Lua host) → [`scenario`],
 //! [`ai`], [`reload`] and [`profile`] (one layer, none using another) → `app` (the
 //! desktop client, with the default-on `client` feature) → [`cli`], the command line.
@@ -17,3 +18,4 @@ pub mod reload;
 pub mod rules;
 pub mod scenario;
 pub mod script;
+pub mod timeline;

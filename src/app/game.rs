@@ -11,8 +11,9 @@ use super::anim::{self, Animation};
 use super::board::{self, Overlay};
 use super::cards::{self, CardLook};
 use super::preview::Preview;
-use super::session::{Controller, Played, Session};
+use super::session::{Controller, Session};
 use super::{Settings, theme};
+use crate::timeline::Step;
 
 /// What the game screen asks of the app.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,7 +146,7 @@ impl GameScreen {
         }
     }
 
-    fn after_move(&mut self, before: &Board, played: &Played, settings: &Settings) {
+    fn after_move(&mut self, before: &Board, played: &Step, settings: &Settings) {
         self.last_changed = played
             .events
             .iter()
@@ -472,12 +473,12 @@ impl GameScreen {
                     let text = format!(
                         "{}. {} · {} · {}",
                         i + 1,
-                        theme::seat_name(p.seat),
+                        theme::seat_name(p.mv.seat),
                         def.meta.name,
-                        p.cell
+                        p.mv.cell
                     );
                     let r = ui.add(
-                        egui::Label::new(RichText::new(text).color(theme::seat_color(p.seat)))
+                        egui::Label::new(RichText::new(text).color(theme::seat_color(p.mv.seat)))
                             .sense(Sense::hover()),
                     );
                     let r = r.on_hover_ui(|ui| {

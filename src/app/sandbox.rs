@@ -2,7 +2,7 @@
 //! unlimited undo and redo, an AI hint drawn on the board, and an event log that says
 //! what caused every change (card, ability, token type, script and line).
 //!
-//! [`Sandbox`] is the model (no drawing): a start state and the moves played from it.
+//! [`Sandbox`] is the model (no drawing): the content and a [`Timeline`] of moves.
 //! Everything is kept as moves, so the same game can be re-played on new content.
 
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use crate::rules::{
     CardId, Catalog, Cause, Cell, DeckId, Engine, Event, GameState, IdMap, Move, Play, Seat,
     describe,
 };
+use crate::timeline::{Moment, Step, Timeline};
 
 use super::anim;
 use super::board::{self, Overlay};
@@ -21,19 +22,6 @@ use super::cards::{self, CardLook};
 use super::preview::{self, Preview};
 use super::session::{Session, Table};
 use super::theme;
-
-/// One move of the sandbox and what it did.
-#[derive(Clone, Debug)]
-pub struct Step {
-    /// The move.
-    pub mv: Move,
-    /// Its events.
-    pub events: Vec<Event>,
-    /// The state after it.
-    pub after: GameState,
-    /// The content it was played with (its events' ids are that catalog's).
-    pub catalog: Arc<Catalog>,
-}
 
 /// What re-playing the sandbox's moves under new content gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,14 +40,10 @@ pub struct Replay {
     pub cells: Vec<Cell>,
 }
 
-/// The sandbox's game: a start, the moves played, and how many of them are applied.
+/// The sandbox's game: the content it is played with and its [`Timeline`].
 pub struct Sandbox {
     table: Table,
-    start: GameState,
-    opening: Vec<Event>,
-    opening_catalog: Arc<Catalog>,
-    steps: Vec<Step>,
-    applied: usize,
+    timeline: Timeline,
 }
 
 impl Sandbox {
@@ -73,12 +57,8 @@ impl Sandbox {
             .stacks;
         let (start, opening) = table.deal([stacks, stacks], seed)?;
         Ok(Sandbox {
-            opening_catalog: catalog,
             table,
-            start,
-            opening,
-            steps: Vec::new(),
-            applied: 0,
+            timeline: Timeline::new(start, opening, catalog),
         })
     }
 
@@ -94,36 +74,36 @@ impl Sandbox {
         self.table.engine()
     }
 
+    /// The game's moves, with undo and redo.
+    #[must_use]
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
     /// The current state.
     #[must_use]
     pub fn state(&self) -> &GameState {
-        match self.applied {
-            0 => &self.start,
-            n => &self.steps[n - 1].after,
-        }
+        self.timeline.state()
     }
 
     /// The applied moves, oldest first.
     #[must_use]
     pub fn steps(&self) -> &[Step] {
-        &self.steps[..self.applied]
+        self.timeline.steps()
     }
 
     /// The opening token's events.
     #[must_use]
     pub fn opening(&self) -> &[Event] {
-        &self.opening
+        self.timeline.opening()
     }
 
-    /// The content the events of step `step` were made with (`usize::MAX`: the opening).
+    /// The content the events of `at` were made with.
     #[must_use]
-    pub fn catalog_of(&self, step: usize) -> &Arc<Catalog> {
-        if step == usize::MAX {
-            return &self.opening_catalog;
-        }
-        self.steps()
-            .get(step)
-            .map_or(self.table.catalog(), |s| &s.catalog)
+    pub fn catalog_of(&self, at: Moment) -> &Arc<Catalog> {
+        self.timeline
+            .catalog_of(at)
+            .unwrap_or_else(|| self.table.catalog())
     }
 
     /// The move that plays `card` for `seat` on `cell`.
@@ -150,107 +130,42 @@ impl Sandbox {
 
     /// Play `mv` (any seat, any card); moves undone before are dropped.
     pub fn play(&mut self, mv: Move) -> Result<&Step, String> {
-        let mut after = self.base_for(mv.seat);
-        let mut events = Vec::new();
-        self.engine()
-            .play(&mut after, mv, &mut events)
-            .map_err(|e| e.to_string())?;
-        self.steps.truncate(self.applied);
-        let catalog = Arc::clone(self.table.catalog());
-        self.steps.push(Step {
-            mv,
-            events,
-            after,
-            catalog,
-        });
-        self.applied += 1;
-        Ok(&self.steps[self.applied - 1])
+        let base = self.base_for(mv.seat);
+        let engine = self.table.engine();
+        self.timeline
+            .play(&engine, self.table.catalog(), base, mv)
+            .map_err(|e| e.to_string())
     }
 
     /// Take back the last move; false when there is none.
     pub fn undo(&mut self) -> bool {
-        let can = self.applied > 0;
-        self.applied = self.applied.saturating_sub(1);
-        can
+        self.timeline.undo()
     }
 
     /// Play again the last move taken back; false when there is none.
     pub fn redo(&mut self) -> bool {
-        let can = self.applied < self.steps.len();
-        if can {
-            self.applied += 1;
-        }
-        can
+        self.timeline.redo()
     }
 
-    /// Whether there is something to undo / redo.
+    /// Whether there is something to undo.
     #[must_use]
     pub fn can_undo(&self) -> bool {
-        self.applied > 0
+        self.timeline.can_undo()
     }
 
     /// Whether there is something to redo.
     #[must_use]
     pub fn can_redo(&self) -> bool {
-        self.applied < self.steps.len()
+        self.timeline.can_redo()
     }
 
     /// Carry the whole sandbox (start, every move, undo and redo) over to `catalog`
     /// through `map` (the current content's ids to `catalog`'s, matched by `pack:id`).
-    /// When something the game uses is
-    /// gone, nothing changes and the list says what: first what the board and stacks
-    /// now in play use, then what moves in the undo and redo history use.
+    /// When something the game uses is gone, nothing changes and the list says what
+    /// ([`Timeline::carry_over`]).
     pub fn adopt(&mut self, catalog: Arc<Catalog>, map: &IdMap) -> Result<(), Vec<String>> {
-        // States and moves are kept in the current catalog's ids (a step's own catalog
-        // only describes its events).
         let old = Arc::clone(self.table.catalog());
-        let remap = |state: &GameState| crate::rules::remap_with(state, map, &old, &catalog);
-        let words = |lost: Vec<crate::rules::Lost>| lost.into_iter().map(|l| l.to_string());
-        let mut problems: Vec<String> = match remap(self.state()) {
-            Ok(_) => Vec::new(),
-            Err(lost) => words(lost).collect(),
-        };
-        let start = remap(&self.start);
-        let mut states = Vec::with_capacity(self.steps.len());
-        for (n, step) in self.steps.iter().enumerate() {
-            match remap(&step.after) {
-                Ok(s) => states.push(s),
-                Err(lost) if problems.is_empty() => problems.extend(
-                    words(lost).map(|l| format!("move {} in the undo history: {l}", n + 1)),
-                ),
-                Err(_) => {}
-            }
-        }
-        let start = match start {
-            Ok(s) if problems.is_empty() => s,
-            Ok(_) => return Err(problems),
-            Err(lost) => {
-                problems.extend(words(lost).map(|l| format!("the start: {l}")));
-                return Err(problems);
-            }
-        };
-        let mut plays = Vec::with_capacity(self.steps.len());
-        for (n, step) in self.steps.iter().enumerate() {
-            match step.mv.play {
-                Play::Card(c) => match map.card(c) {
-                    Some(id) => plays.push(Play::Card(id)),
-                    None => problems.push(format!(
-                        "move {} plays card {}, which is gone",
-                        n + 1,
-                        old.card(c).meta.key()
-                    )),
-                },
-                stack => plays.push(stack),
-            }
-        }
-        if !problems.is_empty() {
-            return Err(problems);
-        }
-        for ((step, after), play) in self.steps.iter_mut().zip(states).zip(plays) {
-            step.after = after;
-            step.mv.play = play;
-        }
-        self.start = start;
+        self.timeline.carry_over(&old, &catalog, map)?;
         self.table = Table::new(catalog);
         Ok(())
     }
@@ -260,7 +175,7 @@ impl Sandbox {
     #[must_use]
     pub fn replay(&self) -> Replay {
         let engine = self.engine();
-        let mut state = self.start.clone();
+        let mut state = self.timeline.start().clone();
         let mut report = Replay {
             first_difference: None,
             before: Vec::new(),
@@ -329,8 +244,7 @@ impl Sandbox {
 
     /// Back to the start, forgetting every move.
     pub fn reset(&mut self) {
-        self.steps.clear();
-        self.applied = 0;
+        self.timeline.reset();
     }
 
     /// The evaluator's best moves for `seat` with `cards` (each card on each empty cell),
@@ -382,7 +296,7 @@ pub struct SandboxScreen {
     hint: Option<(usize, Option<CardId>, Seat, Vec<Rated>)>,
     show_hint: bool,
     preview: Option<((Move, usize), Result<Preview, String>)>,
-    selected_event: Option<(usize, usize)>,
+    selected_event: Option<(Moment, usize)>,
     message: Option<String>,
     replay: Option<Replay>,
 }
@@ -776,11 +690,8 @@ impl SandboxScreen {
         self.hint.as_ref().map(|h| h.3.clone()).unwrap_or_default()
     }
 
-    fn event(&self, step: usize, index: usize) -> Option<&Event> {
-        if step == usize::MAX {
-            return self.sandbox.opening().get(index);
-        }
-        self.sandbox.steps().get(step)?.events.get(index)
+    fn event(&self, at: Moment, index: usize) -> Option<&Event> {
+        self.sandbox.timeline().events(at).get(index)
     }
 
     fn log(&mut self, ui: &mut Ui) {
@@ -820,12 +731,12 @@ impl SandboxScreen {
                 let opening = self.sandbox.opening();
                 if !opening.is_empty() {
                     ui.strong("Opening");
-                    let made_with = self.sandbox.catalog_of(usize::MAX);
+                    let made_with = self.sandbox.catalog_of(Moment::Opening);
                     for (i, e) in opening.iter().enumerate() {
                         let text = describe::event(made_with, e);
-                        let sel = self.selected_event == Some((usize::MAX, i));
+                        let sel = self.selected_event == Some((Moment::Opening, i));
                         if ui.selectable_label(sel, text).clicked() {
-                            clicked = Some((usize::MAX, i));
+                            clicked = Some((Moment::Opening, i));
                         }
                     }
                 }
@@ -847,9 +758,9 @@ impl SandboxScreen {
                     );
                     for (i, e) in step.events.iter().enumerate() {
                         let text = describe::event(&step.catalog, e);
-                        let sel = self.selected_event == Some((n, i));
+                        let sel = self.selected_event == Some((Moment::Move(n), i));
                         if ui.selectable_label(sel, text).clicked() {
-                            clicked = Some((n, i));
+                            clicked = Some((Moment::Move(n), i));
                         }
                     }
                 }

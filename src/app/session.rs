@@ -11,6 +11,7 @@ use crate::ai::{self, Budget, Level, Observation, PublicPlay};
 use crate::rules::{
     CardId, Catalog, Cell, DeckId, Engine, Event, EventKind, GameState, Hooks, Move, Play, Seat,
 };
+use crate::timeline::{Step, Timeline};
 
 use super::preview::{self, Preview};
 
@@ -53,21 +54,6 @@ pub struct Setup {
     pub controllers: [Controller; 2],
     /// The game's seed.
     pub seed: u64,
-}
-
-/// One move of the game, as it happened.
-#[derive(Clone, Debug)]
-pub struct Played {
-    /// The seat that moved.
-    pub seat: Seat,
-    /// The card it played.
-    pub card: CardId,
-    /// Where its token went.
-    pub cell: Cell,
-    /// Every event of the move, in order.
-    pub events: Vec<Event>,
-    /// Both scores after the move.
-    pub scores: [i64; 2],
 }
 
 /// The AI working out a move on another thread.
@@ -142,9 +128,7 @@ pub struct Session {
     /// The setup it started from.
     pub setup: Setup,
     table: Table,
-    state: GameState,
-    opening: Vec<Event>,
-    played: Vec<Played>,
+    timeline: Timeline,
     public: Vec<PublicPlay>,
     thinking: Option<Thinking>,
     conceded: Option<Seat>,
@@ -153,15 +137,13 @@ pub struct Session {
 impl Session {
     /// Start a game, or say why the decks cannot be played.
     pub fn start(catalog: Arc<Catalog>, setup: Setup) -> Result<Session, String> {
-        let table = Table::new(catalog);
+        let table = Table::new(Arc::clone(&catalog));
         let decks = [&setup.decks[0].stacks[..], &setup.decks[1].stacks[..]];
         let (state, opening) = table.deal(decks, setup.seed)?;
         Ok(Session {
             setup,
             table,
-            state,
-            opening,
-            played: Vec::new(),
+            timeline: Timeline::new(state, opening, catalog),
             public: Vec::new(),
             thinking: None,
             conceded: None,
@@ -183,19 +165,25 @@ impl Session {
     /// The current state.
     #[must_use]
     pub fn state(&self) -> &GameState {
-        &self.state
+        self.timeline.state()
+    }
+
+    /// The game's moves (a game only ever adds to it).
+    #[must_use]
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
     }
 
     /// The moves so far, oldest first.
     #[must_use]
-    pub fn played(&self) -> &[Played] {
-        &self.played
+    pub fn played(&self) -> &[Step] {
+        self.timeline.steps()
     }
 
     /// The opening token's events.
     #[must_use]
     pub fn opening(&self) -> &[Event] {
-        &self.opening
+        self.timeline.opening()
     }
 
     /// Who controls `seat`.
@@ -207,7 +195,7 @@ impl Session {
     /// Whether the game has ended (by the rules or a concession).
     #[must_use]
     pub fn is_over(&self) -> bool {
-        self.state.is_over() || self.conceded.is_some()
+        self.timeline.state().is_over() || self.conceded.is_some()
     }
 
     /// The seat that conceded, if one did.
@@ -222,65 +210,55 @@ impl Session {
         if let Some(seat) = self.conceded {
             return Some(seat.other());
         }
-        self.state.outcome().and_then(|o| o.winner)
+        self.timeline.state().outcome().and_then(|o| o.winner)
     }
 
     /// Whether a person is to move now.
     #[must_use]
     pub fn human_to_move(&self) -> bool {
-        !self.is_over() && self.controller(self.state.turn()) == Controller::Human
+        !self.is_over() && self.controller(self.timeline.state().turn()) == Controller::Human
     }
 
     /// Each seat's score after every move, from 0–0 before the first.
     #[must_use]
     pub fn score_trail(&self) -> Vec<[i64; 2]> {
-        std::iter::once([0, 0])
-            .chain(self.played.iter().map(|p| p.scores))
-            .collect()
+        self.timeline.score_trail()
     }
 
     /// Both seats' income on the current board.
     #[must_use]
     pub fn incomes(&self) -> [i64; 2] {
-        self.engine().incomes(&self.state).unwrap_or([0, 0])
+        self.engine()
+            .incomes(self.timeline.state())
+            .unwrap_or([0, 0])
     }
 
     /// What playing stack `stack` on `cell` would do, for the seat to move.
     pub fn preview(&self, stack: u8, cell: Cell) -> Result<Preview, String> {
         let mv = Move {
-            seat: self.state.turn(),
+            seat: self.timeline.state().turn(),
             play: Play::Stack(stack),
             cell,
         };
-        preview::preview(&self.engine(), &self.state, mv)
+        preview::preview(&self.engine(), self.timeline.state(), mv)
     }
 
     /// Play a move for the seat to move.
-    pub fn play(&mut self, mv: Move) -> Result<&Played, String> {
+    pub fn play(&mut self, mv: Move) -> Result<&Step, String> {
         // Whatever happens, a pending AI answer is for the position before this move.
         self.thinking = None;
         if self.conceded.is_some() {
             return Err("the game is over".into());
         }
-        let card = self
-            .engine()
-            .check(&self.state, mv)
+        let state = self.timeline.state().clone();
+        let engine = self.table.engine();
+        let played = self
+            .timeline
+            .play(&engine, self.table.catalog(), state, mv)
             .map_err(|e| e.to_string())?;
-        let mut events = Vec::new();
-        self.table
-            .engine()
-            .play(&mut self.state, mv, &mut events)
-            .map_err(|e| e.to_string())?;
-        ai::observe::record(&mut self.public, &events);
-        self.played.push(Played {
-            seat: mv.seat,
-            card,
-            cell: mv.cell,
-            events,
-            scores: [self.state.score(Seat::One), self.state.score(Seat::Two)],
-        });
+        ai::observe::record(&mut self.public, &played.events);
         self.thinking = None;
-        Ok(&self.played[self.played.len() - 1])
+        Ok(played)
     }
 
     /// Concede for `seat`.
@@ -300,11 +278,11 @@ impl Session {
     /// Drive the AI: start it when it is its turn, and play its answer once it has come
     /// and `settings.delay` has passed since its turn began. Returns the move played.
     /// Never blocks.
-    pub fn poll_ai(&mut self, settings: AiSettings) -> Result<Option<&Played>, String> {
+    pub fn poll_ai(&mut self, settings: AiSettings) -> Result<Option<&Step>, String> {
         if self.is_over() {
             return Ok(None);
         }
-        let seat = self.state.turn();
+        let seat = self.timeline.state().turn();
         let Controller::Ai(level) = self.controller(seat) else {
             return Ok(None);
         };
@@ -348,9 +326,9 @@ impl Session {
     fn think(&self, seat: Seat, level: Level, think: Duration) -> Thinking {
         let (tx, rx) = mpsc::channel();
         let catalog = Arc::clone(self.table.catalog());
-        let obs = Observation::new(&self.state, seat, &self.public, false);
+        let obs = Observation::new(self.timeline.state(), seat, &self.public, false);
         let seed = self.setup.seed
-            ^ u64::from(self.state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ u64::from(self.timeline.state().moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ u64::from(seat.number());
         // If the thread cannot start, the sender is dropped with it and the next poll
         // reports "the AI stopped without a move".

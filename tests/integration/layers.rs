@@ -13,6 +13,7 @@ use crate::support::root;
 const LAYERS: &[(&str, u8)] = &[
     ("rules", 0),
     ("fsutil", 1),
+    ("timeline", 1),
     ("content", 2),
     ("script", 3),
     ("scenario", 4),

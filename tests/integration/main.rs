@@ -17,6 +17,7 @@
 //! - `reload`: live reload of packs, and the sandbox keeping its game across one.
 //! - `profile`: saved decks and settings: fixture formats, migration, set-aside files,
 //!   atomic saves (a saving process killed half-way leaves one whole deck).
+//! - `timeline`: the game timeline: moves, undo/redo, carry-over to changed content.
 //! - `remap`: a game carried over to changed content.
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
@@ -38,3 +39,4 @@ mod remap;
 mod scenarios;
 mod scripts;
 mod support;
+mod timeline;

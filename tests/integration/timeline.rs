@@ -1,0 +1,116 @@
+//! The one game timeline (start, moves with events, cursor, undo/redo, carry-over to
+//! changed content) the sandbox and client games share.
+
+use std::sync::Arc;
+
+use tokensmith::rules::{Catalog, Cell, Engine, IdMap, Move, NoHooks, Play};
+use tokensmith::timeline::{Moment, Timeline};
+
+use crate::support::base_catalog;
+
+fn dealt(catalog: &Arc<Catalog>) -> Timeline {
+    let engine = Engine::new(catalog, &NoHooks);
+    let deck = &catalog.decks[0].stacks;
+    let mut opening = Vec::new();
+    let start = engine
+        .new_game([deck, deck], 3, &mut opening)
+        .unwrap_or_else(|e| panic!("{e}"));
+    Timeline::new(start, opening, Arc::clone(catalog))
+}
+
+fn play(t: &mut Timeline, catalog: &Arc<Catalog>, x: i32) {
+    let engine = Engine::new(catalog, &NoHooks);
+    let mv = Move {
+        seat: t.state().turn(),
+        play: Play::Stack(0),
+        cell: Cell::new(x, 0),
+    };
+    let state = t.state().clone();
+    t.play(&engine, catalog, state, mv)
+        .unwrap_or_else(|e| panic!("move at ({x}, 0): {e}"));
+}
+
+#[test]
+fn moves_undo_redo_and_a_new_move_drops_what_was_undone() {
+    let catalog = Arc::new(base_catalog());
+    let mut t = dealt(&catalog);
+    assert!(!t.can_undo() && !t.can_redo());
+    play(&mut t, &catalog, 0);
+    play(&mut t, &catalog, 1);
+    assert_eq!(t.steps().len(), 2);
+    assert_eq!(t.state(), &t.steps()[1].after);
+    assert_eq!(t.score_trail().len(), 3);
+    assert_eq!(t.score_trail()[2], t.steps()[1].scores());
+    assert!(!t.events(Moment::Move(1)).is_empty());
+    assert!(t.undo());
+    assert_eq!(t.steps().len(), 1);
+    assert!(
+        t.events(Moment::Move(1)).is_empty(),
+        "an undone move shows no events"
+    );
+    assert!(t.can_redo());
+    assert!(t.redo());
+    assert_eq!(t.steps().len(), 2);
+    assert!(t.undo() && t.undo() && !t.undo());
+    assert_eq!(t.state(), t.start());
+    play(&mut t, &catalog, 2);
+    assert!(!t.can_redo(), "a new move drops the moves undone before it");
+    assert_eq!(t.steps()[0].mv.cell, Cell::new(2, 0));
+}
+
+#[test]
+fn a_refused_move_changes_nothing() {
+    let catalog = Arc::new(base_catalog());
+    let mut t = dealt(&catalog);
+    play(&mut t, &catalog, 0);
+    let engine = Engine::new(&catalog, &NoHooks);
+    let taken = Move {
+        seat: t.state().turn(),
+        play: Play::Stack(0),
+        cell: Cell::new(0, 0),
+    };
+    let state = t.state().clone();
+    assert!(t.play(&engine, &catalog, state, taken).is_err());
+    assert_eq!(t.steps().len(), 1);
+}
+
+#[test]
+fn carrying_over_keeps_every_move_or_changes_nothing() {
+    let catalog = Arc::new(base_catalog());
+    let mut t = dealt(&catalog);
+    play(&mut t, &catalog, 0);
+    play(&mut t, &catalog, 1);
+    t.undo();
+    // The same content in another order: everything follows by key, the redo history too.
+    let mut shuffled = (*catalog).clone();
+    shuffled.cards.reverse();
+    shuffled.reindex();
+    let map = IdMap::new(&catalog, &shuffled);
+    let mut moved = t.clone();
+    moved
+        .carry_over(&catalog, &shuffled, &map)
+        .unwrap_or_else(|p| panic!("{p:?}"));
+    let key = |c: &Catalog, card| c.card(card).meta.key();
+    assert_eq!(
+        key(&shuffled, moved.steps()[0].card),
+        key(&catalog, t.steps()[0].card)
+    );
+    assert!(moved.redo());
+    // A card the game uses gone: nothing changes, and the problems say what.
+    let first = t.steps()[0].card;
+    let mut fewer = (*catalog).clone();
+    fewer.cards[first.index()].meta.id = "renamed".into();
+    let map = IdMap::new(&catalog, &fewer);
+    let before = t.clone();
+    let problems = t
+        .carry_over(&catalog, &fewer, &map)
+        .err()
+        .unwrap_or_default();
+    assert!(!problems.is_empty(), "a missing card must be reported");
+    assert!(
+        problems.iter().any(|p| p.contains(&key(&catalog, first))),
+        "{problems:?}"
+    );
+    assert_eq!(t.state(), before.state());
+    assert_eq!(t.steps()[0].card, before.steps()[0].card);
+}
