@@ -10,7 +10,7 @@ use rand::RngExt;
 use super::board::Token;
 use super::catalog::{Area, Catalog, NO_AREA};
 use super::event::{Cause, Event, EventKind, RemoveReason};
-use super::hooks::{HookError, Hooks};
+use super::hooks::{HookError, HookErrorKind, Hooks};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::{GameState, GameView};
 
@@ -167,7 +167,7 @@ impl<'a> Effects<'a> {
         }
         let limit = self.catalog.rules.limits.events;
         if self.emitted > limit {
-            self.fail(HookError::new(format!(
+            self.fail(HookError::of(HookErrorKind::Limit, format!(
                 "the move made more than {limit} changes (rules.limits.events); is a hook stuck in a loop?"
             )));
             return;
@@ -244,10 +244,13 @@ impl<'a> Effects<'a> {
         if let Some(script) = def.script {
             let limit = self.catalog.rules.limits.hook_depth;
             if self.depth >= limit {
-                let error = HookError::new(format!(
-                    "hooks triggered each other more than {limit} deep (rules.limits.hook_depth): {} was destroyed by a hook that ran inside {limit} others",
-                    self.catalog.token_type(token.kind).meta.key()
-                ));
+                let error = HookError::of(
+                    HookErrorKind::Limit,
+                    format!(
+                        "hooks triggered each other more than {limit} deep (rules.limits.hook_depth): {} was destroyed by a hook that ran inside {limit} others",
+                        self.catalog.token_type(token.kind).meta.key()
+                    ),
+                );
                 self.fail(error.clone());
                 return Err(error);
             }
@@ -509,9 +512,10 @@ impl<'a> Effects<'a> {
         let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
         self.logged = self.logged.saturating_add(len);
         if self.logged > limit {
-            let error = HookError::new(format!(
-                "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
-            ));
+            let error = HookError::of(
+                HookErrorKind::Limit,
+                format!("the move logged more than {limit} bytes of text (rules.limits.log_bytes)"),
+            );
             self.fail(error.clone());
             return Err(error);
         }

@@ -10,20 +10,82 @@ use super::effects::Effects;
 use super::ids::{Cell, ScriptId, Seat};
 use super::state::GameView;
 
-/// A script failed: the move is refused and the state stays as it was.
+/// A script failed: the move is refused and the state stays as it was. Callers match on
+/// [`HookError::kind`] and read [`HookError::place`]; `message` is the text to show.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct HookError {
+    /// What went wrong, for callers to match on.
+    pub kind: HookErrorKind,
+    /// The script file and line it happened at, when known.
+    pub place: Option<ScriptPlace>,
     /// Where and what, ready to show (`pack/scripts/file.lua:12: message`).
     pub message: String,
 }
 
+/// What kind of failure a [`HookError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HookErrorKind {
+    /// The script raised an error, or called `ctx` wrongly (a cell off the board, an
+    /// unknown token type, a bad argument).
+    Script,
+    /// A limit of the move or the call was passed: instructions, the move's clock, hook
+    /// nesting, events or log text (`rules.limits`, `scripts.instructions`), or memory.
+    Limit,
+    /// A hook returned a value of the wrong type (`income` must give a whole number,
+    /// `evaluate` a number).
+    Return,
+    /// The host could not run the hook at all (no script host, a script not loaded, a
+    /// script's state that could not be put back).
+    Host,
+}
+
+/// A place in a script: `pack/path.lua` and a line (1-based).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ScriptPlace {
+    /// The script, as messages name it (`pack/scripts/file.lua`).
+    pub script: String,
+    /// The line.
+    pub line: u32,
+}
+
 impl HookError {
-    /// A hook error with this message.
+    /// A script error ([`HookErrorKind::Script`]) with this message; its place is read
+    /// from a leading `pack/file.lua:LINE: ` if it has one.
     pub fn new(message: impl Into<String>) -> HookError {
+        HookError::of(HookErrorKind::Script, message)
+    }
+
+    /// An error of `kind` with this message (its place read as for [`HookError::new`]).
+    pub fn of(kind: HookErrorKind, message: impl Into<String>) -> HookError {
+        let message = message.into();
         HookError {
-            message: message.into(),
+            kind,
+            place: ScriptPlace::leading(&message),
+            message,
         }
+    }
+}
+
+impl ScriptPlace {
+    /// The place a message starts with (`pack/scripts/file.lua:12: …`), if any.
+    #[must_use]
+    pub fn leading(message: &str) -> Option<ScriptPlace> {
+        let end = message.find(".lua:")? + ".lua".len();
+        let script = &message[..end];
+        if script.contains(char::is_whitespace) {
+            return None;
+        }
+        let after = &message[end + 1..];
+        let digits = after.find(|c: char| !c.is_ascii_digit())?;
+        if digits == 0 || !after[digits..].starts_with(": ") {
+            return None;
+        }
+        let line = after[..digits].parse().ok()?;
+        Some(ScriptPlace {
+            script: script.to_string(),
+            line,
+        })
     }
 }
 
@@ -94,10 +156,10 @@ pub struct NoHooks;
 
 impl NoHooks {
     fn missing(script: ScriptId) -> HookError {
-        HookError::new(format!(
-            "script #{} cannot run: no script host is loaded",
-            script.0
-        ))
+        HookError::of(
+            HookErrorKind::Host,
+            format!("script #{} cannot run: no script host is loaded", script.0),
+        )
     }
 }
 

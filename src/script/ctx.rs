@@ -11,7 +11,8 @@ use std::rc::Rc;
 use mlua::{Lua, Table, Value};
 
 use crate::rules::{
-    Cause, Cell as BoardCell, Effects, GameView, MoveResult, ScriptId, Seat, Token,
+    Cause, Cell as BoardCell, Effects, GameView, HookError, HookErrorKind, MoveResult, ScriptId,
+    Seat, Token,
 };
 
 /// What the `ctx` functions act on right now.
@@ -31,7 +32,7 @@ pub(super) struct Slot {
     current: Cell<Current>,
     script: Cell<ScriptId>,
     /// A bad ctx call in this hook call, kept even if the script caught it.
-    failure: std::cell::RefCell<Option<String>>,
+    failure: std::cell::RefCell<Option<(HookErrorKind, String)>>,
 }
 
 impl Default for Slot {
@@ -111,7 +112,7 @@ impl Slot {
                         "ctx:{what} cannot change the game from a read-only hook (income, evaluate)"
                     ),
                 );
-                self.poison(&error);
+                self.poison(&error, HookErrorKind::Script);
                 Err(error)
             }
             Current::Effects(p) => {
@@ -131,6 +132,7 @@ impl Slot {
                 let result = f(fx);
                 fx.set_cause(saved);
                 // A limit the change ran into (too many events) stops the script too.
+                let kind = fx.failure().map_or(HookErrorKind::Script, |f| f.kind);
                 let result = match (result, fx.failure()) {
                     (Ok(_), Some(failed)) => Err(failed.message.clone()),
                     (result, _) => result,
@@ -144,10 +146,10 @@ impl Slot {
                         located(lua, &format!("ctx:{what}: {e}"))
                     };
                     // A bad ctx call refuses the move even when the script catches it.
-                    fx.fail(crate::rules::HookError::new(super::message(&error)));
+                    fx.fail(HookError::of(kind, super::message(&error)));
                     self.failure
                         .borrow_mut()
-                        .get_or_insert(super::message(&error));
+                        .get_or_insert((kind, super::message(&error)));
                     error
                 })
             }
@@ -228,7 +230,7 @@ impl mlua::FromLua for Int {
 fn bad_argument(lua: &Lua, message: &str) -> mlua::Error {
     let error = located(lua, message);
     if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
-        slot.poison(&error);
+        slot.poison(&error, HookErrorKind::Script);
     }
     error
 }
@@ -302,18 +304,18 @@ impl mlua::FromLua for Spec {
 
 impl Slot {
     /// Refuse the move under way (if any) with this error, even if the script catches it.
-    fn poison(&self, error: &mlua::Error) {
+    fn poison(&self, error: &mlua::Error, kind: HookErrorKind) {
         let text = super::message(error);
         if let Current::Effects(p) = self.current.get() {
             // SAFETY: see `view`; only the failure slot is touched.
             let fx = unsafe { &mut *p };
-            fx.fail(crate::rules::HookError::new(text.clone()));
+            fx.fail(HookError::of(kind, text.clone()));
         }
-        self.failure.borrow_mut().get_or_insert(text);
+        self.failure.borrow_mut().get_or_insert((kind, text));
     }
 
     /// The bad ctx call of the hook call that just ended, if any.
-    pub fn take_failure(&self) -> Option<String> {
+    pub fn take_failure(&self) -> Option<(HookErrorKind, String)> {
         self.failure.borrow_mut().take()
     }
 }
@@ -360,7 +362,7 @@ fn charge(lua: &Lua, budget: &super::sandbox::Budget, cost: f64, what: &str) -> 
     budget.charge(cost).map_err(|o| {
         let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
         if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
-            slot.poison(&error);
+            slot.poison(&error, HookErrorKind::Limit);
         }
         error
     })
@@ -456,7 +458,7 @@ pub(super) fn make(
     func!("score", |lua, s, (Int(n),): (Int,)| {
         let seat = seat(n).map_err(|e| {
             let error = located(lua, &format!("ctx:score: {e}"));
-            s.poison(&error);
+            s.poison(&error, HookErrorKind::Script);
             error
         })?;
         s.view(|v| Ok(v.state.score(seat)))
@@ -614,7 +616,7 @@ pub(super) fn make(
                 let error = format!(
                     "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
                 );
-                fx.fail(crate::rules::HookError::new(error.clone()));
+                fx.fail(HookError::of(HookErrorKind::Limit, error.clone()));
                 return Err(error);
             }
             fx.log(crate::script::clean(&text.to_string_lossy()))

@@ -22,7 +22,9 @@ use mlua::{Function, Lua, Value};
 use crate::content::diagnostic::Diagnostic;
 use crate::content::yaml::Loc;
 use crate::content::{self, LoadOptions, Loaded};
-use crate::rules::{Catalog, Cell, Effects, GameView, HookError, Hooks, ScriptId, Token, nearest};
+use crate::rules::{
+    Catalog, Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, Token, nearest,
+};
 use sandbox::Budget;
 
 /// The hooks a script may define (`evaluate` only in a pack's `ai.lua`).
@@ -264,10 +266,10 @@ impl ScriptHost {
         enter: impl FnOnce(&ctx::Slot) -> ctx::Entered<'_>,
     ) -> Result<Option<R>, HookError> {
         let Some(Some(s)) = self.scripts.get(script.index()) else {
-            return Err(HookError::new(format!(
-                "script #{} is not loaded",
-                script.0
-            )));
+            return Err(HookError::of(
+                HookErrorKind::Host,
+                format!("script #{} is not loaded", script.0),
+            ));
         };
         let Some(function) = &s.hooks[hook as usize] else {
             return Ok(None);
@@ -277,11 +279,12 @@ impl ScriptHost {
             self.restore_dirty();
         }
         if let Some(e) = self.broken.borrow().as_ref() {
-            return Err(HookError::new(e.clone()));
+            return Err(HookError::of(HookErrorKind::Host, e.clone()));
         }
         let state = &self.states[s.state];
-        let fail = |text: String| {
-            HookError::new(
+        let fail = |kind: HookErrorKind, text: String| {
+            HookError::of(
+                kind,
                 if text.starts_with(&s.name) || split_place(&text).is_some() {
                     text
                 } else {
@@ -291,7 +294,7 @@ impl ScriptHost {
         };
         self.budget
             .enter(hook.name(), state.instructions)
-            .map_err(fail)?;
+            .map_err(|text| fail(HookErrorKind::Limit, text))?;
         // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
         // shares the ctx table: give the outer call its fields back afterwards.
         let outermost = state.depth.get() == 0;
@@ -321,15 +324,28 @@ impl ScriptHost {
         drop(entered);
         // A bad ctx call the script caught still fails the hook (read-only hooks too),
         // and so does a spent budget, whatever the script did with the error.
-        let result = match (result, state.slot.take_failure(), self.budget.exceeded()) {
-            (Ok(_), Some(failure), _) => Err(mlua::Error::RuntimeError(failure)),
-            (Ok(_), None, Some(o)) => Err(mlua::Error::RuntimeError(o.describe())),
-            (result, _, _) => result,
+        let exceeded = self.budget.exceeded();
+        let (result, known) = match (result, state.slot.take_failure(), exceeded) {
+            (Ok(_), Some((kind, failure)), _) => {
+                (Err(mlua::Error::RuntimeError(failure)), Some(kind))
+            }
+            (Ok(_), None, Some(o)) => (
+                Err(mlua::Error::RuntimeError(o.describe())),
+                Some(HookErrorKind::Limit),
+            ),
+            (result, failure, _) => (result, failure.map(|(kind, _)| kind)),
         };
         if let Some(fields) = saved {
             let _ = state.ctx.restore_fields(fields);
         }
-        result.map(Some).map_err(|e| fail(message(&e)))
+        result.map(Some).map_err(|e| {
+            let kind = if is_memory(&e) || exceeded.is_some() {
+                HookErrorKind::Limit
+            } else {
+                known.unwrap_or(HookErrorKind::Script)
+            };
+            fail(kind, message(&e))
+        })
     }
 
     /// Bytes the packs' Lua states hold now, live data and garbage not yet collected
@@ -637,6 +653,17 @@ pub(crate) fn clean(text: &str) -> String {
     out
 }
 
+/// Whether `e` is (or wraps) running out of the pack's script memory.
+fn is_memory(e: &mlua::Error) -> bool {
+    match e {
+        mlua::Error::MemoryError(_) => true,
+        mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => {
+            is_memory(cause)
+        }
+        _ => false,
+    }
+}
+
 fn raw_message(e: &mlua::Error) -> String {
     match e {
         mlua::Error::RuntimeError(s) | mlua::Error::SyntaxError { message: s, .. } => s.clone(),
@@ -760,11 +787,14 @@ impl Hooks for ScriptHost {
                 #[allow(clippy::cast_possible_truncation)]
                 Ok(f as i64)
             }
-            Some(other) => Err(HookError::new(format!(
-                "{}: in income: the hook must return a whole number, got {}",
-                self.script_name(script),
-                describe(&other)
-            ))),
+            Some(other) => Err(HookError::of(
+                HookErrorKind::Return,
+                format!(
+                    "{}: in income: the hook must return a whole number, got {}",
+                    self.script_name(script),
+                    describe(&other)
+                ),
+            )),
         }
     }
 
@@ -817,11 +847,14 @@ impl ScriptHost {
                 Some(Value::Number(f)) if f.is_finite() => f,
                 None | Some(Value::Nil) => 0.0,
                 Some(other) => {
-                    return Err(HookError::new(format!(
-                        "{}: in evaluate: the hook must return a number, got {}",
-                        self.script_name(script),
-                        describe(&other)
-                    )));
+                    return Err(HookError::of(
+                        HookErrorKind::Return,
+                        format!(
+                            "{}: in evaluate: the hook must return a number, got {}",
+                            self.script_name(script),
+                            describe(&other)
+                        ),
+                    ));
                 }
             };
         }

@@ -15,7 +15,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tokensmith::content::{LoadOptions, Loaded, PackFolder};
-use tokensmith::rules::{Catalog, Cell, Engine, Event, EventKind, GameState, Move, Play};
+use tokensmith::rules::{
+    Catalog, Cell, Engine, Event, EventKind, GameState, HookError, HookErrorKind, Move, MoveError,
+    Play,
+};
 use tokensmith::scenario::{self, Outcome, PackPaths};
 use tokensmith::script::{self, ScriptHost};
 
@@ -1507,4 +1510,73 @@ fn script_memory_stays_bounded_over_long_play() {
         most < after_load + 512 * 1024,
         "script memory grew from {after_load} bytes to {most} over 60,000 moves"
     );
+}
+
+/// The error a move playing `card` at (0, 0) is refused with.
+fn refusal(f: &Fixture, card: &str) -> HookError {
+    let host = ScriptHost::new(&f.catalog).expect("the scripts compile");
+    let engine = Engine::new(&f.catalog, &host);
+    let deck = &f.catalog.decks[0].stacks;
+    let mut events = Vec::new();
+    let mut state = engine
+        .new_game([deck, deck], 7, &mut events)
+        .expect("the starter deck is legal");
+    let mv = Move {
+        seat: state.turn(),
+        play: Play::Card(f.catalog.card_named(card).unwrap_or_else(|e| panic!("{e}"))),
+        cell: Cell::new(0, 0),
+    };
+    match engine.play(&mut state, mv, &mut events) {
+        Err(MoveError::Script(e)) => e,
+        other => panic!("{card}: expected a script refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn hook_errors_say_their_kind_and_place() {
+    let f = pack(&[
+        (
+            "boom",
+            "return { on_place = function(ctx)\n  error('boom')\nend }\n",
+        ),
+        (
+            "offboard",
+            "return { on_place = function(ctx)\n  ctx:damage(99, 99, 1)\nend }\n",
+        ),
+        (
+            "spin",
+            "return { on_place = function(ctx)\n  while true do end\nend }\n",
+        ),
+        (
+            "flood",
+            "return { on_place = function(ctx)\n  for i = 1, 1e9 do ctx:log('x') end\nend }\n",
+        ),
+        (
+            "caught",
+            "return { on_place = function(ctx)\n  pcall(function() while true do end end)\nend }\n",
+        ),
+    ]);
+    for (card, kind, line) in [
+        ("boom", HookErrorKind::Script, Some(2)),
+        ("offboard", HookErrorKind::Script, Some(2)),
+        ("spin", HookErrorKind::Limit, Some(2)),
+        ("flood", HookErrorKind::Limit, Some(2)),
+        ("caught", HookErrorKind::Limit, None),
+    ] {
+        let e = refusal(&f, card);
+        assert_eq!(e.kind, kind, "{card}: {}", e.message);
+        if let Some(line) = line {
+            let place = e
+                .place
+                .clone()
+                .unwrap_or_else(|| panic!("{card}: no place in {}", e.message));
+            assert_eq!(
+                place.script,
+                format!("t/scripts/{card}.lua"),
+                "{}",
+                e.message
+            );
+            assert_eq!(place.line, line, "{card}: {}", e.message);
+        }
+    }
 }
