@@ -125,7 +125,10 @@ fn deck_editor(mods: &std::path::Path) -> (Harness<'static, App>, tempfile::Temp
         std::fs::write(decks.join(format!("deck-{n}.yaml")), text)
             .unwrap_or_else(|e| panic!("{e}"));
     }
-    let app = App::with_profile(library, Profile::open(profile.path()));
+    let app = App::with_profile(
+        library,
+        Profile::open(profile.path()).map_err(|e| e.to_string()),
+    );
     let mut h = Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
         .build_ui_state(|ui, app: &mut App| app.show(ui), app);

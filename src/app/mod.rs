@@ -566,7 +566,7 @@ pub fn run(content: PathBuf, mods: PathBuf, profile: Option<PathBuf>) -> anyhow:
     let profile = profile
         .or_else(Profile::default_dir)
         .ok_or_else(|| "No profile folder: this system names no data folder; start with --profile DIR to keep decks and settings.".to_string())
-        .and_then(|dir| Profile::open(&dir));
+        .and_then(|dir| Profile::open(&dir).map_err(|e| e.to_string()));
     let mut app = App::with_profile(library, profile);
     app.enable_live_reload(crate::reload::DEBOUNCE);
     let options = eframe::NativeOptions {

@@ -215,6 +215,54 @@ pub fn parse_deck(text: &str, id: &str) -> Result<(SavedDeck, bool), String> {
     }
 }
 
+/// Why the profile could not do what was asked. Callers match on the kind; `Display`
+/// gives the text to show.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    /// The profile folder cannot be created.
+    #[error(
+        "cannot create the profile folder {}: {reason}",
+        crate::fsutil::shown(path)
+    )]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What the system said.
+        reason: String,
+    },
+    /// Not a valid deck id.
+    #[error("'{id}' cannot be a deck id: use lowercase letters, digits, '_' and '-'")]
+    BadId {
+        /// The id asked for.
+        id: String,
+    },
+    /// A new deck's id is taken (creating never replaces a file).
+    #[error(
+        "cannot save {}: a deck with this id is saved already",
+        crate::fsutil::shown(path)
+    )]
+    Exists {
+        /// The file that is there.
+        path: PathBuf,
+    },
+    /// Writing or deleting a file failed.
+    #[error("cannot {action} {}: {reason}", crate::fsutil::shown(path))]
+    Io {
+        /// `save` or `delete`.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        reason: String,
+    },
+    /// The settings file on disk could not be read, so it is kept and not overwritten.
+    #[error("{0}")]
+    SettingsKept(String),
+    /// A deck file whose name is not an id could not be given one.
+    #[error("{0}")]
+    Rename(String),
+}
+
 /// The profile folder and what reading it found.
 #[derive(Debug)]
 pub struct Profile {
@@ -233,9 +281,11 @@ impl Profile {
     }
 
     /// Open (and create if needed) the profile at `dir`.
-    pub fn open(dir: &Path) -> Result<Profile, String> {
-        std::fs::create_dir_all(dir.join("decks"))
-            .map_err(|e| format!("cannot create the profile folder {}: {e}", dir.display()))?;
+    pub fn open(dir: &Path) -> Result<Profile, ProfileError> {
+        std::fs::create_dir_all(dir.join("decks")).map_err(|e| ProfileError::Folder {
+            path: dir.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         Ok(Profile {
             dir: dir.to_path_buf(),
             notes: Vec::new(),
@@ -309,10 +359,10 @@ impl Profile {
 
     /// A deck read from a file whose name cannot be an id (`My Deck.yaml`): saved anew
     /// under a free id made from its name, the original kept as `NAME.yaml.orig`.
-    fn give_id(&mut self, path: &Path, mut deck: SavedDeck) -> Result<SavedDeck, String> {
+    fn give_id(&mut self, path: &Path, mut deck: SavedDeck) -> Result<SavedDeck, ProfileError> {
         // The original goes aside first, so the new id may be its name in other case.
         let kept = crate::fsutil::move_aside(path, "yaml.orig").map_err(|e| {
-            format!("cannot move it aside to give it an id ({e}); rename it to lowercase letters, digits, '-' and '_'")
+            ProfileError::Rename(format!("cannot move it aside to give it an id ({e}); rename it to lowercase letters, digits, '-' and '_'"))
         })?;
         deck.id = id_for(&deck.id, |id| self.is_taken(id));
         let new = match self.create(&deck) {
@@ -322,7 +372,7 @@ impl Profile {
                     |r| format!("; it stays as {} ({r})", kept.display()),
                     |()| String::new(),
                 );
-                return Err(format!("{e}{back}"));
+                return Err(ProfileError::Rename(format!("{e}{back}")));
             }
         };
         self.notes.push(format!(
@@ -349,17 +399,16 @@ impl Profile {
     }
 
     /// Save a new deck (atomically), refusing to replace a file that is there.
-    pub fn create(&self, deck: &SavedDeck) -> Result<PathBuf, String> {
+    pub fn create(&self, deck: &SavedDeck) -> Result<PathBuf, ProfileError> {
         self.write(deck, false)
     }
 
     /// Write `deck` to its file atomically, replacing one that is there or not.
-    fn write(&self, deck: &SavedDeck, replace: bool) -> Result<PathBuf, String> {
+    fn write(&self, deck: &SavedDeck, replace: bool) -> Result<PathBuf, ProfileError> {
         if !valid_id(&deck.id) {
-            return Err(format!(
-                "'{}' cannot be a deck id: use lowercase letters, digits, '_' and '-'",
-                deck.id
-            ));
+            return Err(ProfileError::BadId {
+                id: deck.id.clone(),
+            });
         }
         let path = self.deck_path(&deck.id);
         let bytes = deck.to_yaml();
@@ -368,7 +417,17 @@ impl Profile {
         } else {
             crate::fsutil::write_atomic_new(&path, bytes.as_bytes())
         };
-        written.map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+        written.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                ProfileError::Exists { path: path.clone() }
+            } else {
+                ProfileError::Io {
+                    action: "save",
+                    path: path.clone(),
+                    reason: e.to_string(),
+                }
+            }
+        })?;
         Ok(path)
     }
 
@@ -461,13 +520,18 @@ impl Profile {
     }
 
     /// Save the settings (atomically).
-    pub fn save_settings(&self, settings: &Settings) -> Result<PathBuf, String> {
+    pub fn save_settings(&self, settings: &Settings) -> Result<PathBuf, ProfileError> {
         if let Some(why) = &self.settings_blocked {
-            return Err(why.clone());
+            return Err(ProfileError::SettingsKept(why.clone()));
         }
         let path = self.settings_path();
-        crate::fsutil::write_atomic(&path, settings.to_yaml().as_bytes())
-            .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+        crate::fsutil::write_atomic(&path, settings.to_yaml().as_bytes()).map_err(|e| {
+            ProfileError::Io {
+                action: "save",
+                path: path.clone(),
+                reason: e.to_string(),
+            }
+        })?;
         Ok(path)
     }
 
@@ -477,17 +541,21 @@ impl Profile {
     }
 
     /// Save `deck` (atomically), replacing the deck with its id.
-    pub fn save(&self, deck: &SavedDeck) -> Result<PathBuf, String> {
+    pub fn save(&self, deck: &SavedDeck) -> Result<PathBuf, ProfileError> {
         self.write(deck, true)
     }
 
     /// Delete the deck `id`; false when there was none.
-    pub fn delete(&self, id: &str) -> Result<bool, String> {
+    pub fn delete(&self, id: &str) -> Result<bool, ProfileError> {
         let path = self.deck_path(id);
         match std::fs::remove_file(&path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(format!("cannot delete {}: {e}", path.display())),
+            Err(e) => Err(ProfileError::Io {
+                action: "delete",
+                path,
+                reason: e.to_string(),
+            }),
         }
     }
 }

@@ -14,7 +14,7 @@ use tokensmith::rules::Seat;
 use super::client::{base_library, harness_for};
 
 fn profile_at(dir: &std::path::Path) -> Result<Profile, String> {
-    Profile::open(dir)
+    Profile::open(dir).map_err(|e| e.to_string())
 }
 
 /// A profile folder holding one deck file, `name` under `decks/`.

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use tokensmith::profile::{
-    FORMAT_VERSION, Profile, SavedDeck, Settings, id_for, parse_deck, valid_id,
+    FORMAT_VERSION, Profile, ProfileError, SavedDeck, Settings, id_for, parse_deck, valid_id,
 };
 
 use super::support::{base_catalog, copy_tree, root};
@@ -133,11 +133,20 @@ fn a_save_interrupted_half_way_leaves_the_old_deck_intact() {
     assert_eq!(read(&path), before);
     assert!(again.notes.is_empty(), "{:?}", again.notes);
     // A bad id is refused before anything is written.
+    // Creating never replaces: the kind says the id is taken.
+    assert!(
+        matches!(profile.create(&deck), Err(ProfileError::Exists { .. })),
+        "{:?}",
+        profile.create(&deck)
+    );
     let bad = SavedDeck {
         id: "../escape".into(),
         ..deck
     };
-    assert!(profile.save(&bad).is_err());
+    assert!(matches!(
+        profile.save(&bad),
+        Err(ProfileError::BadId { .. })
+    ));
     assert!(profile.delete("mine").unwrap_or(false));
 }
 

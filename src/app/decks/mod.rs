@@ -413,7 +413,7 @@ impl DeckEditor {
                 }
             }
             Err(e) => {
-                self.unsaved = Some(e.clone());
+                self.unsaved = Some(e.to_string());
                 Status {
                     ok: false,
                     text: format!(
