@@ -260,7 +260,7 @@ impl App {
                 move || ctx.request_repaint(),
             ) {
                 Ok(w) => Live::On(w),
-                Err(e) => Live::Failed(e),
+                Err(e) => Live::Failed(e.to_string()),
             };
         }
         let Live::On(watcher) = &self.live else {

@@ -71,6 +71,25 @@ pub struct Watcher {
     pub missing: Vec<PathBuf>,
 }
 
+/// Why watching could not start. Callers match on the kind; `Display` gives the text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WatchError {
+    /// The system's file watcher could not be set up at all.
+    #[error("cannot watch the pack folders: {0}")]
+    Unavailable(String),
+    /// One folder could not be watched.
+    #[error("cannot watch {}: {reason}", crate::fsutil::shown(path))]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What the system said.
+        reason: String,
+    },
+    /// The thread that reloads could not be started.
+    #[error("cannot start the reload thread: {0}")]
+    Thread(String),
+}
+
 impl Watcher {
     /// Watch every folder of `options` recursively, reloading after each burst of
     /// changes quieter than `debounce`; `wake` is called after each reload is ready.
@@ -78,7 +97,7 @@ impl Watcher {
         options: LoadOptions,
         debounce: Duration,
         wake: impl Fn() + Send + 'static,
-    ) -> Result<Watcher, String> {
+    ) -> Result<Watcher, WatchError> {
         let (burst_tx, burst_rx) = mpsc::channel::<(Vec<PathBuf>, Instant)>();
         let (reload_tx, reload_rx) = mpsc::channel::<Reload>();
         // Events name files by absolute paths: match them against every spelling of the
@@ -122,13 +141,16 @@ impl Watcher {
                 let _ = burst_tx.send((paths, seen));
             }
         })
-        .map_err(|e| format!("cannot watch the pack folders: {e}"))?;
+        .map_err(|e| WatchError::Unavailable(e.to_string()))?;
         let (mut folders, mut missing) = (Vec::new(), Vec::new());
         for folder in &options.folders {
             if folder.path.is_dir() {
                 debouncer
                     .watch(&folder.path, RecursiveMode::Recursive)
-                    .map_err(|e| format!("cannot watch {}: {e}", folder.path.display()))?;
+                    .map_err(|e| WatchError::Folder {
+                        path: folder.path.clone(),
+                        reason: e.to_string(),
+                    })?;
                 folders.push(folder.path.clone());
             } else {
                 missing.push(folder.path.clone());
@@ -138,7 +160,7 @@ impl Watcher {
             .name("tokensmith-reload".into())
             .stack_size(crate::script::THREAD_STACK)
             .spawn(move || worker(&options, &burst_rx, &reload_tx, &wake))
-            .map_err(|e| format!("cannot start the reload thread: {e}"))?;
+            .map_err(|e| WatchError::Thread(e.to_string()))?;
         Ok(Watcher {
             _debouncer: Box::new(debouncer),
             reloads: reload_rx,
