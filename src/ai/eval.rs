@@ -8,7 +8,8 @@ pub const WIN: f64 = 1.0e9;
 
 /// How good `state` is for `seat`, after every effect of the last move has resolved:
 /// the score difference plus the income difference times an estimate of the moves left
-/// (each seat scores its income after every move, its own and the opponent's). Finished games are worth ±[`WIN`] (0 for a draw).
+/// (each seat scores its income after every move, its own and the opponent's). Finished
+/// games are worth ±1e9 (`WIN`) plus the score margin (0 for a draw).
 #[must_use]
 pub fn evaluate(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
     let other = seat.other();
