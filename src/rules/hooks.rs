@@ -71,22 +71,26 @@ impl ScriptPlace {
     /// The place a message starts with (`pack/scripts/file.lua:12: …`), if any.
     #[must_use]
     pub fn leading(message: &str) -> Option<ScriptPlace> {
-        let end = message.find(".lua:")? + ".lua".len();
-        let script = &message[..end];
-        if script.contains(char::is_whitespace) {
-            return None;
-        }
-        let after = &message[end + 1..];
-        let digits = after.find(|c: char| !c.is_ascii_digit())?;
-        if digits == 0 || !after[digits..].starts_with(": ") {
-            return None;
-        }
-        let line = after[..digits].parse().ok()?;
+        let (place, _) = split_place(message)?;
+        let (script, line) = place.rsplit_once(':')?;
         Some(ScriptPlace {
             script: script.to_string(),
-            line,
+            line: line.parse().ok()?,
         })
     }
+}
+
+/// `pack/file.lua:LINE: rest` → (`pack/file.lua:LINE`, `rest`): the one reading of the
+/// place Lua and the host put at the start of a script's error.
+#[must_use]
+pub fn split_place(text: &str) -> Option<(&str, &str)> {
+    let lua_end = text.find(".lua:")? + ".lua:".len();
+    let after = &text[lua_end..];
+    let digits = after.find(|c: char| !c.is_ascii_digit())?;
+    if digits == 0 || !after[digits..].starts_with(": ") {
+        return None;
+    }
+    Some((&text[..lua_end + digits], &after[digits + 2..]))
 }
 
 /// The parts of a move that each get a fresh script budget ([`Hooks::begin_step`]).

@@ -26,7 +26,7 @@ pub use catalog::{
 pub use effects::{Effects, MoveResult};
 pub use engine::{DeckError, Engine, Move, MoveError, Play, Whose};
 pub use event::{Cause, Event, EventKind, RemoveReason};
-pub use hooks::{HookError, HookErrorKind, Hooks, NoHooks, ScriptPlace, Step};
+pub use hooks::{HookError, HookErrorKind, Hooks, NoHooks, ScriptPlace, Step, split_place};
 pub use ids::{
     AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
 };

@@ -140,7 +140,7 @@ impl Slot {
                 result.map_err(|e| {
                     // A failure of a hook this call triggered already names its own
                     // script and line: that is the place to show, not every caller's.
-                    let error = if super::split_place(&e).is_some() {
+                    let error = if crate::rules::split_place(&e).is_some() {
                         mlua::Error::RuntimeError(e)
                     } else {
                         located(lua, &format!("ctx:{what}: {e}"))

@@ -24,6 +24,7 @@ use crate::content::yaml::Loc;
 use crate::content::{self, LoadOptions, Loaded};
 use crate::rules::{
     Catalog, Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, Token, nearest,
+    split_place,
 };
 use sandbox::Budget;
 
@@ -547,17 +548,6 @@ fn split_location(text: &str, name: &str) -> (u32, String) {
         return (line, msg.trim().to_string());
     }
     (1, text.to_string())
-}
-
-/// `file.lua:LINE: rest` → (`file.lua:LINE`, `rest`).
-fn split_place(text: &str) -> Option<(&str, &str)> {
-    let lua_end = text.find(".lua:")? + ".lua:".len();
-    let after = &text[lua_end..];
-    let digits = after.find(|c: char| !c.is_ascii_digit())?;
-    if digits == 0 || !after[digits..].starts_with(": ") {
-        return None;
-    }
-    Some((&text[..lua_end + digits], &after[digits + 2..]))
 }
 
 /// The message of a Lua error, without mlua's wrapping and tracebacks.
