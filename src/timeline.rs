@@ -121,9 +121,12 @@ impl Timeline {
         mut state: GameState,
         mv: Move,
     ) -> Result<&Step, MoveError> {
-        let card = engine.check(&state, mv)?;
+        // The card is read before the move changes the stacks; `play` checks the move
+        // itself (a played move always names a card).
+        let card = engine.card_played(&state, mv);
         let mut events = Vec::new();
         engine.play(&mut state, mv, &mut events)?;
+        let card = card?;
         self.steps.truncate(self.applied);
         self.steps.push(Step {
             mv,
