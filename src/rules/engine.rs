@@ -133,19 +133,17 @@ impl DeckError {
     /// The problem in words, naming the seat or not.
     #[must_use]
     pub fn message(&self, whose: Whose) -> String {
-        let owner = |seat: &Seat| match whose {
-            Whose::Seat => format!("seat {seat}'s "),
-            Whose::Deck => "the ".to_string(),
+        // "seat 1's deck" / "the deck", and "seat 1's stack 2" / "stack 2".
+        let deck = |seat: &Seat| match whose {
+            Whose::Seat => format!("seat {seat}'s deck"),
+            Whose::Deck => "the deck".to_string(),
         };
         match self {
             DeckError::StackCount {
                 seat,
                 found,
                 wanted,
-            } => format!(
-                "{}deck has {found} stacks; the rules want {wanted}",
-                owner(seat)
-            ),
+            } => format!("{} has {found} stacks; the rules want {wanted}", deck(seat)),
             DeckError::StackSize {
                 seat,
                 stack,
@@ -153,21 +151,18 @@ impl DeckError {
                 min,
                 max,
             } => {
-                let owner = match whose {
-                    Whose::Seat => owner(seat),
-                    Whose::Deck => String::new(),
+                let stack = match whose {
+                    Whose::Seat => format!("seat {seat}'s stack {}", stack + 1),
+                    Whose::Deck => format!("stack {}", stack + 1),
                 };
-                format!(
-                    "{owner}stack {} has {found} cards; stacks hold {min} to {max}",
-                    stack + 1
-                )
+                format!("{stack} has {found} cards; stacks hold {min} to {max}")
             }
             DeckError::Duplicate { seat, card } => {
-                format!("{}deck has card '{card}' more than once", owner(seat))
+                format!("{} has card '{card}' more than once", deck(seat))
             }
             DeckError::UnknownCard { seat, card } => format!(
-                "{}deck names card #{card}, which is not in the loaded content",
-                owner(seat)
+                "{} names card #{card}, which is not in the loaded content",
+                deck(seat)
             ),
         }
     }
