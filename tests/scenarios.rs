@@ -24,9 +24,12 @@ fn check(file: &Path) -> Result<(), Failed> {
         content: root().join("content"),
         mods: root().join("mods"),
     };
-    match scenario::run_file(file, &paths) {
+    match scenario::run_file_actual(file, &paths) {
         Ok(run) => match run.outcome {
-            Outcome::Pass => rewritten_passes(file, &run.actual, &paths),
+            Outcome::Pass => match run.actual.as_deref() {
+                Some(actual) => rewritten_passes(file, actual, &paths),
+                None => Err(format!("{}: no `expect:` block was written", file.display()).into()),
+            },
             Outcome::Fail(report) => Err(format!("{}:\n{report}", file.display()).into()),
         },
         Err(e) => Err(format!(

@@ -529,7 +529,12 @@ fn run_scenarios(
     };
     let (mut passed, mut failed, mut unreadable) = (0usize, 0usize, 0usize);
     for file in files {
-        match scenario::run_file(file, &paths) {
+        let run = if actual {
+            scenario::run_file_actual(file, &paths)
+        } else {
+            scenario::run_file(file, &paths)
+        };
+        match run {
             Ok(run) => {
                 match &run.outcome {
                     Outcome::Pass => {
@@ -544,9 +549,9 @@ fn run_scenarios(
                         }
                     }
                 }
-                if actual {
+                if let Some(block) = &run.actual {
                     // Unindented, so it can be pasted over the file's block as it is.
-                    write!(out, "{}", run.actual)?;
+                    write!(out, "{block}")?;
                 }
                 if events {
                     for (i, e) in run.events.iter().enumerate() {
