@@ -223,8 +223,6 @@ fn temp_and_swap_files_do_not_reload() {
 /// The sandbox screen across a reload (needs the `client` feature).
 #[cfg(feature = "client")]
 mod in_the_sandbox {
-    use std::time::{Duration, Instant};
-
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
     use tokensmith::app::{App, Library, Settings};
