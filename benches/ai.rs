@@ -15,7 +15,7 @@ use tokensmith::rules::{Catalog, Engine, GameState, NoHooks};
 
 fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {
     let mut rng = Pcg32::seed_from_u64(9);
-    let deck = &catalog.decks[0].stacks;
+    let deck = &catalog.decks()[0].stacks;
     let mut events = Vec::new();
     let mut out = Vec::new();
     while out.len() < n {
@@ -82,7 +82,7 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     let deck = DeckChoice {
         id: "starter".into(),
-        stacks: catalog.decks[0].stacks.clone(),
+        stacks: catalog.decks()[0].stacks.clone(),
     };
     for threads in [1usize, 2] {
         group.bench_function(format!("greedy_vs_greedy_{threads}_threads"), |b| {

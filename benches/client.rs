@@ -105,7 +105,7 @@ fn deck_editor(mods: &std::path::Path) -> (Harness<'static, App>, tempfile::Temp
     let keys: Vec<String> = library
         .catalog
         .as_ref()
-        .map(|c| c.cards.iter().map(|d| d.meta.key()).collect())
+        .map(|c| c.cards().iter().map(|d| d.meta.key()).collect())
         .unwrap_or_default();
     for n in 0..10 {
         let stack = |s: usize| {

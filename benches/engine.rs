@@ -39,10 +39,10 @@ fn positions(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<(GameState
     let mut rng = Pcg32::seed_from_u64(7);
     let mut out = Vec::with_capacity(n);
     let mut events = Vec::new();
-    let decks = catalog.decks.len();
+    let decks = catalog.decks().len();
     while out.len() < n {
-        let d1 = &catalog.decks[rng.random_range(0..decks)].stacks;
-        let d2 = &catalog.decks[rng.random_range(0..decks)].stacks;
+        let d1 = &catalog.decks()[rng.random_range(0..decks)].stacks;
+        let d2 = &catalog.decks()[rng.random_range(0..decks)].stacks;
         let Ok(mut state) = engine.new_game([d1, d2], rng.random(), &mut events) else {
             continue;
         };
@@ -104,7 +104,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("playouts");
     const PLAYOUTS: u64 = 64;
     group.throughput(Throughput::Elements(PLAYOUTS));
-    let deck = &catalog.decks[0].stacks;
+    let deck = &catalog.decks()[0].stacks;
     group.bench_function("random", |b| {
         let mut rng = Pcg32::seed_from_u64(11);
         let mut events = Vec::with_capacity(64);

@@ -78,7 +78,7 @@ fn run(name: &str, bulk: bool) {
             if c.card(id).value == value {
                 latency.push(t.elapsed());
                 load.push(r.took);
-                cards = c.cards.len();
+                cards = c.cards().len();
                 break;
             }
         }

@@ -17,7 +17,7 @@ use tokensmith::script::ScriptHost;
 /// Positions from random play, each with an empty cell to play the twins on.
 fn positions(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<(GameState, Cell)> {
     let mut rng = Pcg32::seed_from_u64(5);
-    let deck = &catalog.decks[0].stacks;
+    let deck = &catalog.decks()[0].stacks;
     let mut out = Vec::with_capacity(n);
     let mut events = Vec::new();
     while out.len() < n {

@@ -71,7 +71,7 @@ pub fn openers(engine: &Engine<'_>) -> Vec<CardId> {
 /// The stack sizes of a random-content deck: the smallest size, then one more card with
 /// probability 1/2, another with 1/3, … while the largest size allows.
 fn stack_sizes(catalog: &Catalog, rng: &mut Pcg32) -> Vec<usize> {
-    let rules = &catalog.rules;
+    let rules = &catalog.rules();
     (0..rules.stacks)
         .map(|_| {
             let mut n = usize::from(rules.stack_min);
@@ -98,7 +98,7 @@ pub fn random_content(engine: &Engine<'_>, seed: u64) -> Result<Vec<Vec<CardId>>
     let mut rng = Pcg32::seed_from_u64(seed);
     let sizes = stack_sizes(catalog, &mut rng);
     let need: usize = sizes.iter().sum();
-    let have = catalog.cards.len();
+    let have = catalog.cards().len();
     if have < need {
         return Err(RandomDeckError::TooFewCards { have, need });
     }
@@ -134,17 +134,17 @@ mod tests {
 
     #[test]
     fn random_content_decks_follow_the_rules_over_many_seeds() {
-        let mut catalog = crate::content::base_for_tests();
+        let catalog = crate::content::base_for_tests();
         // A planter worth 1 gives the opponent more than it gains even in a corner: a
         // loss on the opening move. Every base card is fine at its best cell.
         let planter = catalog
             .card_named("plant_ring")
             .unwrap_or_else(|e| panic!("{e}"));
-        catalog.cards[planter.index()].value = 1;
+        let catalog = catalog.edited(|p| p.cards[planter.index()].value = 1);
         let engine = Engine::new(&catalog, &NoHooks);
         assert!(opening_value(&engine, planter).is_some_and(|v| v < 0.0));
         let openers = openers(&engine);
-        assert_eq!(openers.len(), catalog.cards.len() - 1);
+        assert_eq!(openers.len(), catalog.cards().len() - 1);
         assert!(!openers.contains(&planter));
         let mut sizes = [0usize; 6];
         let seeds = 2000u64;

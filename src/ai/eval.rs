@@ -34,7 +34,7 @@ pub fn evaluate(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
 /// What the packs' `ai.lua` heuristics add (nothing when no pack has one; a failing
 /// heuristic adds nothing rather than stopping the AI).
 fn heuristics(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
-    if !engine.catalog.packs.iter().any(|p| p.ai_script.is_some()) {
+    if !engine.catalog.packs().iter().any(|p| p.ai_script.is_some()) {
         return 0.0;
     }
     let view = GameView {
@@ -56,7 +56,7 @@ fn turns_left(engine: &Engine<'_>, state: &GameState, best_income: i64) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let by_cells = state.board().empty_count() as f64;
     let leader = state.score(Seat::One).max(state.score(Seat::Two));
-    let to_limit = engine.catalog.rules.score_limit - leader;
+    let to_limit = engine.catalog.rules().score_limit - leader;
     if best_income <= 0 {
         return by_cells;
     }

@@ -294,7 +294,7 @@ fn reward(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
         };
     }
     #[allow(clippy::cast_precision_loss)]
-    let scale = (engine.catalog.rules.score_limit as f64 / 20.0).max(10.0);
+    let scale = (engine.catalog.rules().score_limit as f64 / 20.0).max(10.0);
     0.5 + 0.5 * (evaluate(engine, state, seat) / scale).tanh()
 }
 

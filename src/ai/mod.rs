@@ -140,7 +140,7 @@ pub fn agent(level: Level, seed: u64, options: Options) -> Box<dyn Agent> {
 /// (a Lua state cannot be shared between threads), nothing otherwise.
 #[must_use]
 pub fn hooks_for(catalog: &Catalog) -> Box<dyn Hooks> {
-    if !catalog.scripts.is_empty() {
+    if !catalog.scripts().is_empty() {
         // The catalog's scripts compiled when it was loaded, so this only fails if a
         // script file changed on disk since; moves that need it are then refused.
         match ScriptHost::new(catalog) {

@@ -233,7 +233,7 @@ fn summarize(catalog: &Catalog, records: &[GameRecord], seconds: f64) -> Report 
     let games = u32::try_from(records.len()).unwrap_or(u32::MAX);
     let (mut wins_a, mut wins_b, mut draws, mut first) = (0u32, 0u32, 0u32, 0.0f64);
     let (mut margin, mut moves) = (0i64, 0u64);
-    let n_cards = catalog.cards.len();
+    let n_cards = catalog.cards().len();
     let mut played = vec![0u64; n_cards];
     let mut offered = vec![0u64; n_cards];
     let mut swing = vec![0i64; n_cards];

@@ -251,7 +251,7 @@ mod tests {
     fn a_finished_animation_shows_the_board_after_the_move() {
         let catalog = crate::content::base_for_tests();
         let engine = Engine::new(&catalog, &NoHooks);
-        for deck in &catalog.decks {
+        for deck in catalog.decks() {
             let mut events = Vec::new();
             let mut state = engine
                 .new_game([&deck.stacks, &deck.stacks], 3, &mut events)

@@ -55,10 +55,10 @@ impl Default for Browser {
 
 fn metas(catalog: &Catalog, kind: Kind) -> Vec<&Meta> {
     match kind {
-        Kind::Card => catalog.cards.iter().map(|d| &d.meta).collect(),
-        Kind::Ability => catalog.abilities.iter().map(|d| &d.meta).collect(),
-        Kind::Area => catalog.areas.iter().map(|d| &d.meta).collect(),
-        Kind::TokenType => catalog.token_types.iter().map(|d| &d.meta).collect(),
+        Kind::Card => catalog.cards().iter().map(|d| &d.meta).collect(),
+        Kind::Ability => catalog.abilities().iter().map(|d| &d.meta).collect(),
+        Kind::Area => catalog.areas().iter().map(|d| &d.meta).collect(),
+        Kind::TokenType => catalog.token_types().iter().map(|d| &d.meta).collect(),
     }
 }
 
@@ -85,7 +85,7 @@ impl Browser {
                     .selected_text(self.pack.as_deref().unwrap_or("every pack"))
                     .show_ui(ui, |ui| {
                         ui.selectable_value(&mut self.pack, None, "every pack");
-                        for p in &catalog.packs {
+                        for p in catalog.packs() {
                             ui.selectable_value(&mut self.pack, Some(p.id.clone()), &p.id);
                         }
                     })
@@ -186,7 +186,7 @@ impl Browser {
                             None => ui.label("No ability"),
                         };
                         let used: Vec<&str> = catalog
-                            .decks
+                            .decks()
                             .iter()
                             .filter(|d| d.stacks.iter().flatten().any(|&c| c == id))
                             .map(|d| d.meta.name.as_str())
@@ -198,10 +198,10 @@ impl Browser {
                 });
             }
             Kind::Ability => {
-                let def = &catalog.abilities[i];
+                let def = &catalog.abilities()[i];
                 ui.label(format!("Effect: {}", def.effect.name()));
                 let users: Vec<&str> = catalog
-                    .cards
+                    .cards()
                     .iter()
                     .filter(|c| c.ability.is_some_and(|a| a.index() == i))
                     .map(|c| c.meta.name.as_str())
@@ -209,7 +209,7 @@ impl Browser {
                 ui.label(format!("Cards with it: {}", users.join(", ")));
             }
             Kind::Area => {
-                let def = &catalog.areas[i];
+                let def = &catalog.areas()[i];
                 let size = theme::area_size(&def.offsets, 22.0);
                 let (rect, _) = ui.allocate_exact_size(size + vec2(8.0, 8.0), egui::Sense::hover());
                 theme::paint_area(ui.painter(), &def.offsets, rect.center(), 22.0);
@@ -220,7 +220,7 @@ impl Browser {
                 ));
             }
             Kind::TokenType => {
-                let def = &catalog.token_types[i];
+                let def = &catalog.token_types()[i];
                 let (rect, _) = ui.allocate_exact_size(vec2(80.0, 80.0), egui::Sense::hover());
                 let token = crate::rules::Token {
                     value: 3,
@@ -252,7 +252,7 @@ impl Browser {
                         b.value
                     ));
                 }
-                if let Some(s) = def.script.and_then(|s| catalog.scripts.get(s.index())) {
+                if let Some(s) = def.script.and_then(|s| catalog.scripts().get(s.index())) {
                     ui.label(format!("Script: {}/{}", s.pack, s.path));
                 }
             }

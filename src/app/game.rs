@@ -270,7 +270,7 @@ impl GameScreen {
             Controller::Human => "Player".to_string(),
             Controller::Ai(level) => format!("AI ({})", level.name()),
         };
-        let limit = self.session.catalog().rules.score_limit;
+        let limit = self.session.catalog().rules().score_limit;
         let seat_state = state.seat(seat);
         let response = frame.show(ui, |ui| {
             ui.set_min_width(230.0);

@@ -492,7 +492,7 @@ impl App {
             },
             menu::MenuChoice::Sandbox => {
                 let catalog = catalog?;
-                let deck = catalog.decks.first().map(|_| crate::rules::DeckId(0))?;
+                let deck = catalog.decks().first().map(|_| crate::rules::DeckId(0))?;
                 match Sandbox::new(catalog, deck, menu::fresh_seed()) {
                     Ok(s) => Some(Screen::Sandbox(Box::new(SandboxScreen::new(s)))),
                     Err(e) => {

@@ -69,7 +69,7 @@ impl NewGame {
         saved: Vec<SavedDeck>,
         default_deck: Option<&str>,
     ) -> NewGame {
-        let n = library.catalog.as_ref().map_or(0, |c| c.decks.len());
+        let n = library.catalog.as_ref().map_or(0, |c| c.decks().len());
         let mut index = draft::IndexCache::default();
         let default = library.catalog.as_ref().and_then(|catalog| {
             let id = default_deck?;
@@ -253,7 +253,7 @@ fn draw_seed(seed: u64, seat: Seat) -> u64 {
 fn pick_name(pick: &DeckPick, catalog: &Catalog, offers: &[Offer<'_>]) -> String {
     match pick {
         DeckPick::Shipped(i) => catalog
-            .decks
+            .decks()
             .get(*i)
             .map_or_else(|| "—".to_string(), |d| d.meta.name.clone()),
         DeckPick::Saved(id) => offers.iter().find(|o| o.deck.id == *id).map_or_else(
@@ -269,7 +269,7 @@ fn pick_name(pick: &DeckPick, catalog: &Catalog, offers: &[Offer<'_>]) -> String
 /// reason), then the two random choices.
 fn deck_menu(ui: &mut Ui, current: &mut DeckPick, catalog: &Catalog, offers: &[Offer<'_>]) {
     ui.weak("Ready decks");
-    for (i, d) in catalog.decks.iter().enumerate() {
+    for (i, d) in catalog.decks().iter().enumerate() {
         ui.selectable_value(current, DeckPick::Shipped(i), &d.meta.name)
             .on_hover_text(format!("{}\n{}", d.meta.description, d.meta.key()));
     }

@@ -320,7 +320,7 @@ mod tests {
     }
 
     fn game(catalog: &Catalog) -> GameState {
-        let deck = &catalog.decks[0].stacks;
+        let deck = &catalog.decks()[0].stacks;
         let mut events = Vec::new();
         let engine = Engine::new(catalog, &NoHooks);
         let mut state = engine
@@ -362,7 +362,7 @@ mod tests {
         let catalog = base();
         let engine = Engine::new(&catalog, &NoHooks);
         let mut state = game(&catalog);
-        let card = catalog.cards.iter().position(|c| {
+        let card = catalog.cards().iter().position(|c| {
             matches!(
                 c.ability.map(|a| &catalog.ability(a).effect),
                 Some(crate::rules::Effect::Damage {
@@ -373,7 +373,7 @@ mod tests {
         let Some(card) = card else {
             panic!("the base pack has a damage card")
         };
-        let def = &catalog.cards[card];
+        let def = &catalog.cards()[card];
         let target = def
             .area
             .cells_from(Cell::new(2, 2))

@@ -51,7 +51,7 @@ impl Sandbox {
     pub fn new(catalog: Arc<Catalog>, deck: DeckId, seed: u64) -> Result<Sandbox, String> {
         let table = Table::new(Arc::clone(&catalog));
         let stacks = &catalog
-            .decks
+            .decks()
             .get(deck.index())
             .ok_or_else(|| "the sandbox's deck is not in the loaded content".to_string())?
             .stacks;
@@ -567,7 +567,7 @@ impl SandboxScreen {
         .accessible_name("Search cards");
         let needle = self.search.to_lowercase();
         egui::ScrollArea::vertical().show(ui, |ui| {
-            for (i, def) in catalog.cards.iter().enumerate() {
+            for (i, def) in catalog.cards().iter().enumerate() {
                 let ability = def
                     .ability
                     .map_or("", |a| catalog.ability(a).meta.name.as_str());
@@ -864,7 +864,7 @@ fn cause_details(ui: &mut Ui, catalog: &Catalog, event: &Event) {
             ui.weak(&t.meta.description);
             cards::origin(ui, "token type", &t.meta);
         }
-        Cause::Script { script, line } => match catalog.scripts.get(script.index()) {
+        Cause::Script { script, line } => match catalog.scripts().get(script.index()) {
             Some(s) => {
                 ui.label(
                     RichText::new(format!("Script {}/{}, line {line}", s.pack, s.path))

@@ -37,7 +37,7 @@ impl SeatDeck {
     /// A deck shipped in the loaded packs (`None` when `id` is not one).
     #[must_use]
     pub fn shipped(catalog: &Catalog, id: DeckId) -> Option<SeatDeck> {
-        catalog.decks.get(id.index()).map(|d| SeatDeck {
+        catalog.decks().get(id.index()).map(|d| SeatDeck {
             name: d.meta.name.clone(),
             stacks: d.stacks.clone(),
         })

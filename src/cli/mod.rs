@@ -499,11 +499,11 @@ fn validation_json(loaded: &Loaded) -> serde_json::Value {
         .collect();
     let counts = loaded.catalog.as_ref().map(|c| {
         serde_json::json!({
-            "areas": c.areas.len(),
-            "token_types": c.token_types.len(),
-            "abilities": c.abilities.len(),
-            "cards": c.cards.len(),
-            "decks": c.decks.len(),
+            "areas": c.areas().len(),
+            "token_types": c.token_types().len(),
+            "abilities": c.abilities().len(),
+            "cards": c.cards().len(),
+            "decks": c.decks().len(),
         })
     });
     serde_json::json!({
@@ -640,7 +640,7 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             });
         }
         let known = catalog
-            .decks
+            .decks()
             .iter()
             .map(|d| d.meta.id.as_str())
             .chain(saved.iter().map(|d| d.id.as_str()));

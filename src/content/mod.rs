@@ -85,7 +85,7 @@ impl Loaded {
         let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
         let mut parts = vec![plural(self.packs.len(), "pack")];
         if let Some(c) = &self.catalog {
-            parts.push(plural(c.cards.len(), "card"));
+            parts.push(plural(c.cards().len(), "card"));
         }
         parts.push(plural(self.error_count(), "error"));
         parts.push(plural(self.warning_count(), "warning"));

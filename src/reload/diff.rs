@@ -65,7 +65,7 @@ fn area(a: &Area) -> String {
 }
 
 fn kind_key(c: &Catalog, id: crate::rules::TokenTypeId) -> String {
-    c.token_types
+    c.token_types()
         .get(id.index())
         .map_or_else(|| "?".to_string(), |t| t.meta.key())
 }
@@ -100,7 +100,7 @@ fn effect(c: &Catalog, e: &Effect) -> String {
         },
         Effect::NextTokenBonus { amount } => format!("next_token_bonus {amount}"),
         Effect::Script(s) => c
-            .scripts
+            .scripts()
             .get(s.index())
             .map_or_else(|| "script".into(), |s| format!("script {}", s.path)),
         other => other.name().to_string(),
@@ -125,7 +125,7 @@ fn token_fields(c: &Catalog, t: &TokenTypeDef) -> Fields {
     );
     let script = t
         .script
-        .and_then(|s| c.scripts.get(s.index()))
+        .and_then(|s| c.scripts().get(s.index()))
         .map_or_else(|| "none".to_string(), |s| s.path.clone());
     vec![
         ("name", t.meta.name.clone()),
@@ -184,7 +184,7 @@ fn compare(
 }
 
 fn cards(c: &Catalog) -> Vec<(String, Fields)> {
-    c.cards
+    c.cards()
         .iter()
         .map(|d| {
             let ability = d
@@ -206,7 +206,7 @@ fn cards(c: &Catalog) -> Vec<(String, Fields)> {
 }
 
 fn abilities(c: &Catalog) -> Vec<(String, Fields)> {
-    c.abilities
+    c.abilities()
         .iter()
         .map(|d| {
             (
@@ -222,7 +222,7 @@ fn abilities(c: &Catalog) -> Vec<(String, Fields)> {
 }
 
 fn decks(c: &Catalog) -> Vec<(String, Fields)> {
-    c.decks
+    c.decks()
         .iter()
         .map(|d| {
             let stacks: Vec<String> = d
@@ -247,7 +247,7 @@ fn decks(c: &Catalog) -> Vec<(String, Fields)> {
 pub fn diff(old: &Catalog, new: &Catalog) -> Vec<Change> {
     let mut out = Vec::new();
     let rules = |c: &Catalog| -> Vec<(String, Fields)> {
-        let r = &c.rules;
+        let r = &c.rules();
         vec![(
             "rules".to_string(),
             vec![
@@ -267,7 +267,7 @@ pub fn diff(old: &Catalog, new: &Catalog) -> Vec<Change> {
     };
     compare(&mut out, "rules", rules(old), rules(new));
     let types = |c: &Catalog| -> Vec<(String, Fields)> {
-        c.token_types
+        c.token_types()
             .iter()
             .map(|t| (t.meta.key(), token_fields(c, t)))
             .collect()
@@ -275,7 +275,7 @@ pub fn diff(old: &Catalog, new: &Catalog) -> Vec<Change> {
     compare(&mut out, "token type", types(old), types(new));
     compare(&mut out, "ability", abilities(old), abilities(new));
     let areas = |c: &Catalog| -> Vec<(String, Fields)> {
-        c.areas
+        c.areas()
             .iter()
             .map(|a| {
                 let offsets: Vec<String> = a.offsets.iter().map(ToString::to_string).collect();
@@ -290,7 +290,7 @@ pub fn diff(old: &Catalog, new: &Catalog) -> Vec<Change> {
     compare(&mut out, "card", cards(old), cards(new));
     compare(&mut out, "deck", decks(old), decks(new));
     let scripts = |c: &Catalog| -> Vec<(String, Fields)> {
-        c.scripts
+        c.scripts()
             .iter()
             .map(|s| {
                 (
@@ -332,14 +332,14 @@ mod tests {
     #[test]
     fn a_changed_value_is_reported_old_to_new() {
         let old = base();
-        let mut new = old.clone();
-        new.cards[0].value += 2;
+        let new = old.clone().edited(|p| p.cards[0].value += 2);
         let changes = diff(&old, &new);
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert_eq!(changes[0].to_string(), "card base:weaken_row: value 3 → 5");
         assert!(diff(&old, &old).is_empty());
-        let mut fewer = old.clone();
-        fewer.decks.pop();
+        let fewer = old.clone().edited(|p| {
+            p.decks.pop();
+        });
         let gone = diff(&old, &fewer);
         assert!(matches!(gone[0].kind, ChangeKind::Removed), "{gone:?}");
     }

@@ -440,9 +440,26 @@ pub struct PackInfo {
     pub ai_script: Option<ScriptId>,
 }
 
-/// Everything the engine needs to play, compiled from the loaded packs.
+/// Everything the engine needs to play, compiled from the loaded packs. Immutable once
+/// made: [`Catalog::new`] indexes its parts once, and changing content means taking the
+/// parts back ([`Catalog::into_parts`]) and making a new catalog, so no index can go stale.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Catalog {
+    rules: Ruleset,
+    areas: Vec<AreaDef>,
+    token_types: Vec<TokenTypeDef>,
+    abilities: Vec<AbilityDef>,
+    cards: Vec<CardDef>,
+    decks: Vec<DeckDef>,
+    scripts: Vec<ScriptDef>,
+    packs: Vec<PackInfo>,
+    /// Per token type, what the engine's inner loops need, made once by [`Catalog::new`].
+    kinds: Vec<KindInfo>,
+}
+
+/// The definitions a [`Catalog`] is made of, in id order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogParts {
     /// The rule numbers.
     pub rules: Ruleset,
     /// Named areas.
@@ -459,8 +476,6 @@ pub struct Catalog {
     pub scripts: Vec<ScriptDef>,
     /// The loaded packs, in load order.
     pub packs: Vec<PackInfo>,
-    /// Per token type, what the engine's inner loops need (see [`Catalog::reindex`]).
-    kinds: Vec<KindInfo>,
 }
 
 /// The few facts about a token type that the engine's inner loops read, packed small.
@@ -612,20 +627,11 @@ fn to_id<T>(index: usize, make: fn(u16) -> T) -> T {
 }
 
 impl Catalog {
-    /// A catalog of these definitions.
-    #[allow(clippy::too_many_arguments)]
+    /// A catalog of these definitions, indexed once.
     #[must_use]
-    pub fn new(
-        rules: Ruleset,
-        areas: Vec<AreaDef>,
-        token_types: Vec<TokenTypeDef>,
-        abilities: Vec<AbilityDef>,
-        cards: Vec<CardDef>,
-        decks: Vec<DeckDef>,
-        scripts: Vec<ScriptDef>,
-        packs: Vec<PackInfo>,
-    ) -> Catalog {
-        let mut catalog = Catalog {
+    pub fn new(parts: CatalogParts) -> Catalog {
+        let kinds = parts.token_types.iter().map(KindInfo::of).collect();
+        let CatalogParts {
             rules,
             areas,
             token_types,
@@ -634,25 +640,96 @@ impl Catalog {
             decks,
             scripts,
             packs,
-            kinds: Vec::new(),
-        };
-        catalog.reindex();
-        catalog
+        } = parts;
+        Catalog {
+            rules,
+            areas,
+            token_types,
+            abilities,
+            cards,
+            decks,
+            scripts,
+            packs,
+            kinds,
+        }
     }
 
-    /// Recompute the packed per-type table after changing `token_types` in place.
-    pub fn reindex(&mut self) {
-        self.kinds = self.token_types.iter().map(KindInfo::of).collect();
+    /// The definitions back, to change and make a new catalog of.
+    #[must_use]
+    pub fn into_parts(self) -> CatalogParts {
+        CatalogParts {
+            rules: self.rules,
+            areas: self.areas,
+            token_types: self.token_types,
+            abilities: self.abilities,
+            cards: self.cards,
+            decks: self.decks,
+            scripts: self.scripts,
+            packs: self.packs,
+        }
     }
 
-    /// The packed facts about a token type (computed afresh if the table is stale).
+    /// This catalog with its definitions changed by `change`, indexed again.
+    #[must_use]
+    pub fn edited(self, change: impl FnOnce(&mut CatalogParts)) -> Catalog {
+        let mut parts = self.into_parts();
+        change(&mut parts);
+        Catalog::new(parts)
+    }
+
+    /// The rule numbers.
+    #[must_use]
+    pub fn rules(&self) -> &Ruleset {
+        &self.rules
+    }
+
+    /// Named areas, in id order.
+    #[must_use]
+    pub fn areas(&self) -> &[AreaDef] {
+        &self.areas
+    }
+
+    /// Token types, in id order.
+    #[must_use]
+    pub fn token_types(&self) -> &[TokenTypeDef] {
+        &self.token_types
+    }
+
+    /// Abilities, in id order.
+    #[must_use]
+    pub fn abilities(&self) -> &[AbilityDef] {
+        &self.abilities
+    }
+
+    /// Cards, in id order.
+    #[must_use]
+    pub fn cards(&self) -> &[CardDef] {
+        &self.cards
+    }
+
+    /// Ready decks, in id order.
+    #[must_use]
+    pub fn decks(&self) -> &[DeckDef] {
+        &self.decks
+    }
+
+    /// Script files, in id order.
+    #[must_use]
+    pub fn scripts(&self) -> &[ScriptDef] {
+        &self.scripts
+    }
+
+    /// The loaded packs, in load order.
+    #[must_use]
+    pub fn packs(&self) -> &[PackInfo] {
+        &self.packs
+    }
+
+    /// The packed facts about a token type.
     #[inline]
     #[must_use]
     pub fn kind(&self, id: TokenTypeId) -> KindInfo {
-        match self.kinds.get(id.index()) {
-            Some(k) if self.kinds.len() == self.token_types.len() => *k,
-            _ => KindInfo::of(self.token_type(id)),
-        }
+        self.kinds[id.index()]
     }
 
     /// The card called `name` (`push_row` or `base:push_row`).

@@ -27,7 +27,7 @@ pub fn cause(catalog: &Catalog, cause: &Cause) -> String {
         Cause::TokenType { kind, cell } => {
             format!("{} at {cell}", catalog.token_type(kind).meta.id)
         }
-        Cause::Script { script, line } => match catalog.scripts.get(script.index()) {
+        Cause::Script { script, line } => match catalog.scripts().get(script.index()) {
             Some(s) => format!("{}/{}:{line}", s.pack, s.path),
             None => format!("script #{}:{line}", script.0),
         },

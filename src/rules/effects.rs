@@ -165,7 +165,7 @@ impl<'a> Effects<'a> {
         if self.scripted {
             self.emitted = self.emitted.saturating_add(1);
         }
-        let limit = self.catalog.rules.limits.events;
+        let limit = self.catalog.rules().limits.events;
         if self.emitted > limit {
             self.fail(HookError::of(HookErrorKind::Limit, format!(
                 "the move made more than {limit} changes (rules.limits.events); is a hook stuck in a loop?"
@@ -242,7 +242,7 @@ impl<'a> Effects<'a> {
             });
         }
         if let Some(script) = def.script {
-            let limit = self.catalog.rules.limits.hook_depth;
+            let limit = self.catalog.rules().limits.hook_depth;
             if self.depth >= limit {
                 let error = HookError::of(
                     HookErrorKind::Limit,
@@ -423,7 +423,7 @@ impl<'a> Effects<'a> {
         if self.state.board.at(index).is_some() {
             return Ok(false);
         }
-        if kind.index() >= self.catalog.token_types.len() {
+        if kind.index() >= self.catalog.token_types().len() {
             return Err(HookError::new(format!("unknown token type #{}", kind.0)));
         }
         let token = Token {
@@ -442,7 +442,7 @@ impl<'a> Effects<'a> {
     /// Returns false when the cell is empty.
     pub fn set_type(&mut self, cell: Cell, kind: TokenTypeId) -> Result<bool, HookError> {
         let index = self.index(cell)?;
-        if kind.index() >= self.catalog.token_types.len() {
+        if kind.index() >= self.catalog.token_types().len() {
             return Err(HookError::new(format!("unknown token type #{}", kind.0)));
         }
         let Some(token) = self.state.board.at(index) else {
@@ -508,7 +508,7 @@ impl<'a> Effects<'a> {
     /// Write a line to the game's log. A move writes at most `rules.limits.log_bytes` of
     /// text; past that the move is refused.
     pub fn log(&mut self, text: String) -> Result<(), HookError> {
-        let limit = self.catalog.rules.limits.log_bytes;
+        let limit = self.catalog.rules().limits.log_bytes;
         let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
         self.logged = self.logged.saturating_add(len);
         if self.logged > limit {
@@ -526,7 +526,7 @@ impl<'a> Effects<'a> {
     /// How much more log text this move may write, in bytes.
     #[must_use]
     pub fn log_room(&self) -> usize {
-        let limit = self.catalog.rules.limits.log_bytes;
+        let limit = self.catalog.rules().limits.log_bytes;
         usize::try_from(limit.saturating_sub(self.logged)).unwrap_or(0)
     }
 }

@@ -212,7 +212,7 @@ impl<'a> Engine<'a> {
     /// card). Empty when the deck can be played. The deck editor shows all of them live.
     #[must_use]
     pub fn deck_problems(&self, seat: Seat, stacks: &[Vec<CardId>]) -> Vec<DeckError> {
-        let rules = &self.catalog.rules;
+        let rules = &self.catalog.rules();
         let mut problems = Vec::new();
         if stacks.len() != usize::from(rules.stacks) {
             problems.push(DeckError::StackCount {
@@ -221,7 +221,7 @@ impl<'a> Engine<'a> {
                 wanted: rules.stacks,
             });
         }
-        let mut seen = vec![0u8; self.catalog.cards.len()];
+        let mut seen = vec![0u8; self.catalog.cards().len()];
         for (i, stack) in stacks.iter().enumerate() {
             if stack.len() < usize::from(rules.stack_min)
                 || stack.len() > usize::from(rules.stack_max)
@@ -262,7 +262,7 @@ impl<'a> Engine<'a> {
         self.check_deck(Seat::One, decks[0])?;
         self.check_deck(Seat::Two, decks[1])?;
         let mut state = GameState::new(self.catalog, decks, seed);
-        if let Some(opening) = &self.catalog.rules.opening_token {
+        if let Some(opening) = &self.catalog.rules().opening_token {
             let cells: Vec<usize> = opening
                 .cells
                 .iter()
@@ -322,7 +322,7 @@ impl<'a> Engine<'a> {
                     seat: mv.seat,
                     stack: s,
                 }),
-            Play::Card(card) if card.index() < self.catalog.cards.len() => Ok(card),
+            Play::Card(card) if card.index() < self.catalog.cards().len() => Ok(card),
             Play::Card(card) => Err(MoveError::UnknownCard(card.0)),
         }
     }
@@ -455,7 +455,7 @@ impl<'a> Engine<'a> {
         }
         state.moves += 1;
         // 6. End check.
-        let limit = self.catalog.rules.score_limit;
+        let limit = self.catalog.rules().score_limit;
         let [s1, s2] = [state.score(Seat::One), state.score(Seat::Two)];
         if s1 >= limit || s2 >= limit || state.board.is_full() {
             let winner = match s1.cmp(&s2) {
@@ -498,7 +498,7 @@ impl<'a> Engine<'a> {
         let board = fx.state().board();
         let mut turrets = board.turret_cells().peekable();
         let scripted = board.scripted_cells();
-        if turrets.peek().is_none() && self.catalog.scripts.is_empty() {
+        if turrets.peek().is_none() && self.catalog.scripts().is_empty() {
             return Ok(());
         }
         let mut hits: Vec<(usize, i32, Cause)> = Vec::new();

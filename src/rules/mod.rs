@@ -18,10 +18,10 @@ mod state;
 
 pub use board::{Board, Token};
 pub use catalog::{
-    AbilityDef, Amount, Area, AreaDef, Aura, Becomes, CardDef, Catalog, DeckDef, Effect, KindInfo,
-    LookupError, MAX_CELLS, MAX_ECHO, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, MAX_SUGGESTED, Meta,
-    MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo, Relation, Ruleset, ScriptDef, Side,
-    TokenTypeDef, Turret, echo, nearest,
+    AbilityDef, Amount, Area, AreaDef, Aura, Becomes, CardDef, Catalog, CatalogParts, DeckDef,
+    Effect, KindInfo, LookupError, MAX_CELLS, MAX_ECHO, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS,
+    MAX_SUGGESTED, Meta, MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo, Relation, Ruleset,
+    ScriptDef, Side, TokenTypeDef, Turret, echo, nearest,
 };
 pub use effects::{Effects, MoveResult};
 pub use engine::{DeckError, Engine, Move, MoveError, Play, Whose};

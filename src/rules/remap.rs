@@ -68,10 +68,10 @@ impl IdMap {
     #[must_use]
     pub fn new(old: &Catalog, new: &Catalog) -> IdMap {
         IdMap {
-            cards: by_key(&old.cards, &new.cards, |c| &c.meta)
+            cards: by_key(old.cards(), new.cards(), |c| &c.meta)
                 .map(|i| i.map(CardId))
                 .collect(),
-            kinds: by_key(&old.token_types, &new.token_types, |t| &t.meta)
+            kinds: by_key(old.token_types(), new.token_types(), |t| &t.meta)
                 .map(|i| i.map(TokenTypeId))
                 .collect(),
         }
@@ -119,8 +119,8 @@ pub fn remap_with(
     old: &Catalog,
     new: &Catalog,
 ) -> Result<GameState, Vec<Lost>> {
-    let (ow, oh) = (old.rules.width, old.rules.height);
-    let (nw, nh) = (new.rules.width, new.rules.height);
+    let (ow, oh) = (old.rules().width, old.rules().height);
+    let (nw, nh) = (new.rules().width, new.rules().height);
     if (ow, oh) != (nw, nh) {
         return Err(vec![Lost::Board {
             old: (ow, oh),

@@ -168,7 +168,7 @@ impl Clone for GameState {
 impl GameState {
     pub(crate) fn new(catalog: &Catalog, decks: [&[Vec<CardId>]; 2], seed: u64) -> GameState {
         GameState {
-            board: Board::new(catalog.rules.width, catalog.rules.height),
+            board: Board::new(catalog.rules().width, catalog.rules().height),
             seats: [SeatState::new(decks[0]), SeatState::new(decks[1])],
             turn: Seat::One,
             last_placed: None,

@@ -330,7 +330,7 @@ impl Setup<'_> {
         engine: &Engine<'_>,
         events: &mut Vec<Event>,
     ) -> Option<GameState> {
-        let Some(default) = self.catalog.decks.first().map(|d| d.stacks.clone()) else {
+        let Some(default) = self.catalog.decks().first().map(|d| d.stacks.clone()) else {
             self.problem(
                 Loc::default(),
                 "the loaded packs have no deck; give `decks:` for both seats",

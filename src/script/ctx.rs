@@ -612,7 +612,7 @@ pub(super) fn make(
             // Measured before it is copied: text past the move's room is refused unread.
             let len = text.as_bytes().len();
             if len > fx.log_room() {
-                let limit = fx.catalog().rules.limits.log_bytes;
+                let limit = fx.catalog().rules().limits.log_bytes;
                 let error = format!(
                     "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
                 );

@@ -125,7 +125,7 @@ impl ScriptHost {
     /// script that does not return a table of hooks) come back as diagnostics with the
     /// script's path and line; a host is returned only when there are none.
     pub fn new(catalog: &Catalog) -> Result<ScriptHost, Vec<Diagnostic>> {
-        let budget = Rc::new(Budget::new(&catalog.rules.limits));
+        let budget = Rc::new(Budget::new(&catalog.rules().limits));
         let mut host = ScriptHost {
             states: Vec::new(),
             scripts: Vec::new(),
@@ -134,12 +134,12 @@ impl ScriptHost {
         };
         let mut problems = Vec::new();
         let mut state_of_pack: HashMap<&str, usize> = HashMap::new();
-        for def in &catalog.scripts {
+        for def in catalog.scripts() {
             let path = PathBuf::from(&def.file);
             let state = match state_of_pack.get(def.pack.as_str()) {
                 Some(&s) => s,
                 None => {
-                    let limits = catalog.packs.iter().find(|p| p.id == def.pack);
+                    let limits = catalog.packs().iter().find(|p| p.id == def.pack);
                     let memory = limits.map_or(DEFAULT_MEMORY, |p| p.script_memory);
                     let instructions =
                         limits.map_or(DEFAULT_INSTRUCTIONS, |p| p.script_instructions);
@@ -203,7 +203,7 @@ impl ScriptHost {
                 },
             )
         };
-        for a in &catalog.abilities {
+        for a in catalog.abilities() {
             if let crate::rules::Effect::Script(id) = a.effect
                 && !has(id, &[Hook::OnPlace])
             {
@@ -219,14 +219,14 @@ impl ScriptHost {
                 ));
             }
         }
-        for p in &catalog.packs {
+        for p in catalog.packs() {
             if let Some(id) = p.ai_script
                 && !has(id, &[Hook::Evaluate])
             {
                 problems.push(Diagnostic::error(
                     &PathBuf::from(
                         catalog
-                            .scripts
+                            .scripts()
                             .get(id.index())
                             .map_or_else(String::new, |s| s.file.clone()),
                     ),
@@ -238,7 +238,7 @@ impl ScriptHost {
                 ));
             }
         }
-        for t in &catalog.token_types {
+        for t in catalog.token_types() {
             if let Some(id) = t.script
                 && !has(id, &[Hook::BetweenTurns, Hook::Income, Hook::OnDestroyed])
             {
@@ -819,7 +819,7 @@ impl ScriptHost {
     /// Every pack heuristic's opinion of the position for `seat`, summed.
     fn heuristics(&self, view: &GameView<'_>, seat: crate::rules::Seat) -> Result<f64, HookError> {
         let mut total = 0.0;
-        for p in &view.catalog.packs {
+        for p in view.catalog.packs() {
             let Some(script) = p.ai_script else { continue };
             let value = self.call::<_, Value>(
                 script,
@@ -865,7 +865,7 @@ impl ScriptHost {
 pub fn load(options: &LoadOptions) -> Loaded {
     let mut loaded = content::load(options);
     if let Some(catalog) = &loaded.catalog
-        && !catalog.scripts.is_empty()
+        && !catalog.scripts().is_empty()
         && let Err(problems) = ScriptHost::new(catalog)
     {
         loaded.diagnostics.extend(problems);

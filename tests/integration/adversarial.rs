@@ -220,7 +220,7 @@ fn play(card: &str, cells: &[(i32, i32)]) -> Vec<Result<Vec<String>, String>> {
     let (catalog, host) = hostile();
     let engine = Engine::new(&catalog, &host);
     let id = catalog.card_named(card).unwrap_or_else(|e| panic!("{e}"));
-    let deck = &catalog.decks[0].stacks;
+    let deck = &catalog.decks()[0].stacks;
     let mut events = Vec::new();
     let mut state: GameState = engine
         .new_game([deck, deck], 1, &mut events)

@@ -11,7 +11,7 @@ use tokensmith::rules::{CardId, Catalog, Engine, GameState, NoHooks, Play, Seat}
 use crate::support::{TempPacks, base_catalog, root};
 
 fn deck(catalog: &Catalog, i: usize) -> DeckChoice {
-    let d = &catalog.decks[i];
+    let d = &catalog.decks()[i];
     DeckChoice {
         id: d.meta.id.clone(),
         stacks: d.stacks.clone(),
@@ -37,7 +37,7 @@ fn config(catalog: &Catalog, a: Level, b: Level, games: u32, seed: u64) -> Confi
 /// A game a few moves in, with the history of public plays.
 fn midgame(catalog: &Catalog, moves: usize) -> (GameState, Vec<PublicPlay>) {
     let engine = Engine::new(catalog, &NoHooks);
-    let d = &catalog.decks[1].stacks;
+    let d = &catalog.decks()[1].stacks;
     let mut events = Vec::new();
     let mut state = engine.new_game([d, d], 3, &mut events).expect("a game");
     let mut history = Vec::new();

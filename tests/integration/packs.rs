@@ -7,7 +7,7 @@ fn all_shipped_packs_load_cleanly_together() {
     let loaded = load_folders(&[root().join("content"), root().join("mods")], None);
     assert!(loaded.diagnostics.is_empty(), "{:#?}", loaded.diagnostics);
     let catalog = loaded.catalog.expect("a catalog");
-    let ids: Vec<&str> = catalog.packs.iter().map(|p| p.id.as_str()).collect();
+    let ids: Vec<&str> = catalog.packs().iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids.first(), Some(&"base"), "base loads first: {ids:?}");
 }
 
@@ -44,10 +44,10 @@ fn test_packs_load_cleanly() {
 #[test]
 fn base_pack_has_every_classic_card_and_three_decks_using_everything() {
     let catalog = crate::support::base_catalog();
-    assert!(catalog.decks.len() >= 3);
+    assert!(catalog.decks().len() >= 3);
     let mut abilities = std::collections::HashSet::new();
     let mut types = std::collections::HashSet::new();
-    for deck in &catalog.decks {
+    for deck in catalog.decks() {
         for card in deck.stacks.iter().flatten() {
             let def = catalog.card(*card);
             types.insert(def.token);
@@ -58,15 +58,15 @@ fn base_pack_has_every_classic_card_and_three_decks_using_everything() {
     }
     assert_eq!(
         abilities.len(),
-        catalog.abilities.len(),
+        catalog.abilities().len(),
         "decks use every ability"
     );
     // `golden` is only ever made by transforming, so no card places it.
     let placed_or_made = types.len() + 1;
     assert!(
-        placed_or_made >= catalog.token_types.len(),
+        placed_or_made >= catalog.token_types().len(),
         "decks use every token type"
     );
     // RULES.md's classic table: 7 + 7 + 7 + 4 + 2 + 1 + 1 + 2 + 1 + 1 + 1 + 5 cards.
-    assert_eq!(catalog.cards.len(), 39);
+    assert_eq!(catalog.cards().len(), 39);
 }

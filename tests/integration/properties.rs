@@ -14,8 +14,8 @@ fn catalog() -> &'static Catalog {
 fn play(seed: u64, decks: (usize, usize), choices: &[u16]) -> Result<Vec<Event>, TestCaseError> {
     let catalog = catalog();
     let engine = Engine::new(catalog, &NoHooks);
-    let d1 = &catalog.decks[decks.0 % catalog.decks.len()].stacks;
-    let d2 = &catalog.decks[decks.1 % catalog.decks.len()].stacks;
+    let d1 = &catalog.decks()[decks.0 % catalog.decks().len()].stacks;
+    let d2 = &catalog.decks()[decks.1 % catalog.decks().len()].stacks;
     let mut events = Vec::new();
     let mut state = engine
         .new_game([d1, d2], seed, &mut events)
@@ -161,7 +161,7 @@ proptest! {
 fn games_played_to_the_end_finish_with_a_result() {
     let catalog = catalog();
     let engine = Engine::new(catalog, &NoHooks);
-    let deck = &catalog.decks[0].stacks;
+    let deck = &catalog.decks()[0].stacks;
     for seed in 0..20u64 {
         let mut events = Vec::new();
         let mut state = engine

@@ -338,7 +338,7 @@ fn a_lua_edit_reloads_and_a_lua_error_keeps_the_last_catalog_with_its_line() {
     );
     let (r, _) = wait_for(&w, t, |r| {
         r.loaded.catalog.as_ref().is_some_and(|c| {
-            c.scripts
+            c.scripts()
                 .iter()
                 .any(|s| s.source.contains("ctx:damage(x, y, 2)"))
         })

@@ -8,7 +8,7 @@ use crate::support::base_catalog;
 #[test]
 fn what_the_new_content_lacks_is_listed_and_the_rest_follows_by_key() {
     let old = base_catalog();
-    let deck = old.decks[0].stacks.clone();
+    let deck = old.decks()[0].stacks.clone();
     let mut state = Engine::new(&old, &NoHooks)
         .new_game([&deck, &deck], 5, &mut Vec::new())
         .unwrap_or_else(|e| panic!("{e}"));
@@ -23,9 +23,7 @@ fn what_the_new_content_lacks_is_listed_and_the_rest_follows_by_key() {
     };
     state.set_token(&old, Cell::new(0, 0), Some(token));
     // The same content in another order: everything is found again.
-    let mut shuffled = old.clone();
-    shuffled.cards.reverse();
-    shuffled.reindex();
+    let shuffled = old.clone().edited(|p| p.cards.reverse());
     let moved = remap(&state, &old, &shuffled).unwrap_or_else(|l| panic!("{l:?}"));
     let top = |s: &GameState, c: &Catalog| {
         s.seat(Seat::One).stacks()[0]
@@ -36,8 +34,9 @@ fn what_the_new_content_lacks_is_listed_and_the_rest_follows_by_key() {
     assert_eq!(moved.board().get(Cell::new(0, 0)), Some(token));
     // A card of the decks gone: every stack entry holding it is named.
     let first = deck[0][0];
-    let mut fewer = old.clone();
-    fewer.cards[first.index()].meta.id = "renamed".into();
+    let fewer = old
+        .clone()
+        .edited(|p| p.cards[first.index()].meta.id = "renamed".into());
     let lost = remap(&state, &old, &fewer).err().unwrap_or_default();
     let key = old.card(first).meta.key();
     assert_eq!(

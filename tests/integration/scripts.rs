@@ -145,7 +145,7 @@ struct Game<'a> {
 impl<'a> Game<'a> {
     fn new(catalog: &'a Catalog, host: &'a ScriptHost) -> Game<'a> {
         let engine = Engine::new(catalog, host);
-        let deck = &catalog.decks[0].stacks;
+        let deck = &catalog.decks()[0].stacks;
         let mut events = Vec::new();
         let state = engine
             .new_game([deck, deck], 7, &mut events)
@@ -1516,7 +1516,7 @@ fn script_memory_stays_bounded_over_long_play() {
 fn refusal(f: &Fixture, card: &str) -> HookError {
     let host = ScriptHost::new(&f.catalog).expect("the scripts compile");
     let engine = Engine::new(&f.catalog, &host);
-    let deck = &f.catalog.decks[0].stacks;
+    let deck = &f.catalog.decks()[0].stacks;
     let mut events = Vec::new();
     let mut state = engine
         .new_game([deck, deck], 7, &mut events)

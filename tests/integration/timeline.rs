@@ -10,7 +10,7 @@ use crate::support::base_catalog;
 
 fn dealt(catalog: &Arc<Catalog>) -> Timeline {
     let engine = Engine::new(catalog, &NoHooks);
-    let deck = &catalog.decks[0].stacks;
+    let deck = &catalog.decks()[0].stacks;
     let mut opening = Vec::new();
     let start = engine
         .new_game([deck, deck], 3, &mut opening)
@@ -82,9 +82,7 @@ fn carrying_over_keeps_every_move_or_changes_nothing() {
     play(&mut t, &catalog, 1);
     t.undo();
     // The same content in another order: everything follows by key, the redo history too.
-    let mut shuffled = (*catalog).clone();
-    shuffled.cards.reverse();
-    shuffled.reindex();
+    let shuffled = (*catalog).clone().edited(|p| p.cards.reverse());
     let map = IdMap::new(&catalog, &shuffled);
     let mut moved = t.clone();
     moved
@@ -98,8 +96,9 @@ fn carrying_over_keeps_every_move_or_changes_nothing() {
     assert!(moved.redo());
     // A card the game uses gone: nothing changes, and the problems say what.
     let first = t.steps()[0].card;
-    let mut fewer = (*catalog).clone();
-    fewer.cards[first.index()].meta.id = "renamed".into();
+    let fewer = (*catalog)
+        .clone()
+        .edited(|p| p.cards[first.index()].meta.id = "renamed".into());
     let map = IdMap::new(&catalog, &fewer);
     let before = t.clone();
     let problems = t

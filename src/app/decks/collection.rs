@@ -69,7 +69,11 @@ pub(super) fn show(
         .collect();
     ui.horizontal(|ui| {
         ui.strong("Collection");
-        ui.weak(format!("{} of {} cards", shown.len(), catalog.cards.len()));
+        ui.weak(format!(
+            "{} of {} cards",
+            shown.len(),
+            catalog.cards().len()
+        ));
     });
     filters(ui, catalog, filter);
     if let (Some(Source::Slot(at)), Some(deck)) = (picked.as_ref(), deck)
@@ -139,7 +143,7 @@ fn filters(ui: &mut Ui, catalog: &Cards<'_>, filter: &mut Filter) {
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut filter.ability, None, "any");
                     ui.selectable_value(&mut filter.ability, Some(None), "no ability");
-                    for (i, a) in catalog.abilities.iter().enumerate() {
+                    for (i, a) in catalog.abilities().iter().enumerate() {
                         let id = AbilityId(u16::try_from(i).unwrap_or(u16::MAX));
                         ui.selectable_value(&mut filter.ability, Some(Some(id)), &a.meta.name);
                     }
@@ -156,7 +160,7 @@ fn filters(ui: &mut Ui, catalog: &Cards<'_>, filter: &mut Filter) {
                 .width(220.0)
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut filter.token, None, "any");
-                    for (i, t) in catalog.token_types.iter().enumerate() {
+                    for (i, t) in catalog.token_types().iter().enumerate() {
                         let id = TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX));
                         ui.selectable_value(&mut filter.token, Some(id), &t.meta.name);
                     }
@@ -170,7 +174,7 @@ fn filters(ui: &mut Ui, catalog: &Cards<'_>, filter: &mut Filter) {
                 .width(220.0)
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut filter.pack, None, "any");
-                    for p in &catalog.packs {
+                    for p in catalog.packs() {
                         ui.selectable_value(&mut filter.pack, Some(p.id.clone()), &p.id);
                     }
                 })

@@ -24,9 +24,9 @@ impl CardIndex {
     /// The index of `catalog`'s cards.
     #[must_use]
     pub fn new(catalog: &Catalog) -> CardIndex {
-        let mut by_key = HashMap::with_capacity(catalog.cards.len());
+        let mut by_key = HashMap::with_capacity(catalog.cards().len());
         let mut by_id: HashMap<String, Option<CardId>> =
-            HashMap::with_capacity(catalog.cards.len());
+            HashMap::with_capacity(catalog.cards().len());
         for id in catalog.card_ids() {
             let meta = &catalog.card(id).meta;
             by_key.insert(meta.key(), id);
@@ -177,8 +177,8 @@ pub fn put(
     from: &Source,
     to: Slot,
 ) -> Result<Placed, String> {
-    let max = usize::from(catalog.rules.stack_max);
-    let stacks = deck.stacks.len().max(usize::from(catalog.rules.stacks));
+    let max = usize::from(catalog.rules().stack_max);
+    let stacks = deck.stacks.len().max(usize::from(catalog.rules().stacks));
     if to.stack >= stacks {
         return Err(format!("there is no stack {}", to.stack + 1));
     }
@@ -262,7 +262,7 @@ pub fn take(deck: &mut SavedDeck, at: Slot) -> Option<String> {
 /// move to the last stack kept, so nothing is lost; the size check then tells). Only
 /// when the user asks: a deck is never changed behind their back.
 pub fn fit_stacks(deck: &mut SavedDeck, catalog: &Catalog) {
-    let want = usize::from(catalog.rules.stacks).max(1);
+    let want = usize::from(catalog.rules().stacks).max(1);
     while deck.stacks.len() < want {
         deck.stacks.push(Vec::new());
     }
@@ -284,7 +284,7 @@ pub fn problems(deck: &SavedDeck, catalog: &Cards<'_>) -> Vec<String> {
         .iter()
         .map(|c| {
             let pack = c.split_once(':').map_or("", |(p, _)| p);
-            if pack.is_empty() || catalog.packs.iter().any(|p| p.id == pack) {
+            if pack.is_empty() || catalog.packs().iter().any(|p| p.id == pack) {
                 format!("{c} is not a card of the loaded packs")
             } else {
                 format!("{c} is from the pack '{pack}', which is not loaded")
@@ -412,9 +412,9 @@ mod tests {
         let base = crate::content::base_for_tests();
         let index = CardIndex::new(&base);
         let catalog = Cards::new(&base, &index);
-        let keys: Vec<String> = catalog.cards.iter().map(|c| c.meta.key()).collect();
+        let keys: Vec<String> = catalog.cards().iter().map(|c| c.meta.key()).collect();
         let mut d = deck(&[&[], &[], &[], &[]]);
-        let max = usize::from(catalog.rules.stack_max);
+        let max = usize::from(catalog.rules().stack_max);
         for key in keys.iter().take(max) {
             ok(put(
                 &mut d,

@@ -61,7 +61,7 @@ impl DeckEditor {
             self.create(profile, deck, "made a new deck");
         }
         ui.menu_button("New from a ready deck ▸", |ui| {
-            for d in &catalog.decks {
+            for d in catalog.decks() {
                 if ui.button(&d.meta.name).clicked() {
                     let mut deck = self.blank(&d.meta.name, catalog, profile);
                     deck.stacks = draft::written(catalog, &d.stacks);
@@ -159,7 +159,7 @@ impl DeckEditor {
             format_version: profile::FORMAT_VERSION,
             id,
             name: name.to_string(),
-            stacks: vec![Vec::new(); usize::from(catalog.rules.stacks)],
+            stacks: vec![Vec::new(); usize::from(catalog.rules().stacks)],
         }
     }
 

@@ -287,7 +287,7 @@ impl DeckEditor {
             return;
         };
         let problems = draft::problems(deck, catalog);
-        let wanted = usize::from(catalog.rules.stacks);
+        let wanted = usize::from(catalog.rules().stacks);
         let fit = deck.stacks.len() != wanted;
         egui::Frame::new()
             .fill(Color32::from_gray(30))

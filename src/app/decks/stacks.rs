@@ -30,14 +30,14 @@ pub(super) fn show(
     let columns = deck
         .stacks
         .len()
-        .max(usize::from(catalog.rules.stacks))
+        .max(usize::from(catalog.rules().stacks))
         .max(1);
     let count = crate::app::theme::px_len(columns);
     let gap = 10.0;
     let width = ((ui.available_width() - gap * (count - 1.0)) / count).clamp(120.0, 230.0);
     let (min, max) = (
-        usize::from(catalog.rules.stack_min),
-        usize::from(catalog.rules.stack_max),
+        usize::from(catalog.rules().stack_min),
+        usize::from(catalog.rules().stack_max),
     );
     egui::ScrollArea::vertical().show(ui, |ui| {
         ui.horizontal_top(|ui| {

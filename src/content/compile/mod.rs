@@ -26,9 +26,9 @@ use super::yaml::{Loc, Located};
 use super::{Files, Sections};
 use crate::rules::{
     AbilityDef, AbilityId, Amount, Area, AreaDef, AreaId, Aura, Becomes, CardDef, CardId, Catalog,
-    Cell, DeckDef, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta, MoveLimits,
-    Offset, OpeningToken, Origin, Relation, Ruleset, ScriptDef, ScriptId, Seat, Side, TokenTypeDef,
-    TokenTypeId, Turret,
+    CatalogParts, Cell, DeckDef, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta,
+    MoveLimits, Offset, OpeningToken, Origin, Relation, Ruleset, ScriptDef, ScriptId, Seat, Side,
+    TokenTypeDef, TokenTypeId, Turret,
 };
 
 /// The largest offset component an area or direction may use.
@@ -114,16 +114,16 @@ pub(super) fn compile(
             infos[i].ai_script = cx.script(source, i, &name);
         }
     }
-    Some(Catalog::new(
-        rules?,
-        all(areas)?,
-        all(token_types)?,
-        all(abilities)?,
-        all(cards)?,
-        all(decks)?,
-        cx.scripts,
-        infos,
-    ))
+    Some(Catalog::new(CatalogParts {
+        rules: rules?,
+        areas: all(areas)?,
+        token_types: all(token_types)?,
+        abilities: all(abilities)?,
+        cards: all(cards)?,
+        decks: all(decks)?,
+        scripts: cx.scripts,
+        packs: infos,
+    }))
 }
 
 fn all<D>(v: Vec<Option<D>>) -> Option<Vec<D>> {
