@@ -11,7 +11,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
 use tokensmith::ai::{Budget, Level, Observation, Options, agent};
-use tokensmith::rules::{Catalog, Engine, GameState, NoHooks};
+use tokensmith::rules::{Catalog, Engine, GameState};
 
 fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {
     let mut rng = Pcg32::seed_from_u64(9);
@@ -42,7 +42,8 @@ fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {
 
 fn bench(c: &mut Criterion) {
     let catalog = support::load("base");
-    let engine = Engine::new(&catalog, &NoHooks);
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let engine = scripts.brain(&catalog);
     let states = midgame(&engine, &catalog, 64);
 
     let mut group = c.benchmark_group("decisions");

@@ -6,11 +6,11 @@ use rand_pcg::Pcg32;
 
 use super::eval::evaluate;
 use super::observe::Observation;
-use super::{Agent, Rated};
-use crate::rules::{Engine, GameState, Move, Seat};
+use super::{Agent, Brain, Rated};
+use crate::rules::{GameState, Move, Seat};
 
 /// Play `mv` on a copy of `state`; `None` when the engine refuses it.
-pub(crate) fn after(engine: &Engine<'_>, state: &GameState, mv: Move) -> Option<GameState> {
+pub(crate) fn after(engine: &Brain<'_>, state: &GameState, mv: Move) -> Option<GameState> {
     let mut next = state.clone();
     engine.play_quiet(&mut next, mv).ok()?;
     Some(next)
@@ -43,12 +43,12 @@ pub struct RandomAgent {
 }
 
 impl Agent for RandomAgent {
-    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
         let moves = engine.legal_moves(obs.state());
         (!moves.is_empty()).then(|| moves[self.rng.random_range(0..moves.len())])
     }
 
-    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
         engine
             .legal_moves(obs.state())
             .into_iter()
@@ -62,7 +62,7 @@ impl Agent for RandomAgent {
 }
 
 /// Every legal move rated one ply deep by its income swing.
-fn greedy_ratings(engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+fn greedy_ratings(engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
     let state = obs.state();
     let seat = obs.seat();
     let mut scratch = state.clone();
@@ -90,11 +90,11 @@ pub struct GreedyAgent {
 }
 
 impl Agent for GreedyAgent {
-    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
         best(&greedy_ratings(engine, obs), &mut self.rng)
     }
 
-    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
         greedy_ratings(engine, obs)
     }
 }
@@ -108,7 +108,7 @@ pub struct EasyAgent {
 }
 
 impl Agent for EasyAgent {
-    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
         let mut rated = greedy_ratings(engine, obs);
         if rated.is_empty() {
             return None;
@@ -128,7 +128,7 @@ impl Agent for EasyAgent {
         rated.last().map(|r| r.mv)
     }
 
-    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
         greedy_ratings(engine, obs)
     }
 }
@@ -143,7 +143,7 @@ pub struct NormalAgent {
 impl NormalAgent {
     /// Every own move with its two-ply value. With `prune`, a move whose reply already
     /// shows it cannot beat the best so far stops early (its value is then an upper bound).
-    fn ratings(&mut self, engine: &Engine<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
+    fn ratings(&mut self, engine: &Brain<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
         let seat = obs.seat();
         let world = obs.determinize(engine.catalog, &mut self.rng);
         let mut rated = Vec::new();
@@ -186,12 +186,12 @@ impl NormalAgent {
 }
 
 impl Agent for NormalAgent {
-    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
         let rated = self.ratings(engine, obs, true);
         best(&rated, &mut self.rng)
     }
 
-    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
         self.ratings(engine, obs, false)
     }
 }

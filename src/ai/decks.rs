@@ -10,8 +10,9 @@
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
 
+use super::Brain;
 use super::eval::evaluate;
-use crate::rules::{CardId, Catalog, Engine, GameState, Move, Play, Seat};
+use crate::rules::{CardId, Catalog, GameState, Move, Play, Seat};
 
 /// Why a random deck cannot be made from the loaded content.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -37,7 +38,7 @@ pub enum RandomDeckError {
 /// How playing `card` first, on an empty board, changes the mover's evaluation at its
 /// best cell (`None` when the card cannot be played at all).
 #[must_use]
-pub fn opening_value(engine: &Engine<'_>, card: CardId) -> Option<f64> {
+pub fn opening_value(engine: &Brain<'_>, card: CardId) -> Option<f64> {
     let catalog = engine.catalog;
     let empty = GameState::new(catalog, [&[], &[]], 0);
     let before = evaluate(engine, &empty, Seat::One);
@@ -60,7 +61,7 @@ pub fn opening_value(engine: &Engine<'_>, card: CardId) -> Option<f64> {
 
 /// The cards that are not a loss on the opening move, in catalog order.
 #[must_use]
-pub fn openers(engine: &Engine<'_>) -> Vec<CardId> {
+pub fn openers(engine: &Brain<'_>) -> Vec<CardId> {
     engine
         .catalog
         .card_ids()
@@ -93,7 +94,7 @@ fn draw(pool: &mut Vec<CardId>, n: usize, rng: &mut Pcg32) -> Vec<CardId> {
 }
 
 /// A random-content deck for the loaded content, the same for the same seed.
-pub fn random_content(engine: &Engine<'_>, seed: u64) -> Result<Vec<Vec<CardId>>, RandomDeckError> {
+pub fn random_content(engine: &Brain<'_>, seed: u64) -> Result<Vec<Vec<CardId>>, RandomDeckError> {
     let catalog = engine.catalog;
     let mut rng = Pcg32::seed_from_u64(seed);
     let sizes = stack_sizes(catalog, &mut rng);
@@ -130,7 +131,6 @@ pub fn random_saved(count: usize, seed: u64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::NoHooks;
 
     #[test]
     fn random_content_decks_follow_the_rules_over_many_seeds() {
@@ -141,7 +141,8 @@ mod tests {
             .card_named("plant_ring")
             .unwrap_or_else(|e| panic!("{e}"));
         let catalog = catalog.edited(|p| p.cards[planter.index()].value = 1);
-        let engine = Engine::new(&catalog, &NoHooks);
+        let scripts = crate::ai::hooks_for(&catalog);
+        let engine = scripts.brain(&catalog);
         assert!(opening_value(&engine, planter).is_some_and(|v| v < 0.0));
         let openers = openers(&engine);
         assert_eq!(openers.len(), catalog.cards().len() - 1);

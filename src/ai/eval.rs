@@ -1,7 +1,8 @@
 //! The generic evaluation of a position, for any content: it only reads scores, incomes
 //! and the board through the engine, so a new card or script needs no AI code.
 
-use crate::rules::{Engine, GameState, GameView, Seat};
+use super::Brain;
+use crate::rules::{GameState, Seat};
 
 /// The value of a won game (a lost one is its negative).
 pub const WIN: f64 = 1.0e9;
@@ -11,7 +12,7 @@ pub const WIN: f64 = 1.0e9;
 /// (each seat scores its income after every move, its own and the opponent's). Finished
 /// games are worth ±1e9 (`WIN`) plus the score margin (0 for a draw).
 #[must_use]
-pub fn evaluate(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
+pub fn evaluate(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
     let other = seat.other();
     if let Some(outcome) = state.outcome() {
         return match outcome.winner {
@@ -28,20 +29,7 @@ pub fn evaluate(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
     let income_margin = (mine - theirs) as f64;
     let generic =
         score_margin(state, seat) + income_margin * turns_left(engine, state, mine.max(theirs));
-    generic + heuristics(engine, state, seat)
-}
-
-/// What the packs' `ai.lua` heuristics add (nothing when no pack has one; a failing
-/// heuristic adds nothing rather than stopping the AI).
-fn heuristics(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
-    if !engine.catalog.packs().iter().any(|p| p.ai_script.is_some()) {
-        return 0.0;
-    }
-    let view = GameView {
-        state,
-        catalog: engine.catalog,
-    };
-    engine.hooks.evaluate(&view, seat).unwrap_or(0.0)
+    generic + engine.heuristics(state, seat)
 }
 
 #[allow(clippy::cast_precision_loss)]
@@ -52,7 +40,7 @@ fn score_margin(state: &GameState, seat: Seat) -> f64 {
 /// Moves left in the game, roughly: every move fills at least one cell, and both seats
 /// score their income after every move, so the leader reaches the score limit after about
 /// (limit − leader's score) / its income more moves.
-fn turns_left(engine: &Engine<'_>, state: &GameState, best_income: i64) -> f64 {
+fn turns_left(engine: &Brain<'_>, state: &GameState, best_income: i64) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let by_cells = state.board().empty_count() as f64;
     let leader = state.score(Seat::One).max(state.score(Seat::Two));

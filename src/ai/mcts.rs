@@ -17,8 +17,8 @@ use rand_pcg::Pcg32;
 
 use super::eval::evaluate;
 use super::observe::Observation;
-use super::{Agent, Rated, hooks_for};
-use crate::rules::{CardId, Catalog, Cell, Engine, GameState, Move, Play, Seat};
+use super::{Agent, Brain, Rated, hooks_for};
+use crate::rules::{CardId, Catalog, Cell, GameState, Move, Play, Seat};
 
 /// How long `hard` may think.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +75,7 @@ pub struct HardAgent {
 
 impl HardAgent {
     /// Search and return per-move statistics merged over both trees.
-    fn search(&mut self, engine: &Engine<'_>, obs: &Observation) -> RootStats {
+    fn search(&mut self, engine: &Brain<'_>, obs: &Observation) -> RootStats {
         let seeds = [self.rng.random::<u64>(), self.rng.random::<u64>()];
         let (budget, exploration) = (self.budget, self.exploration);
         let catalog = engine.catalog;
@@ -84,8 +84,8 @@ impl HardAgent {
             Budget::Iterations(n) => Limit::Count(n.div_ceil(2).max(1)),
         };
         let tree = |seed: u64| {
-            let hooks = hooks_for(catalog);
-            let engine = Engine::new(catalog, hooks.as_ref());
+            let scripts = hooks_for(catalog);
+            let engine = scripts.brain(catalog);
             Tree::new(obs.seat()).run(&engine, obs, seed, limit, exploration)
         };
         // Inside a pool of ours (simulation) the second tree goes to another worker;
@@ -151,7 +151,7 @@ impl Tree {
 
     fn run(
         mut self,
-        engine: &Engine<'_>,
+        engine: &Brain<'_>,
         obs: &Observation,
         seed: u64,
         limit: Limit,
@@ -261,7 +261,7 @@ const WIDTH: usize = 8;
 /// best first, each with its public key. Ranking by what the engine says a move does keeps
 /// the search generic while it looks deep instead of wide.
 fn ranked_moves(
-    engine: &Engine<'_>,
+    engine: &Brain<'_>,
     state: &GameState,
     scratch: &mut GameState,
     width: usize,
@@ -285,7 +285,7 @@ fn ranked_moves(
 
 /// A position's value for `seat` in [0, 1]: 1 a win, 0 a loss, the generic evaluation
 /// squashed in between.
-fn reward(engine: &Engine<'_>, state: &GameState, seat: Seat) -> f64 {
+fn reward(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
     if let Some(outcome) = state.outcome() {
         return match outcome.winner {
             Some(w) if w == seat => 1.0,
@@ -309,12 +309,12 @@ fn to_move(obs: &Observation, key: Key) -> Option<Move> {
 }
 
 impl Agent for HardAgent {
-    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move> {
+    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
         let stats = self.search(engine, obs);
         stats.iter().find_map(|&(key, _, _)| to_move(obs, key))
     }
 
-    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated> {
+    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
         self.search(engine, obs)
             .into_iter()
             .filter_map(|(key, visits, mean)| {

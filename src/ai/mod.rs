@@ -44,16 +44,16 @@ pub struct Rated {
 /// A player.
 pub trait Agent {
     /// The move to play, or `None` when there is none.
-    fn choose(&mut self, engine: &Engine<'_>, obs: &Observation) -> Option<Move>;
+    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move>;
 
     /// Every move the agent considered, with its value (and visits): the sandbox hint.
-    fn rate(&mut self, engine: &Engine<'_>, obs: &Observation) -> Vec<Rated>;
+    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated>;
 }
 
 /// The `k` best moves by an agent's own measure (visits first for `hard`, then value).
 pub fn top_moves(
     agent: &mut dyn Agent,
-    engine: &Engine<'_>,
+    engine: &Brain<'_>,
     obs: &Observation,
     k: usize,
 ) -> Vec<Rated> {
@@ -136,17 +136,86 @@ pub fn agent(level: Level, seed: u64, options: Options) -> Box<dyn Agent> {
     }
 }
 
-/// Script hooks for a worker thread: a fresh [`ScriptHost`] when the catalog has scripts
+/// What the AI thinks with: the engine it simulates moves through, and the packs' own
+/// heuristics (`ai.lua`), which are an AI concern the engine never calls. Dereferences to
+/// the [`Engine`].
+pub struct Brain<'a> {
+    engine: Engine<'a>,
+    host: Option<&'a ScriptHost>,
+}
+
+impl<'a> std::ops::Deref for Brain<'a> {
+    type Target = Engine<'a>;
+
+    fn deref(&self) -> &Engine<'a> {
+        &self.engine
+    }
+}
+
+impl Brain<'_> {
+    /// The engine alone.
+    #[must_use]
+    pub fn engine(&self) -> &Engine<'_> {
+        &self.engine
+    }
+
+    /// What the packs' `ai.lua` heuristics think of `state` for `seat`: nothing when no
+    /// pack has one, and nothing when one fails (a failing heuristic must not stop the AI).
+    #[must_use]
+    pub fn heuristics(&self, state: &crate::rules::GameState, seat: crate::rules::Seat) -> f64 {
+        let Some(host) = self.host else { return 0.0 };
+        if !self
+            .engine
+            .catalog
+            .packs()
+            .iter()
+            .any(|p| p.ai_script.is_some())
+        {
+            return 0.0;
+        }
+        let view = crate::rules::GameView {
+            state,
+            catalog: self.engine.catalog,
+        };
+        host.heuristics(&view, seat).unwrap_or(0.0)
+    }
+}
+
+/// The scripts of a catalog on one thread: a [`ScriptHost`] when the catalog has scripts
 /// (a Lua state cannot be shared between threads), nothing otherwise.
-#[must_use]
-pub fn hooks_for(catalog: &Catalog) -> Box<dyn Hooks> {
-    if !catalog.scripts().is_empty() {
-        // The catalog's scripts compiled when it was loaded, so this only fails if a
-        // script file changed on disk since; moves that need it are then refused.
-        match ScriptHost::new(catalog) {
-            Ok(host) => return Box::new(host),
-            Err(_) => return Box::new(NoHooks),
+pub struct Scripts {
+    host: Option<ScriptHost>,
+}
+
+impl Scripts {
+    /// The hooks the engine calls.
+    #[must_use]
+    pub fn hooks(&self) -> &dyn Hooks {
+        match &self.host {
+            Some(host) => host,
+            None => &NoHooks,
         }
     }
-    Box::new(NoHooks)
+
+    /// An engine over `catalog` with these scripts, and their heuristics.
+    #[must_use]
+    pub fn brain<'a>(&'a self, catalog: &'a Catalog) -> Brain<'a> {
+        Brain {
+            engine: Engine::new(catalog, self.hooks()),
+            host: self.host.as_ref(),
+        }
+    }
+}
+
+/// The scripts of `catalog` for the calling thread.
+#[must_use]
+pub fn hooks_for(catalog: &Catalog) -> Scripts {
+    // The catalog's scripts compiled when it was loaded, so this only fails if a script
+    // file changed on disk since; moves that need it are then refused.
+    let host = if catalog.scripts().is_empty() {
+        None
+    } else {
+        ScriptHost::new(catalog).ok()
+    };
+    Scripts { host }
 }

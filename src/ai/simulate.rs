@@ -7,8 +7,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::observe::{Observation, PublicPlay, record};
-use super::{Level, Options, agent, hooks_for};
-use crate::rules::{CardId, Catalog, Engine, GameState, Seat};
+use super::{Brain, Level, Options, agent, hooks_for};
+use crate::rules::{CardId, Catalog, GameState, Seat};
 
 /// A deck taking part: its name and its stacks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,7 +115,7 @@ fn game_seed(seed: u64, game: u32) -> u64 {
 }
 
 /// Play game number `g` of `config`.
-fn play_game(engine: &Engine<'_>, config: &Config, g: u32) -> GameRecord {
+fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
     let seed = game_seed(config.seed, g);
     let a_seat = if g.is_multiple_of(2) {
         Seat::One
@@ -178,7 +178,7 @@ fn play_game(engine: &Engine<'_>, config: &Config, g: u32) -> GameRecord {
 /// When the chosen move is refused (a failing script), play the first legal move that
 /// works, so a broken card cannot stall a simulation.
 fn fallback(
-    engine: &Engine<'_>,
+    engine: &Brain<'_>,
     state: &mut GameState,
     events: &mut Vec<crate::rules::Event>,
 ) -> bool {
@@ -188,7 +188,7 @@ fn fallback(
         .any(|mv| engine.play(state, mv, events).is_ok())
 }
 
-fn incomes(engine: &Engine<'_>, state: &GameState) -> [i64; 2] {
+fn incomes(engine: &Brain<'_>, state: &GameState) -> [i64; 2] {
     engine.incomes(state).unwrap_or([0, 0])
 }
 
@@ -208,8 +208,8 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
             .map(|g| {
                 // A fresh script host per game: whatever a script keeps in Lua between
                 // calls cannot make a game depend on which games ran before it.
-                let hooks = hooks_for(catalog);
-                let engine = Engine::new(catalog, hooks.as_ref());
+                let scripts = hooks_for(catalog);
+                let engine = scripts.brain(catalog);
                 let r = play_game(&engine, config, g);
                 tick();
                 r

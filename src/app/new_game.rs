@@ -8,7 +8,7 @@ use egui::{Align, Layout, RichText, Ui};
 
 use crate::ai::Level;
 use crate::profile::SavedDeck;
-use crate::rules::{Catalog, DeckId, Engine, Seat};
+use crate::rules::{Catalog, DeckId, Seat};
 
 use super::decks::draft::{self, Cards};
 use super::menu::fresh_seed;
@@ -348,8 +348,8 @@ fn seat_deck(
             saved(playable[i])
         }
         DeckPick::RandomContent => {
-            let hooks = crate::ai::hooks_for(catalog);
-            let engine = Engine::new(catalog, &*hooks);
+            let scripts = crate::ai::hooks_for(catalog);
+            let engine = scripts.brain(catalog);
             let stacks =
                 crate::ai::decks::random_content(&engine, seed).map_err(|e| e.to_string())?;
             Ok(SeatDeck {

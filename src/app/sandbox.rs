@@ -251,7 +251,7 @@ impl Sandbox {
     /// best first: the change in the generic evaluation the move makes.
     #[must_use]
     pub fn hint(&self, seat: Seat, cards: &[CardId], k: usize) -> Vec<Rated> {
-        let engine = self.engine();
+        let engine = self.table.brain();
         let base = self.base_for(seat);
         let now = ai::evaluate(&engine, &base, seat);
         let mut scratch = base.clone();

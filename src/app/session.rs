@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::ai::{self, Budget, Level, Observation, PublicPlay};
 use crate::rules::{
-    CardId, Catalog, Cell, DeckId, Engine, Event, EventKind, GameState, Hooks, Move, Play, Seat,
+    CardId, Catalog, Cell, DeckId, Engine, Event, EventKind, GameState, Move, Play, Seat,
 };
 use crate::timeline::{Step, Timeline};
 
@@ -84,15 +84,15 @@ impl Default for AiSettings {
 /// sandbox plays with.
 pub struct Table {
     catalog: Arc<Catalog>,
-    hooks: Box<dyn Hooks>,
+    scripts: ai::Scripts,
 }
 
 impl Table {
     /// `catalog` with its own script host.
     #[must_use]
     pub fn new(catalog: Arc<Catalog>) -> Table {
-        let hooks = ai::hooks_for(&catalog);
-        Table { catalog, hooks }
+        let scripts = ai::hooks_for(&catalog);
+        Table { catalog, scripts }
     }
 
     /// The content.
@@ -104,7 +104,13 @@ impl Table {
     /// The engine over the content and its scripts.
     #[must_use]
     pub fn engine(&self) -> Engine<'_> {
-        Engine::new(&self.catalog, &*self.hooks)
+        Engine::new(&self.catalog, self.scripts.hooks())
+    }
+
+    /// The engine with the packs' AI heuristics, for hints and evaluations.
+    #[must_use]
+    pub fn brain(&self) -> ai::Brain<'_> {
+        self.scripts.brain(&self.catalog)
     }
 
     /// A new game with these decks (seat 1's, seat 2's): the state and the opening
@@ -336,8 +342,8 @@ impl Session {
             .name("tokensmith-ai".into())
             .stack_size(crate::script::THREAD_STACK)
             .spawn(move || {
-                let hooks = ai::hooks_for(&catalog);
-                let engine = Engine::new(&catalog, &*hooks);
+                let scripts = ai::hooks_for(&catalog);
+                let engine = scripts.brain(&catalog);
                 let options = ai::Options {
                     budget: Budget::Time(think),
                     omniscient: false,

@@ -414,8 +414,8 @@ fn random_deck(cli: &Cli, seed: Option<u64>) -> std::io::Result<ExitCode> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_secs())
     });
-    let hooks = crate::ai::hooks_for(&catalog);
-    let engine = crate::rules::Engine::new(&catalog, &*hooks);
+    let scripts = crate::ai::hooks_for(&catalog);
+    let engine = scripts.brain(&catalog);
     match crate::ai::decks::random_content(&engine, seed) {
         Ok(stacks) => {
             let mut out = std::io::stdout().lock();
@@ -605,8 +605,8 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             .map(|mut p| p.decks())
             .unwrap_or_default(),
     };
-    let hooks = crate::ai::hooks_for(&catalog);
-    let engine = crate::rules::Engine::new(&catalog, &*hooks);
+    let scripts = crate::ai::hooks_for(&catalog);
+    let engine = scripts.brain(&catalog);
     let mut draws = 0u64;
     let mut deck = |name: &str| -> anyhow::Result<DeckChoice> {
         if name == "random" {

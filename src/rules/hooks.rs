@@ -7,7 +7,7 @@
 
 use super::board::Token;
 use super::effects::Effects;
-use super::ids::{Cell, ScriptId, Seat};
+use super::ids::{Cell, ScriptId};
 use super::state::GameView;
 
 /// A script failed: the move is refused and the state stays as it was. Callers match on
@@ -134,14 +134,6 @@ pub trait Hooks {
         cell: Cell,
         income: i64,
     ) -> Result<i64, HookError>;
-
-    /// The packs' AI heuristics (`ai.lua`): how good the position is for `seat`, added to
-    /// the AI's own evaluation. The engine never calls this; content without heuristics
-    /// adds nothing.
-    fn evaluate(&self, view: &GameView<'_>, seat: Seat) -> Result<f64, HookError> {
-        let _ = (view, seat);
-        Ok(0.0)
-    }
 
     /// A scripted token was destroyed by losing value; `token` is what it was on `cell`.
     fn on_destroyed(

@@ -698,10 +698,6 @@ impl Hooks for ScriptHost {
         self.budget.end_move();
     }
 
-    fn evaluate(&self, view: &GameView<'_>, seat: crate::rules::Seat) -> Result<f64, HookError> {
-        self.heuristics(view, seat)
-    }
-
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {
         let (mover, origin) = (fx.mover(), fx.origin());
         self.call::<_, ()>(
@@ -816,8 +812,13 @@ impl Hooks for ScriptHost {
 }
 
 impl ScriptHost {
-    /// Every pack heuristic's opinion of the position for `seat`, summed.
-    fn heuristics(&self, view: &GameView<'_>, seat: crate::rules::Seat) -> Result<f64, HookError> {
+    /// Every pack heuristic's (`ai.lua`) opinion of the position for `seat`, summed. The
+    /// engine never calls this: it is for the AI.
+    pub fn heuristics(
+        &self,
+        view: &GameView<'_>,
+        seat: crate::rules::Seat,
+    ) -> Result<f64, HookError> {
         let mut total = 0.0;
         for p in view.catalog.packs() {
             let Some(script) = p.ai_script else { continue };

@@ -75,7 +75,8 @@ fn an_observation_does_not_depend_on_the_opponents_hidden_order() {
     let a = Observation::new(&state, seat, &history, false);
     let b = Observation::new(&other, seat, &history, false);
     assert_eq!(a.state(), b.state(), "the public part is identical");
-    let engine = Engine::new(&catalog, &NoHooks);
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let engine = scripts.brain(&catalog);
     for level in Level::ALL {
         let options = Options {
             budget: Budget::Iterations(200),
@@ -265,8 +266,8 @@ fn greedy_understands_a_scripted_card_without_ai_code() {
         rules_patch: None,
     });
     let catalog = loaded.catalog.expect("the test pack loads");
-    let host = tokensmith::script::ScriptHost::new(&catalog).expect("scripts compile");
-    let engine = Engine::new(&catalog, &host);
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let engine = scripts.brain(&catalog);
     let deck = catalog
         .deck(catalog.deck_named("scripted").expect("deck"))
         .stacks

@@ -189,8 +189,8 @@ impl DeckEditor {
 
     fn random(&mut self, catalog: &Cards<'_>, profile: &Profile) {
         let seed = crate::app::menu::fresh_seed();
-        let hooks = crate::ai::hooks_for(catalog);
-        let engine = crate::rules::Engine::new(catalog, &*hooks);
+        let scripts = crate::ai::hooks_for(catalog);
+        let engine = scripts.brain(catalog);
         match crate::ai::decks::random_content(&engine, seed) {
             Ok(stacks) => {
                 let mut deck = self.blank("Random deck", catalog, profile);
