@@ -23,6 +23,7 @@ pub fn load(pack: &str) -> Catalog {
         ],
         only: Some(vec![pack.to_string()]),
         rules_patch: None,
+        order: Vec::new(),
     });
     match loaded.catalog {
         Some(c) => c,

@@ -559,10 +559,11 @@ impl eframe::App for App {
     }
 }
 
-/// Open the client window over the packs in `content` and `mods`, keeping decks and
-/// settings in `profile` (default: the platform's data folder).
-pub fn run(content: PathBuf, mods: PathBuf, profile: Option<PathBuf>) -> anyhow::Result<()> {
-    let library = Library::load(LoadOptions::standard(&content, &mods));
+/// Open the client window over the packs `options` selects (the profile's enabled set,
+/// or what the command line's flags chose), keeping decks and settings in `profile`
+/// (default: the platform's data folder).
+pub fn run(options: LoadOptions, profile: Option<PathBuf>) -> anyhow::Result<()> {
+    let library = Library::load(options);
     let profile = profile
         .or_else(Profile::default_dir)
         .ok_or_else(|| "No profile folder: this system names no data folder; start with --profile DIR to keep decks and settings.".to_string())

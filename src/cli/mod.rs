@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
+mod pack;
+
 use crate::content::{LoadOptions, Loaded};
 use crate::rules::describe;
 use crate::scenario::{self, Outcome, PackPaths};
@@ -21,9 +23,23 @@ pub struct Cli {
     /// Folder with mod packs (may be missing).
     #[arg(long, global = true, default_value = "mods", value_name = "DIR")]
     pub mods: PathBuf,
-    /// The profile folder with saved decks (default: the platform's data folder).
+    /// The profile folder with saved decks, installed packs and the enabled set
+    /// (default: the platform's data folder).
     #[arg(long, global = true, value_name = "DIR")]
     pub profile: Option<PathBuf>,
+    /// For this run, play with the base content and exactly these packs (and what they
+    /// require) instead of the profile's enabled set.
+    #[arg(
+        long,
+        global = true,
+        value_name = "ID,ID",
+        value_delimiter = ',',
+        conflicts_with = "all_packs"
+    )]
+    pub packs: Option<Vec<String>>,
+    /// For this run, play with every pack found (base, mods and installed).
+    #[arg(long, global = true)]
+    pub all_packs: bool,
     /// What to do; with none, the desktop client opens.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -64,6 +80,10 @@ pub enum Command {
     /// Saved decks: list, show, import, export; `random` prints a random-content deck.
     #[command(subcommand)]
     Deck(DeckCommand),
+    /// Packs: build an archive, install, list, enable, disable, order, remove, and the
+    /// conflict report.
+    #[command(subcommand)]
+    Pack(pack::PackCommand),
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
     Schema {
         /// The folder to write them to.
@@ -190,6 +210,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match command {
         Command::Simulate(args) => simulate(cli, args),
         Command::Deck(command) => deck_command(cli, command),
+        Command::Pack(command) => pack::run(cli, command),
         Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
         Command::Validate { json, .. } => validate(cli, *json),
         Command::Scenario {
@@ -207,7 +228,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 /// No command: the desktop client.
 #[cfg(feature = "client")]
 fn open_client(cli: &Cli) -> anyhow::Result<ExitCode> {
-    crate::app::run(cli.content.clone(), cli.mods.clone(), cli.profile.clone())?;
+    crate::app::run(play_options(cli), cli.profile.clone())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -230,7 +251,7 @@ fn quiet_pipe(result: std::io::Result<ExitCode>) -> anyhow::Result<ExitCode> {
 }
 
 fn validate(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
-    let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+    let loaded = crate::script::load(&every_pack(cli));
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &validation_json(&loaded))?;
@@ -246,6 +267,52 @@ fn validate(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The profile folder: `--profile`, else the platform's data folder (if there is one).
+fn profile_dir(cli: &Cli) -> Option<PathBuf> {
+    cli.profile
+        .clone()
+        .or_else(crate::profile::Profile::default_dir)
+}
+
+/// The pack folders: base content, mods, and the profile's installed packs.
+fn pack_folders(cli: &Cli) -> crate::packs::Folders {
+    crate::packs::Folders {
+        content: cli.content.clone(),
+        mods: cli.mods.clone(),
+        installed: profile_dir(cli).map(|d| crate::packs::Store::new(&d).root().to_path_buf()),
+    }
+}
+
+/// Which packs the commands that play use: `--packs`, `--all-packs`, or the profile's
+/// enabled set (base content only without one).
+fn selection(cli: &Cli) -> crate::packs::Selection {
+    use crate::packs::{PackSet, Selection};
+    if cli.all_packs {
+        return Selection::All;
+    }
+    if let Some(ids) = &cli.packs {
+        return Selection::Set(PackSet::only(ids));
+    }
+    let set = profile_dir(cli).map_or_else(PackSet::default, |d| {
+        crate::packs::Store::new(&d).recover();
+        PackSet::open(&d)
+    });
+    for note in &set.notes {
+        eprintln!("note: {note}");
+    }
+    Selection::Set(set)
+}
+
+/// The load options of a command that plays.
+fn play_options(cli: &Cli) -> LoadOptions {
+    crate::packs::set::load_options(&pack_folders(cli), &selection(cli))
+}
+
+/// The load options of `validate`: every pack found.
+fn every_pack(cli: &Cli) -> LoadOptions {
+    crate::packs::set::load_options(&pack_folders(cli), &crate::packs::Selection::All)
 }
 
 /// The profile the command line uses.
@@ -273,7 +340,7 @@ fn deck_command(cli: &Cli, command: &DeckCommand) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match command {
         DeckCommand::List => {
-            let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+            let loaded = crate::script::load(&play_options(cli));
             if decks.is_empty() {
                 writeln!(out, "no saved decks in {}", profile.dir().display())?;
             }
@@ -363,7 +430,7 @@ fn import_deck(
             deck.id
         );
     }
-    let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+    let loaded = crate::script::load(&play_options(cli));
     let Some(catalog) = loaded.catalog else {
         anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
     };
@@ -401,7 +468,7 @@ fn import_deck(
 
 /// `deck random`: a random-content deck as YAML, or why none can be made.
 fn random_deck(cli: &Cli, seed: Option<u64>) -> std::io::Result<ExitCode> {
-    let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+    let loaded = crate::script::load(&play_options(cli));
     let Some(catalog) = loaded.catalog else {
         for d in &loaded.diagnostics {
             eprintln!("{d}");
@@ -442,7 +509,7 @@ fn random_deck(cli: &Cli, seed: Option<u64>) -> std::io::Result<ExitCode> {
 
 /// `validate --watch`: validate, then again after every change, until interrupted.
 fn validate_watch(cli: &Cli) -> std::io::Result<ExitCode> {
-    let options = LoadOptions::standard(&cli.content, &cli.mods);
+    let options = every_pack(cli);
     let started = std::time::Instant::now();
     let loaded = crate::script::load(&options);
     let mut out = std::io::stdout().lock();
@@ -587,7 +654,7 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     use crate::ai::simulate::{self, Config, DeckChoice};
     use crate::ai::{Budget, Options};
 
-    let loaded = crate::script::load(&LoadOptions::standard(&cli.content, &cli.mods));
+    let loaded = crate::script::load(&play_options(cli));
     let Some(catalog) = loaded.catalog else {
         for d in &loaded.diagnostics {
             eprintln!("{d}");

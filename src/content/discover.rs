@@ -113,11 +113,16 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
             continue;
         }
         if has_manifest(&folder.path) {
+            // (Its canonical path is in `seen`: found again in a folder of packs, it is
+            // the same pack and read once.)
             read_manifest(&folder.path, packs, diags);
             continue;
         }
         for dir in subfolders(&folder.path, diags) {
             if has_manifest(&dir) {
+                if dir.canonicalize().is_ok_and(|c| !seen.insert(c)) {
+                    continue;
+                }
                 read_manifest(&dir, packs, diags);
             } else if has_yaml(&dir) {
                 diags.warning(
@@ -350,8 +355,15 @@ pub struct Ordered {
     pub deps: Vec<Vec<usize>>,
 }
 
-/// Check requirements and put the packs in load order.
-pub fn order(found: Found, only: Option<&[String]>, diags: &mut Diagnostics) -> Ordered {
+/// Check requirements and put the packs in load order: a pack after everything it
+/// requires; among packs ready at the same time, those in `preferred` first in that
+/// order, then the rest by id.
+pub fn order(
+    found: Found,
+    only: Option<&[String]>,
+    preferred: &[String],
+    diags: &mut Diagnostics,
+) -> Ordered {
     let broken = found.broken;
     let mut by_id: HashMap<String, Pack> = HashMap::new();
     for pack in found.packs {
@@ -390,17 +402,21 @@ pub fn order(found: Found, only: Option<&[String]>, diags: &mut Diagnostics) -> 
         .filter(|(_, v)| **v == Visit::Good)
         .map(|(id, _)| id.clone())
         .collect();
-    // Kahn's algorithm, ready packs taken in id order.
+    // Kahn's algorithm, ready packs taken in the preferred order, then by id.
+    let rank = |id: &String| preferred.iter().position(|p| p == id).unwrap_or(usize::MAX);
     let mut remaining: BTreeSet<String> = selected.iter().cloned().collect();
     let mut packs: Vec<Pack> = Vec::new();
     while !remaining.is_empty() {
-        let next = remaining.iter().find(|id| {
-            by_id[*id]
-                .manifest
-                .requires
-                .iter()
-                .all(|r| !remaining.contains(&r.id.value))
-        });
+        let next = remaining
+            .iter()
+            .filter(|id| {
+                by_id[*id]
+                    .manifest
+                    .requires
+                    .iter()
+                    .all(|r| !remaining.contains(&r.id.value))
+            })
+            .min_by_key(|id| rank(id));
         let Some(next) = next.cloned() else { break };
         remaining.remove(&next);
         if let Some(pack) = by_id.remove(&next) {

@@ -10,6 +10,7 @@ mod compile;
 pub mod diagnostic;
 pub mod discover;
 pub mod doc;
+mod provenance;
 mod registry;
 mod syntax;
 pub mod yaml;
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use discover::PackFolder;
 use doc::{RulesDoc, SECTIONS};
+pub use provenance::{Conflict, Setter};
 use registry::{Reading, Registry, Source};
 use yaml::{Loc, Node, Value};
 
@@ -33,6 +35,9 @@ pub struct LoadOptions {
     pub only: Option<Vec<String>>,
     /// A last rules patch on top of the packs' (a scenario's `rules:`), and its file.
     pub rules_patch: Option<(PathBuf, RulesDoc)>,
+    /// The user's load order: among packs that do not require each other, these load
+    /// first, in this order; the rest by id.
+    pub order: Vec<String>,
 }
 
 impl LoadOptions {
@@ -64,6 +69,8 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// The packs that were found and ordered for loading, in load order.
     pub packs: Vec<crate::rules::PackInfo>,
+    /// The fields more than one loaded pack sets (the last in load order wins).
+    pub conflicts: Vec<Conflict>,
 }
 
 impl Loaded {
@@ -123,6 +130,8 @@ pub(crate) struct Sections {
     /// Whether a rules section (or a file that may hold one) had errors, so that a rule
     /// missing afterwards is a consequence, not a mistake of its own.
     pub rules_incomplete: bool,
+    /// Every field each pack sets, for the conflict report.
+    pub settings: Vec<provenance::FieldSetting>,
 }
 
 /// Load packs as `options` says.
@@ -148,7 +157,7 @@ pub fn load(options: &LoadOptions) -> Loaded {
             }
         }
     }
-    let ordered = discover::order(found, options.only.as_deref(), &mut diags);
+    let ordered = discover::order(found, options.only.as_deref(), &options.order, &mut diags);
     let pack_ids: Vec<String> = ordered.packs.iter().map(|p| p.id().to_string()).collect();
     let mut files = Files::default();
     let mut sections = Sections::default();
@@ -189,10 +198,12 @@ pub fn load(options: &LoadOptions) -> Loaded {
     } else {
         catalog
     };
+    let conflicts = provenance::conflicts(&sections.settings, &pack_ids, &files);
     Loaded {
         catalog,
         diagnostics: diags.into_sorted(),
         packs: ordered.packs.iter().map(discover::Pack::info).collect(),
+        conflicts,
     }
 }
 
@@ -327,19 +338,60 @@ fn read_document(pack: usize, file: usize, sections: &mut Sections, r: &mut Read
         let source = |loc| Source { pack, file, loc };
         match name.as_str() {
             "rules" => {
+                for (field, loc, text) in provenance::rule_fields(value) {
+                    sections.settings.push(provenance::FieldSetting {
+                        kind: "rules",
+                        entry: String::new(),
+                        field,
+                        pack,
+                        file,
+                        loc,
+                        value: text,
+                    });
+                }
                 let (doc, complete) = read_rules(value, path, r.diags);
                 sections.rules_incomplete |= !complete;
                 sections.rules.push((doc, Some(pack), file));
             }
-            "areas" => add_all(&mut sections.areas, value, source, r),
+            "areas" => add_all(
+                &mut sections.areas,
+                &mut sections.settings,
+                value,
+                source,
+                r,
+            ),
             "token_types" => {
-                add_all(&mut sections.token_types, value, source, r);
+                add_all(
+                    &mut sections.token_types,
+                    &mut sections.settings,
+                    value,
+                    source,
+                    r,
+                );
             }
             "abilities" => {
-                add_all(&mut sections.abilities, value, source, r);
+                add_all(
+                    &mut sections.abilities,
+                    &mut sections.settings,
+                    value,
+                    source,
+                    r,
+                );
             }
-            "cards" => add_all(&mut sections.cards, value, source, r),
-            "decks" => add_all(&mut sections.decks, value, source, r),
+            "cards" => add_all(
+                &mut sections.cards,
+                &mut sections.settings,
+                value,
+                source,
+                r,
+            ),
+            "decks" => add_all(
+                &mut sections.decks,
+                &mut sections.settings,
+                value,
+                source,
+                r,
+            ),
             other => {
                 let hint = nearest(other, SECTIONS.iter().copied())
                     .map(|n| format!(" (did you mean '{n}'?)"))
@@ -395,6 +447,7 @@ pub(crate) fn read_rules(value: &Node, path: &Path, diags: &mut Diagnostics) -> 
 
 fn add_all<T>(
     registry: &mut Registry<T>,
+    settings: &mut Vec<provenance::FieldSetting>,
     section: &Node,
     source: impl Fn(Loc) -> Source,
     r: &mut Reading<'_>,
@@ -423,7 +476,28 @@ fn add_all<T>(
         match yaml::from_node::<T>(item) {
             Ok(doc) => {
                 let loc = doc.id().loc;
-                registry.add(doc, source(loc), r);
+                let at = source(loc);
+                let written = &doc.id().value;
+                let entry = if written.contains(':') {
+                    written.clone()
+                } else {
+                    format!(
+                        "{}:{written}",
+                        r.pack_ids.get(at.pack).map_or("", String::as_str)
+                    )
+                };
+                for (field, loc, value) in provenance::entry_fields(item) {
+                    settings.push(provenance::FieldSetting {
+                        kind: T::KIND,
+                        entry: entry.clone(),
+                        field,
+                        pack: at.pack,
+                        file: at.file,
+                        loc,
+                        value,
+                    });
+                }
+                registry.add(doc, at, r);
             }
             Err(e) => {
                 let path = files.path(source(item.loc).file);

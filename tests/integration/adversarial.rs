@@ -116,6 +116,7 @@ fn chains_through_many_packs_run_in_simulation_workers() {
     let out = tokensmith(&[
         "--mods",
         "tests/adversarial/chain",
+        "--all-packs",
         "simulate",
         "--deck-a",
         "chain01:kickers",

@@ -264,6 +264,7 @@ fn greedy_understands_a_scripted_card_without_ai_code() {
         ],
         only: Some(vec!["scripted_ai".into()]),
         rules_patch: None,
+        order: Vec::new(),
     });
     let catalog = loaded.catalog.expect("the test pack loads");
     let scripts = tokensmith::ai::hooks_for(&catalog);

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("ai", 4),
     ("reload", 4),
     ("profile", 4),
+    ("packs", 4),
     ("app", 5),
     ("cli", 6),
 ];

@@ -48,6 +48,7 @@ fn load(dir: &Path) -> Loaded {
         ],
         only: None,
         rules_patch: None,
+        order: Vec::new(),
     })
 }
 
@@ -866,6 +867,7 @@ fn limits_to_be_closed_variables_are_refused_at_load() {
         ],
         only: None,
         rules_patch: None,
+        order: Vec::new(),
     });
     let lines: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
     assert!(loaded.catalog.is_none());

@@ -48,6 +48,7 @@ pub fn load_folders(folders: &[PathBuf], only: Option<&[&str]>) -> Loaded {
             .collect(),
         only: only.map(|ids| ids.iter().map(|s| (*s).to_string()).collect()),
         rules_patch: None,
+        order: Vec::new(),
     })
 }
 

@@ -1,0 +1,347 @@
+//! `tokensmith pack ...`: build, install, list, enable, disable, order, remove, conflicts.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Subcommand;
+
+use super::{Cli, pack_folders, profile_dir};
+use crate::packs::set::{self, Folders};
+use crate::packs::{PackSet, Selection, Store};
+
+/// `tokensmith pack ...`.
+#[derive(Debug, Subcommand)]
+pub enum PackCommand {
+    /// Validate the pack in DIR and write it as one reproducible `.zip` (refused when the
+    /// pack has errors). Prints the archive's path and the pack's content hash.
+    Build {
+        /// The pack's folder (the one with `pack.yaml`).
+        dir: PathBuf,
+        /// Where to write the archive (default: `ID-VERSION.zip` here).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Install a pack archive or pack folder into the profile (`PROFILE/packs/ID`),
+    /// after checking every entry. It starts disabled: `pack enable ID` turns it on.
+    Install {
+        /// A `.zip` made by `pack build`, or a pack folder.
+        source: PathBuf,
+        /// Replace an installed pack with the same id (the old one stays until the new
+        /// one is fully in place).
+        #[arg(long)]
+        replace: bool,
+    },
+    /// List every pack found: id, version, where it is, enabled, hash, problems.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Enable a pack for games, and the packs it requires.
+    Enable {
+        /// The pack's id.
+        id: String,
+    },
+    /// Disable a pack (refused while enabled packs require it).
+    Disable {
+        /// The pack's id.
+        id: String,
+        /// Also disable the enabled packs that require it.
+        #[arg(long)]
+        with_dependants: bool,
+    },
+    /// Show the load order, or put the given packs first in it, in the order given
+    /// (a pack still loads after the packs it requires).
+    Order {
+        /// Pack ids to load first.
+        ids: Vec<String>,
+    },
+    /// Remove an installed pack: it is moved to `PROFILE/packs-removed`, not deleted.
+    Remove {
+        /// The pack's id.
+        id: String,
+    },
+    /// Before playing: every field several enabled packs set, which value wins, and
+    /// requirements or ids that clash. Exit 0 when there is nothing to report, 1 otherwise.
+    Conflicts {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn profile(cli: &Cli) -> anyhow::Result<PathBuf> {
+    profile_dir(cli).context("no data folder on this system: give --profile DIR")
+}
+
+/// Run a `pack` command.
+pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
+    let folders = pack_folders(cli);
+    let mut out = std::io::stdout().lock();
+    match command {
+        PackCommand::Build { dir, out: file } => build(cli, dir, file.as_deref(), &mut out),
+        PackCommand::Install { source, replace } => {
+            let store = Store::new(&profile(cli)?);
+            for line in store.recover() {
+                writeln!(out, "note: {line}")?;
+            }
+            let (found, _) = set::find(&folders);
+            let elsewhere = |id: &str| {
+                found
+                    .iter()
+                    .find(|f| f.pack.id() == id && f.source != crate::packs::PackSource::Installed)
+                    .map(|f| f.pack.dir.clone())
+            };
+            let done = store.install(source, *replace, elsewhere)?;
+            match &done.replaced {
+                Some(old) => writeln!(
+                    out,
+                    "replaced {} {} with {} ({})",
+                    done.id,
+                    old,
+                    done.version,
+                    crate::fsutil::shown(&done.dir)
+                )?,
+                None => writeln!(
+                    out,
+                    "installed {} {} ({})",
+                    done.id,
+                    done.version,
+                    crate::fsutil::shown(&done.dir)
+                )?,
+            }
+            writeln!(out, "hash {}", done.hash)?;
+            let set = PackSet::open(&profile(cli)?);
+            if !set.is_enabled(&done.id) {
+                writeln!(
+                    out,
+                    "it is off: `tokensmith pack enable {}` turns it on",
+                    done.id
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PackCommand::List { json } => list(&folders, &mut out, *json, cli),
+        PackCommand::Enable { id } => {
+            let dir = profile(cli)?;
+            let mut set = PackSet::open(&dir);
+            let done = set::enable(&mut set, &folders, id)?;
+            set.save()?;
+            for r in &done.requirements {
+                writeln!(out, "enabled {r} (required by {id})")?;
+            }
+            if done.changed {
+                writeln!(out, "enabled {id}")?;
+            } else {
+                writeln!(out, "{id} was enabled already")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PackCommand::Disable {
+            id,
+            with_dependants,
+        } => {
+            let dir = profile(cli)?;
+            let mut set = PackSet::open(&dir);
+            let gone = set::disable(&mut set, &folders, id, *with_dependants)?;
+            set.save()?;
+            if gone.is_empty() {
+                writeln!(out, "{id} was off already")?;
+            }
+            for g in &gone {
+                writeln!(out, "disabled {g}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PackCommand::Order { ids } => {
+            let dir = profile(cli)?;
+            let mut set = PackSet::open(&dir);
+            if !ids.is_empty() {
+                let (found, _) = set::find(&folders);
+                for id in ids {
+                    if !found.iter().any(|f| f.pack.id() == id) {
+                        return Err(crate::packs::PackError::Unknown {
+                            id: id.clone(),
+                            hint: crate::rules::nearest(id, found.iter().map(|f| f.pack.id())),
+                        }
+                        .into());
+                    }
+                }
+                set.put_first(ids);
+                set.save()?;
+            }
+            let loaded = crate::content::load(&set::load_options(&folders, &Selection::Set(set)));
+            writeln!(out, "load order of the packs that play:")?;
+            for (i, p) in loaded.packs.iter().enumerate() {
+                writeln!(out, "  {}. {} {}", i + 1, p.id, p.version)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PackCommand::Remove { id } => {
+            let dir = profile(cli)?;
+            let store = Store::new(&dir);
+            let to = store.remove(id)?;
+            let mut set = PackSet::open(&dir);
+            if set.is_enabled(id) {
+                // Packs that required it are left enabled; the load reports them.
+                let _ = set::disable(&mut set, &folders, id, false);
+                set.save()?;
+            }
+            writeln!(out, "removed {id}: moved to {}", crate::fsutil::shown(&to))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        PackCommand::Conflicts { json } => {
+            let report = crate::packs::conflicts::report(&folders, &super::selection(cli));
+            if *json {
+                serde_json::to_writer_pretty(&mut out, &report)?;
+                writeln!(out)?;
+            } else if report.is_empty() {
+                writeln!(out, "no conflicts among the enabled packs")?;
+            } else {
+                write!(out, "{}", report.to_text())?;
+            }
+            Ok(if report.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
+fn build(
+    cli: &Cli,
+    dir: &std::path::Path,
+    file: Option<&std::path::Path>,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<ExitCode> {
+    // Validate the pack with everything it could require: base, mods and installed.
+    let folders = Folders {
+        content: cli.content.clone(),
+        mods: cli.mods.clone(),
+        installed: profile_dir(cli).map(|d| Store::new(&d).root().to_path_buf()),
+    };
+    let validate = |id: &str| {
+        let mut options =
+            set::load_options(&folders, &Selection::Set(PackSet::only(&[id.to_string()])));
+        options.folders.insert(
+            0,
+            crate::content::PackFolder {
+                path: dir.to_path_buf(),
+                required: true,
+            },
+        );
+        let loaded = crate::script::load(&options);
+        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        loaded
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.severity == crate::content::Severity::Error
+                    || d.path
+                        .canonicalize()
+                        .is_ok_and(|p| p.starts_with(&canonical))
+            })
+            .map(|d| (d.severity == crate::content::Severity::Error, d.to_string()))
+            .collect()
+    };
+    match crate::packs::build_to(dir, file, validate) {
+        Ok((built, path)) => {
+            for w in &built.warnings {
+                eprintln!("{w}");
+            }
+            writeln!(
+                out,
+                "built {} {}: {} ({} files, {} bytes)",
+                built.id,
+                built.version,
+                crate::fsutil::shown(&path),
+                built.files,
+                built.bytes.len()
+            )?;
+            writeln!(out, "hash {}", built.hash)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(crate::packs::PackError::Invalid(lines)) => {
+            for l in &lines {
+                eprintln!("{l}");
+            }
+            eprintln!("error: the pack has errors; nothing was written");
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn list(
+    folders: &Folders,
+    out: &mut impl std::io::Write,
+    json: bool,
+    cli: &Cli,
+) -> anyhow::Result<ExitCode> {
+    let set = profile_dir(cli).map_or_else(PackSet::default, |d| {
+        Store::new(&d).recover();
+        PackSet::open(&d)
+    });
+    for note in &set.notes {
+        eprintln!("note: {note}");
+    }
+    let all = set::load_options(folders, &Selection::All);
+    let loaded = crate::script::load(&all);
+    let listed = set::list(folders, &set, &loaded);
+    if json {
+        let packs: Vec<serde_json::Value> = listed
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "id": l.id,
+                    "name": l.name,
+                    "version": l.version,
+                    "authors": l.authors,
+                    "description": l.description,
+                    "source": l.source,
+                    "dir": crate::fsutil::shown(&l.dir),
+                    "enabled": l.enabled,
+                    "hash": l.hash.as_ref().ok(),
+                    "hash_error": l.hash.as_ref().err(),
+                    "requires": l.requires,
+                    "errors": l.errors,
+                    "warnings": l.warnings,
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut *out, &serde_json::json!({ "packs": packs }))?;
+        writeln!(out)?;
+    } else {
+        for l in &listed {
+            let on = if l.enabled { "on " } else { "off" };
+            let hash = match &l.hash {
+                Ok(h) => crate::packs::short(h).to_string(),
+                Err(_) => "no hash".into(),
+            };
+            writeln!(
+                out,
+                "{on} {:<20} {:<9} {:<9} {hash}  {}",
+                l.id,
+                l.version,
+                l.source.label(),
+                crate::fsutil::shown(&l.dir)
+            )?;
+            if !l.requires.is_empty() {
+                writeln!(out, "      requires {}", l.requires.join(", "))?;
+            }
+            if let Err(e) = &l.hash {
+                writeln!(out, "      hash: {e}")?;
+            }
+            for e in &l.errors {
+                writeln!(out, "      {e}")?;
+            }
+            for w in &l.warnings {
+                writeln!(out, "      {w}")?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

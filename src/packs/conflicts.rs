@@ -1,0 +1,137 @@
+//! The conflict pre-flight (`tokensmith pack conflicts`, the Mods screen): before any
+//! game, every field more than one enabled pack sets (and which value is played under the
+//! current order), packs whose requirements are missing or of another version, and pack
+//! ids found twice.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::set::{Folders, Selection, find, load_options};
+use crate::content::Conflict;
+
+/// A pack id found in more than one folder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Duplicate {
+    /// The id.
+    pub id: String,
+    /// Every folder that has it, in search order (the first is the one loaded).
+    pub dirs: Vec<String>,
+}
+
+/// Everything that may make a game differ from what a pack's author meant.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ConflictReport {
+    /// Fields several selected packs set.
+    pub fields: Vec<Conflict>,
+    /// Requirements that cannot be met, one sentence each.
+    pub requirements: Vec<String>,
+    /// Pack ids found twice.
+    pub duplicates: Vec<Duplicate>,
+}
+
+impl ConflictReport {
+    /// Whether there is nothing to report.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.requirements.is_empty() && self.duplicates.is_empty()
+    }
+
+    /// The report as text: one block per conflicting field, then requirements and
+    /// duplicate ids.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for c in &self.fields {
+            let what = if c.entry.is_empty() {
+                format!("rules: {}", c.field)
+            } else {
+                format!("{} {}: {}", c.kind, c.entry, c.field)
+            };
+            out.push_str(&format!("{what}\n"));
+            let last = c.setters.len().saturating_sub(1);
+            for (i, s) in c.setters.iter().enumerate() {
+                let mark = if i == last { "wins " } else { "      " };
+                out.push_str(&format!(
+                    "  {mark}{} sets {} ({}:{}:{})\n",
+                    s.pack,
+                    s.value,
+                    crate::fsutil::shown(&s.path),
+                    s.line,
+                    s.column
+                ));
+            }
+        }
+        for r in &self.requirements {
+            out.push_str(&format!("requirement: {r}\n"));
+        }
+        for d in &self.duplicates {
+            out.push_str(&format!(
+                "duplicate id '{}': {} (the first is loaded)\n",
+                d.id,
+                d.dirs.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+/// The report for the packs `selection` plays with.
+#[must_use]
+pub fn report(folders: &Folders, selection: &Selection) -> ConflictReport {
+    let options = load_options(folders, selection);
+    let loaded = crate::content::load(&options);
+    let (found, _) = find(folders);
+    let selected = |id: &str| {
+        options
+            .only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|o| o == id))
+    };
+    let mut first: BTreeMap<&str, &super::set::Found> = BTreeMap::new();
+    let mut dirs: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for f in &found {
+        first.entry(f.pack.id()).or_insert(f);
+        dirs.entry(f.pack.id())
+            .or_default()
+            .push(crate::fsutil::shown(&f.pack.dir));
+    }
+    let mut requirements = Vec::new();
+    for (id, f) in &first {
+        if !selected(id) {
+            continue;
+        }
+        for req in &f.pack.manifest.requires {
+            let rid = req.id.value.as_str();
+            match first.get(rid) {
+                None => {
+                    requirements.push(format!("'{id}' requires pack '{rid}', which is not found"))
+                }
+                Some(r) => {
+                    if let Some(v) = &req.version
+                        && let Ok(want) = semver::VersionReq::parse(&v.value)
+                        && !want.matches(&r.pack.version)
+                    {
+                        requirements.push(format!(
+                            "'{id}' requires '{rid}' {}, but {} is found",
+                            v.value, r.pack.version
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let duplicates = dirs
+        .into_iter()
+        .filter(|(_, d)| d.len() > 1)
+        .map(|(id, dirs)| Duplicate {
+            id: id.to_string(),
+            dirs,
+        })
+        .collect();
+    ConflictReport {
+        fields: loaded.conflicts,
+        requirements,
+        duplicates,
+    }
+}
