@@ -224,8 +224,11 @@ fn build(
         installed: profile_dir(cli).map(|d| Store::new(&d).root().to_path_buf()),
     };
     let validate = |id: &str| {
-        let mut options =
-            set::load_options(&folders, &Selection::Set(PackSet::only(&[id.to_string()])));
+        // Base content and the pack (with what it requires), found first in its folder.
+        let mut options = set::load_options(&folders, &Selection::Set(PackSet::default()));
+        if let Some(only) = &mut options.only {
+            only.push(id.to_string());
+        }
         options.folders.insert(
             0,
             crate::content::PackFolder {

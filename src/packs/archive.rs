@@ -116,6 +116,19 @@ fn special_kind(mode: u32) -> Option<&'static str> {
     }
 }
 
+/// The entry count the archive's end-of-directory record declares (`None` when it
+/// cannot be read here, or defers to a ZIP64 record).
+fn declared_entries(bytes: &[u8]) -> Option<usize> {
+    const EOCD: [u8; 4] = [0x50, 0x4b, 0x05, 0x06];
+    // The record is 22 bytes plus a comment of at most 65535.
+    let from = bytes.len().saturating_sub(22 + 65_535);
+    let at = (from..=bytes.len().checked_sub(22)?)
+        .rev()
+        .find(|&i| bytes[i..i + 4] == EOCD)?;
+    let total = u16::from_le_bytes([bytes[at + 10], bytes[at + 11]]);
+    (total != u16::MAX).then_some(usize::from(total))
+}
+
 /// Why an entry name (already UTF-8) is unsafe, or `None`.
 fn bad_name(name: &str) -> Option<String> {
     if name.starts_with('/') || name.starts_with('\\') {
@@ -150,8 +163,17 @@ pub fn check(path: &Path) -> Result<Checked, PackError> {
                 what: format!("cannot read {}: {e}", crate::fsutil::shown(path)),
             }
         })?;
+    let declared = declared_entries(&bytes);
     let mut zip =
         ZipArchive::new(Cursor::new(bytes)).map_err(|e| PackError::BadArchive(e.to_string()))?;
+    // The reader keeps one entry per name: an archive naming one twice would unpack one
+    // thing here and another elsewhere.
+    if declared.is_some_and(|n| n != zip.len()) {
+        return Err(PackError::BadName {
+            name: "(one of the entries)".into(),
+            reason: "appears twice in the archive, or the archive's directory does not match its entries".into(),
+        });
+    }
     if zip.len() > caps.files * 2 {
         return Err(PackError::TooBig {
             what: format!(

@@ -31,6 +31,7 @@ mod client;
 mod decks;
 mod diagnostics;
 mod layers;
+mod pack_life;
 mod packs;
 mod profile;
 mod properties;
