@@ -17,6 +17,8 @@ pub enum MenuChoice {
     Decks,
     /// The content browser.
     Cards,
+    /// The packs: on and off, order, install, conflicts.
+    Mods,
     /// The settings window.
     Settings,
     /// Leave.
@@ -63,6 +65,7 @@ pub fn main_menu(ui: &mut Ui, library: &Library, info: &MenuInfo<'_>) -> Option<
                 ("Sandbox", MenuChoice::Sandbox, true),
                 ("Decks", MenuChoice::Decks, true),
                 ("Cards", MenuChoice::Cards, true),
+                ("Mods", MenuChoice::Mods, false),
                 ("Settings", MenuChoice::Settings, false),
                 ("Quit", MenuChoice::Quit, false),
             ] {

@@ -12,6 +12,7 @@ pub mod cards;
 pub mod decks;
 mod game;
 mod menu;
+pub mod mods;
 mod new_game;
 pub mod preview;
 pub mod sandbox;
@@ -156,6 +157,7 @@ enum Screen {
     Sandbox(Box<SandboxScreen>),
     Decks(Box<DeckEditor>),
     Browser(browser::Browser),
+    Mods(Box<mods::ModsScreen>),
 }
 
 /// The client.
@@ -167,9 +169,13 @@ pub struct App {
     settings_open: bool,
     fonts_ready: bool,
     live: Live,
+    /// The debounce live reload was asked with, to start it again over new options.
+    debounce: Option<std::time::Duration>,
     quit: bool,
     error: Option<String>,
     prefs: Prefs,
+    /// The pack folders and the enabled set (the Mods screen), when known.
+    packs: Option<mods::Packs>,
 }
 
 impl App {
@@ -199,6 +205,7 @@ impl App {
             settings_open: false,
             fonts_ready: false,
             live: Live::Off,
+            debounce: None,
             quit: false,
             error: None,
             prefs: Prefs {
@@ -206,7 +213,98 @@ impl App {
                 saved,
                 failed: None,
             },
+            packs: None,
         }
+    }
+
+    /// This client with pack folders and an enabled set: the Mods screen can turn packs
+    /// on and off, reorder and install them.
+    #[must_use]
+    pub fn with_packs(mut self, packs: mods::Packs) -> App {
+        self.packs = Some(packs);
+        self
+    }
+
+    /// The Mods screen, when it is shown.
+    #[must_use]
+    pub fn mods(&self) -> Option<&mods::ModsScreen> {
+        match &self.screen {
+            Screen::Mods(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The enabled set, when the client has one.
+    #[must_use]
+    pub fn pack_set(&self) -> Option<&crate::packs::PackSet> {
+        self.packs.as_ref().map(|p| &p.set)
+    }
+
+    /// Load the content the current pack set selects, now, through the live-reload
+    /// path (so the sandbox carries over as it does for edits), and watch with the new
+    /// options from now on.
+    fn apply_pack_set(&mut self) {
+        let Some(packs) = &self.packs else { return };
+        let options = packs.options();
+        self.library.options = options.clone();
+        let started = std::time::Instant::now();
+        let loaded = crate::script::load(&options);
+        self.apply_reload(crate::reload::Reload {
+            loaded,
+            paths: Vec::new(),
+            seen: started,
+            took: started.elapsed(),
+        });
+        if let Some(debounce) = self.debounce {
+            // The old watcher stops when dropped; the new one watches the new folders.
+            self.live = Live::Wanted(debounce);
+        }
+    }
+
+    /// Save the pack set (saying so when that fails) and apply it.
+    fn pack_set_changed(&mut self) -> Option<String> {
+        let saved = self.packs.as_ref().map(|p| p.set.save());
+        self.apply_pack_set();
+        match saved {
+            Some(Err(e)) => Some(format!("Applied for this session, but not saved: {e}")),
+            _ => None,
+        }
+    }
+
+    /// Install dropped files (pack archives or folders) and show the Mods screen with
+    /// what happened.
+    fn take_dropped(&mut self, ui: &Ui) {
+        let dropped: Vec<PathBuf> = ui.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        if dropped.is_empty() {
+            return;
+        }
+        let Some(packs) = &self.packs else {
+            self.error =
+                Some("Packs cannot be installed: this session has no pack folders.".into());
+            return;
+        };
+        let mut lines = Vec::new();
+        let mut all_ok = true;
+        for path in &dropped {
+            let (ok, line) = packs.install(path, false);
+            all_ok &= ok;
+            lines.push(line);
+        }
+        let mut screen = match std::mem::replace(&mut self.screen, Screen::Menu) {
+            Screen::Mods(m) => m,
+            _ => Box::new(mods::ModsScreen::new(packs)),
+        };
+        screen.refresh(packs);
+        screen.status = Some((all_ok, lines.join(" ")));
+        self.screen = Screen::Mods(screen);
+        self.apply_pack_set();
     }
 
     /// The profile's settings as last read or saved.
@@ -242,6 +340,7 @@ impl App {
     /// Watch the pack folders and apply changes while running, debouncing saves by
     /// `debounce`. The watch starts with the next frame.
     pub fn enable_live_reload(&mut self, debounce: std::time::Duration) {
+        self.debounce = Some(debounce);
         self.live = Live::Wanted(debounce);
     }
 
@@ -330,7 +429,9 @@ impl App {
             self.fonts_ready = true;
         }
         self.poll_reload(ui);
+        self.take_dropped(ui);
         let settings = self.settings;
+        let mut mods_changed = false;
         let next = match &mut self.screen {
             Screen::Menu => self.menu_frame(ui),
             Screen::NewGame(setup) => match setup.show(ui, &self.library) {
@@ -375,7 +476,63 @@ impl App {
                 Some(catalog) => browser.show(ui, catalog).then_some(Screen::Menu),
                 None => Some(Screen::Menu),
             },
+            Screen::Mods(screen) => match &mut self.packs {
+                Some(packs) => match screen.show(ui, packs) {
+                    mods::ModsAction::Stay => None,
+                    mods::ModsAction::Menu => Some(Screen::Menu),
+                    mods::ModsAction::Refused(why) => {
+                        screen.status = Some((false, why));
+                        None
+                    }
+                    mods::ModsAction::Install(path, replace) => {
+                        let (ok, line) = packs.install(&path, replace);
+                        screen.status = Some((ok, line));
+                        mods_changed = true;
+                        None
+                    }
+                    mods::ModsAction::Remove(id) => {
+                        let removed = match &packs.profile {
+                            Some(dir) => crate::packs::Store::new(dir).remove(&id),
+                            None => Err(crate::packs::PackError::Refused("no profile".into())),
+                        };
+                        screen.status = Some(match removed {
+                            Ok(to) => {
+                                let _ = crate::packs::set::disable(
+                                    &mut packs.set,
+                                    &packs.folders,
+                                    &id,
+                                    true,
+                                );
+                                (
+                                    true,
+                                    format!("Removed {id}: moved to {}", crate::fsutil::shown(&to)),
+                                )
+                            }
+                            Err(e) => (false, format!("Not removed: {e}")),
+                        });
+                        mods_changed = true;
+                        None
+                    }
+                    mods::ModsAction::SetChanged => {
+                        screen.status = None;
+                        mods_changed = true;
+                        None
+                    }
+                },
+                None => Some(Screen::Menu),
+            },
         };
+        if mods_changed {
+            if let Some(why) = self.pack_set_changed() {
+                self.error = Some(why);
+            }
+            if let (Screen::Mods(screen), Some(packs)) = (&mut self.screen, &self.packs) {
+                screen.refresh(packs);
+                if let Some(e) = self.error.take() {
+                    screen.status = Some((false, e));
+                }
+            }
+        }
         if let Some(screen) = next {
             self.screen = screen;
         } else if let Some(e) = self.error.take() {
@@ -502,6 +659,10 @@ impl App {
                 }
             }
             menu::MenuChoice::Cards => Some(Screen::Browser(browser::Browser::default())),
+            menu::MenuChoice::Mods => self
+                .packs
+                .as_ref()
+                .map(|p| Screen::Mods(Box::new(mods::ModsScreen::new(p)))),
             menu::MenuChoice::Settings => {
                 self.settings_open = true;
                 None
@@ -560,15 +721,19 @@ impl eframe::App for App {
 }
 
 /// Open the client window over the packs `options` selects (the profile's enabled set,
-/// or what the command line's flags chose), keeping decks and settings in `profile`
-/// (default: the platform's data folder).
-pub fn run(options: LoadOptions, profile: Option<PathBuf>) -> anyhow::Result<()> {
+/// or what the command line's flags chose for this run), with `packs` for the Mods
+/// screen, keeping decks and settings in `profile` (default: the platform's data folder).
+pub fn run(
+    options: LoadOptions,
+    packs: mods::Packs,
+    profile: Option<PathBuf>,
+) -> anyhow::Result<()> {
     let library = Library::load(options);
     let profile = profile
         .or_else(Profile::default_dir)
         .ok_or_else(|| "No profile folder: this system names no data folder; start with --profile DIR to keep decks and settings.".to_string())
         .and_then(|dir| Profile::open(&dir).map_err(|e| e.to_string()));
-    let mut app = App::with_profile(library, profile);
+    let mut app = App::with_profile(library, profile).with_packs(packs);
     app.enable_live_reload(crate::reload::DEBOUNCE);
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

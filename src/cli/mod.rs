@@ -228,7 +228,19 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 /// No command: the desktop client.
 #[cfg(feature = "client")]
 fn open_client(cli: &Cli) -> anyhow::Result<ExitCode> {
-    crate::app::run(play_options(cli), cli.profile.clone())?;
+    let set = match selection(cli) {
+        crate::packs::Selection::Set(set) => set,
+        crate::packs::Selection::All => profile_dir(cli)
+            .map_or_else(crate::packs::PackSet::default, |d| {
+                crate::packs::PackSet::open(&d)
+            }),
+    };
+    let packs = crate::app::mods::Packs {
+        folders: pack_folders(cli),
+        set,
+        profile: profile_dir(cli),
+    };
+    crate::app::run(play_options(cli), packs, cli.profile.clone())?;
     Ok(ExitCode::SUCCESS)
 }
 

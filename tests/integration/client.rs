@@ -380,3 +380,109 @@ fn the_sandbox_hint_ranks_moves_on_the_board() {
         "five moves ranked"
     );
 }
+
+/// A dropped file, as the window system hands it over.
+#[derive(Debug)]
+struct Dropped(std::path::PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_then_off() {
+    use tokensmith::app::mods::Packs;
+    use tokensmith::packs::{PackSet, set::Folders};
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let source = dir.path().join("src/sparks");
+    std::fs::create_dir_all(&source).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        source.join("pack.yaml"),
+        "id: sparks\nname: Sparks\nversion: 1.0.0\nrequires: [{ id: base }]\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        source.join("cards.yaml"),
+        "cards:\n  - id: sparkler\n    name: Sparkler\n    value: 2\n    token: base:basic\n    ability: base:weaken\n    area: base:row\n  - id: base:gift\n    value: 9\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let built = tokensmith::packs::build(&source, |_| Vec::new()).unwrap_or_else(|e| panic!("{e}"));
+    let zip = dir.path().join("sparks-1.0.0.zip");
+    std::fs::write(&zip, &built.bytes).unwrap_or_else(|e| panic!("{e}"));
+
+    let profile_dir = dir.path().join("profile");
+    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
+    let packs = Packs {
+        folders: Folders {
+            content: root().join("content"),
+            mods: dir.path().join("no-mods"),
+            installed: Some(profile_dir.join("packs")),
+        },
+        set: PackSet::open(&profile_dir),
+        profile: Some(profile_dir.clone()),
+    };
+    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let mut h = harness_for(app);
+    h.run();
+    let has_card = |h: &Harness<'_, App>, name: &str| {
+        h.state()
+            .library()
+            .catalog
+            .as_ref()
+            .is_some_and(|c| c.cards().iter().any(|card| card.meta.name == name))
+    };
+    assert!(!has_card(&h, "Sparkler"));
+
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(zip.clone())));
+    h.run();
+    let status = h
+        .state()
+        .mods()
+        .and_then(|m| m.status.clone())
+        .unwrap_or_else(|| panic!("the Mods screen opens with what the drop did"));
+    assert!(
+        status.0 && status.1.contains("Installed sparks 1.0.0"),
+        "{status:?}"
+    );
+    assert!(profile_dir.join("packs/sparks/pack.yaml").is_file());
+    assert!(!has_card(&h, "Sparkler"), "installed packs start off");
+
+    h.get_by_label("sparks on").click();
+    h.run();
+    assert!(h.state().pack_set().is_some_and(|s| s.is_enabled("sparks")));
+    assert!(has_card(&h, "Sparkler"), "on at once, without a restart");
+    assert!(
+        h.query_by_label_contains("card base:gift: value").is_some(),
+        "the conflict is listed"
+    );
+    assert!(h.query_by_label_contains("wins: sparks sets 9").is_some());
+    // Kept in the profile for the next start.
+    assert!(PackSet::open(&profile_dir).is_enabled("sparks"));
+
+    h.get_by_label("◀ Menu").click();
+    h.run();
+    h.get_by_label("Cards").click();
+    h.run();
+    assert!(
+        h.query_by_label_contains("Sparkler").is_some(),
+        "the Cards screen shows it"
+    );
+    h.get_by_label("◀ Menu").click();
+    h.run();
+    h.get_by_label("Mods").click();
+    h.run();
+    h.get_by_label("sparks on").click();
+    h.run();
+    assert!(!has_card(&h, "Sparkler"), "off at once");
+    assert!(!PackSet::open(&profile_dir).is_enabled("sparks"));
+    assert!(h.query_by_label_contains("No conflicts").is_some());
+}

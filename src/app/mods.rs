@@ -1,0 +1,420 @@
+//! The Mods screen: every pack found with its details, an on/off toggle, its problems
+//! and hash; reorder by drag (or the arrows); install from a path (or by dropping a
+//! `.zip` on the window, handled by the app); remove installed packs; and the conflict
+//! report. Changes to the set are applied by the app through the live-reload path.
+
+use std::path::{Path, PathBuf};
+
+use egui::{Id, RichText, Sense, Stroke, Ui};
+
+use crate::packs::set::{self, Folders};
+use crate::packs::{ConflictReport, Listed, PackSet, PackSource, Selection, Store};
+
+use super::theme;
+
+/// The packs the client plays with and where they are found.
+pub struct Packs {
+    /// The pack folders.
+    pub folders: Folders,
+    /// The enabled set and load order.
+    pub set: PackSet,
+    /// The profile folder installs go to (none: installing is not possible).
+    pub profile: Option<PathBuf>,
+}
+
+impl Packs {
+    /// The load options for the current set.
+    #[must_use]
+    pub fn options(&self) -> crate::content::LoadOptions {
+        set::load_options(&self.folders, &Selection::Set(self.set.clone()))
+    }
+
+    /// Install `source` (an archive or a pack folder) into the profile; a line saying
+    /// what happened, and whether it worked.
+    pub fn install(&self, source: &Path, replace: bool) -> (bool, String) {
+        let Some(profile) = &self.profile else {
+            return (
+                false,
+                "No profile folder: packs cannot be installed in this session.".into(),
+            );
+        };
+        let (found, _) = set::find(&self.folders);
+        let elsewhere = |id: &str| {
+            found
+                .iter()
+                .find(|f| f.pack.id() == id && f.source != PackSource::Installed)
+                .map(|f| f.pack.dir.clone())
+        };
+        match Store::new(profile).install(source, replace, elsewhere) {
+            Ok(done) => {
+                let what = match &done.replaced {
+                    Some(old) => format!("Replaced {} {old} with {}", done.id, done.version),
+                    None => format!("Installed {} {}", done.id, done.version),
+                };
+                let on = if self.set.is_enabled(&done.id) {
+                    "it is on"
+                } else {
+                    "turn it on below to play with it"
+                };
+                (
+                    true,
+                    format!("{what} (hash {}): {on}.", crate::packs::short(&done.hash)),
+                )
+            }
+            Err(e) => (false, format!("Not installed: {e}")),
+        }
+    }
+}
+
+/// What the Mods screen asks of the app.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ModsAction {
+    /// Nothing.
+    Stay,
+    /// Back to the main menu.
+    Menu,
+    /// The enabled set or order changed: save it and load the new content.
+    SetChanged,
+    /// Install this file or folder.
+    Install(PathBuf, bool),
+    /// Remove this installed pack.
+    Remove(String),
+    /// A change was refused; say why.
+    Refused(String),
+}
+
+/// The Mods screen's state: the list as last read, the report, the install field.
+pub struct ModsScreen {
+    listed: Vec<Listed>,
+    report: ConflictReport,
+    path: String,
+    replace: bool,
+    /// What the last action did (ok, text).
+    pub status: Option<(bool, String)>,
+}
+
+/// A pack row being dragged (its id).
+#[derive(Clone, Debug)]
+struct Dragged(String);
+
+impl ModsScreen {
+    /// The screen over `packs`, read now.
+    #[must_use]
+    pub fn new(packs: &Packs) -> ModsScreen {
+        let mut s = ModsScreen {
+            listed: Vec::new(),
+            report: ConflictReport::default(),
+            path: String::new(),
+            replace: false,
+            status: None,
+        };
+        s.refresh(packs);
+        s
+    }
+
+    /// Read the packs, their problems and the conflicts again.
+    pub fn refresh(&mut self, packs: &Packs) {
+        let all = crate::script::load(&set::load_options(&packs.folders, &Selection::All));
+        let mut listed = set::list(&packs.folders, &packs.set, &all);
+        // Shown in the order the enabled packs load, then the others.
+        let order = crate::content::load(&packs.options()).packs;
+        let rank = |id: &str| order.iter().position(|p| p.id == id).unwrap_or(usize::MAX);
+        listed.sort_by_key(|l| (rank(&l.id), l.id.clone()));
+        self.listed = listed;
+        self.report =
+            crate::packs::conflicts::report(&packs.folders, &Selection::Set(packs.set.clone()));
+    }
+
+    /// The packs as listed.
+    #[must_use]
+    pub fn listed(&self) -> &[Listed] {
+        &self.listed
+    }
+
+    /// The conflict report as shown.
+    #[must_use]
+    pub fn report(&self) -> &ConflictReport {
+        &self.report
+    }
+
+    /// Draw the screen; what the user asked for.
+    pub fn show(&mut self, ui: &mut Ui, packs: &mut Packs) -> ModsAction {
+        let mut action = ModsAction::Stay;
+        egui::Panel::top("mods-bar").show(ui, |ui| {
+            ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                if ui.button("◀ Menu").clicked() {
+                    action = ModsAction::Menu;
+                }
+                ui.separator();
+                ui.heading("Mods");
+                ui.separator();
+                ui.weak("Packs turned on play in new games and the sandbox at once. Drop a .zip on the window to install it.");
+            });
+            ui.add_space(4.0);
+        });
+        egui::Panel::bottom("mods-install").show(ui, |ui| {
+            ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                ui.label("Install a pack archive or folder:");
+                let field = ui.add(
+                    egui::TextEdit::singleline(&mut self.path)
+                        .hint_text("/path/to/pack.zip")
+                        .desired_width(420.0),
+                );
+                field.widget_info(|| {
+                    egui::WidgetInfo::labeled(egui::Role::TextInput, true, "pack path")
+                });
+                ui.checkbox(
+                    &mut self.replace,
+                    "replace an installed pack with the same id",
+                );
+                let ready = !self.path.trim().is_empty() && packs.profile.is_some();
+                if ui
+                    .add_enabled(ready, egui::Button::new("Install"))
+                    .clicked()
+                {
+                    action = ModsAction::Install(PathBuf::from(self.path.trim()), self.replace);
+                }
+            });
+            if let Some((ok, text)) = &self.status {
+                let colour = if *ok { theme::HINT } else { theme::DANGER };
+                ui.colored_label(colour, text);
+            }
+            for note in &packs.set.notes {
+                ui.colored_label(theme::PREVIEW, note);
+            }
+            ui.add_space(4.0);
+        });
+        egui::Panel::right("mods-conflicts")
+            .resizable(true)
+            .default_size(380.0)
+            .show(ui, |ui| {
+                ui.heading("Conflicts");
+                egui::ScrollArea::vertical()
+                    .id_salt("conflicts")
+                    .show(ui, |ui| conflicts(ui, &self.report));
+            });
+        egui::CentralPanel::default_margins().show(ui, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("packs")
+                .show(ui, |ui| {
+                    let ids: Vec<String> = self.listed.iter().map(|l| l.id.clone()).collect();
+                    let movable: Vec<bool> = self
+                        .listed
+                        .iter()
+                        .map(|l| l.enabled && l.source != PackSource::Base)
+                        .collect();
+                    for (i, l) in self.listed.iter().enumerate() {
+                        let near = Near {
+                            up: i > 0 && movable[i - 1],
+                            down: movable.get(i + 1).copied().unwrap_or(false),
+                        };
+                        if let Some(a) = row(ui, l, i, &ids, near, packs) {
+                            action = a;
+                        }
+                        ui.separator();
+                    }
+                });
+        });
+        action
+    }
+}
+
+/// Whether the rows above and below can trade places with this one.
+#[derive(Clone, Copy)]
+struct Near {
+    up: bool,
+    down: bool,
+}
+
+/// One pack's row; what it asks for.
+fn row(
+    ui: &mut Ui,
+    l: &Listed,
+    index: usize,
+    ids: &[String],
+    near: Near,
+    packs: &mut Packs,
+) -> Option<ModsAction> {
+    let mut action = None;
+    let frame = egui::Frame::new().inner_margin(6.0);
+    let inner = frame.show(ui, |ui| {
+        ui.horizontal(|ui| {
+            let base = l.source == PackSource::Base;
+            // The handle drags the row, to reorder the packs that play.
+            let movable = l.enabled && !base;
+            let handle = ui.add_enabled(
+                movable,
+                egui::Label::new(RichText::new("↕").size(16.0)).sense(Sense::drag()),
+            );
+            handle.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::Role::Button, movable, format!("drag {}", l.id))
+            });
+            if movable {
+                handle.dnd_set_drag_payload(Dragged(l.id.clone()));
+                handle.on_hover_text("Drag to change the load order");
+            }
+            let mut on = l.enabled;
+            let toggle = ui
+                .add_enabled(!base, egui::Checkbox::new(&mut on, ""))
+                .on_disabled_hover_text("The base content is always on.");
+            toggle.widget_info(|| {
+                egui::WidgetInfo::selected(
+                    egui::Role::CheckBox,
+                    !base,
+                    l.enabled,
+                    format!("{} on", l.id),
+                )
+            });
+            if toggle.changed() {
+                let result = if on {
+                    set::enable(&mut packs.set, &packs.folders, &l.id).map(|_| ())
+                } else {
+                    set::disable(&mut packs.set, &packs.folders, &l.id, false).map(|_| ())
+                };
+                action = Some(match result {
+                    Ok(()) => ModsAction::SetChanged,
+                    Err(e) => ModsAction::Refused(e.to_string()),
+                });
+            }
+            ui.label(RichText::new(&l.name).strong().size(16.0));
+            ui.weak(format!("{} {}", l.id, l.version));
+            ui.weak(format!("· {}", l.source.label()));
+            let hash = match &l.hash {
+                Ok(h) => crate::packs::short(h).to_string(),
+                Err(_) => "no hash".into(),
+            };
+            ui.weak(format!("· {hash}")).on_hover_text(match &l.hash {
+                Ok(h) => format!("content hash {h}"),
+                Err(e) => e.clone(),
+            });
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if l.source == PackSource::Installed {
+                    let remove = ui
+                        .button("Remove")
+                        .on_hover_text("Move it to packs-removed in the profile");
+                    remove.widget_info(|| {
+                        egui::WidgetInfo::labeled(
+                            egui::Role::Button,
+                            true,
+                            format!("remove {}", l.id),
+                        )
+                    });
+                    if remove.clicked() {
+                        action = Some(ModsAction::Remove(l.id.clone()));
+                    }
+                }
+                if !base && l.enabled {
+                    let down = ui
+                        .add_enabled(near.down, egui::Button::new("▼").small())
+                        .on_hover_text("Load later");
+                    let up = ui
+                        .add_enabled(near.up, egui::Button::new("▲").small())
+                        .on_hover_text("Load earlier");
+                    down.widget_info(|| {
+                        egui::WidgetInfo::labeled(
+                            egui::Role::Button,
+                            near.down,
+                            format!("load {} later", l.id),
+                        )
+                    });
+                    up.widget_info(|| {
+                        egui::WidgetInfo::labeled(
+                            egui::Role::Button,
+                            near.up,
+                            format!("load {} earlier", l.id),
+                        )
+                    });
+                    let moved = if up.clicked() {
+                        Some(index - 1)
+                    } else if down.clicked() {
+                        Some(index + 1)
+                    } else {
+                        None
+                    };
+                    if let Some(to) = moved {
+                        reorder(packs, ids, &l.id, to);
+                        action = Some(ModsAction::SetChanged);
+                    }
+                }
+            });
+        });
+        if !l.authors.is_empty() {
+            ui.weak(format!("by {}", l.authors.join(", ")));
+        }
+        if !l.description.is_empty() {
+            ui.label(&l.description);
+        }
+        if !l.requires.is_empty() {
+            ui.weak(format!("requires {}", l.requires.join(", ")));
+        }
+        ui.weak(crate::fsutil::shown(&l.dir));
+        for e in &l.errors {
+            ui.colored_label(theme::DANGER, e);
+        }
+        for w in &l.warnings {
+            ui.colored_label(theme::PREVIEW, w);
+        }
+    });
+    // The whole row takes a dropped handle (hover only: its buttons keep their clicks).
+    let rect = inner.response.rect;
+    let response = ui.interact(rect, Id::unique(("mods-row", &l.id)), Sense::hover());
+    if response.dnd_hover_payload::<Dragged>().is_some() {
+        ui.painter().hline(
+            rect.x_range(),
+            rect.top() - 1.0,
+            Stroke::new(3.0, theme::PREVIEW),
+        );
+    }
+    if let Some(dragged) = response.dnd_release_payload::<Dragged>()
+        && dragged.0 != l.id
+    {
+        reorder(packs, ids, &dragged.0, index);
+        action = Some(ModsAction::SetChanged);
+    }
+    action
+}
+
+/// Move `id` to position `to` of the listed order, and keep that as the user's order.
+fn reorder(packs: &mut Packs, ids: &[String], id: &str, to: usize) {
+    let mut order: Vec<String> = ids.iter().filter(|i| *i != id).cloned().collect();
+    order.insert(to.min(order.len()), id.to_string());
+    packs.set.set_order(order);
+}
+
+fn conflicts(ui: &mut Ui, report: &ConflictReport) {
+    if report.is_empty() {
+        ui.weak("No conflicts among the packs that play.");
+        return;
+    }
+    for c in &report.fields {
+        let what = if c.entry.is_empty() {
+            format!("rules: {}", c.field)
+        } else {
+            format!("{} {}: {}", c.kind, c.entry, c.field)
+        };
+        ui.label(RichText::new(what).strong());
+        let last = c.setters.len().saturating_sub(1);
+        for (i, s) in c.setters.iter().enumerate() {
+            let text = format!("{} sets {}", s.pack, s.value);
+            let place = format!("{}:{}:{}", crate::fsutil::shown(&s.path), s.line, s.column);
+            if i == last {
+                ui.colored_label(theme::HINT, format!("wins: {text}"))
+                    .on_hover_text(place);
+            } else {
+                ui.weak(text).on_hover_text(place);
+            }
+        }
+        ui.add_space(4.0);
+    }
+    for r in &report.requirements {
+        ui.colored_label(theme::DANGER, r);
+    }
+    for d in &report.duplicates {
+        ui.colored_label(
+            theme::DANGER,
+            format!("id '{}' found twice: {}", d.id, d.dirs.join(", ")),
+        );
+    }
+}
