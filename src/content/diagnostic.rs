@@ -81,19 +81,7 @@ fn sanitize(message: &str) -> String {
     if message.len() <= MAX_MESSAGE && !message.chars().any(char::is_control) {
         return message.to_string();
     }
-    let mut out = String::new();
-    for (i, c) in message.chars().enumerate() {
-        if i == MAX_MESSAGE {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::rules::echo_within(message, MAX_MESSAGE)
 }
 
 fn lossy_path<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {

@@ -535,9 +535,16 @@ pub const MAX_ECHO: usize = 80;
 /// new line or move the cursor) and cut after [`MAX_ECHO`] characters with `…`.
 #[must_use]
 pub fn echo(text: &str) -> String {
+    echo_within(text, MAX_ECHO)
+}
+
+/// [`echo`] with another length: control characters escaped, cut after `max`
+/// characters with `…`.
+#[must_use]
+pub fn echo_within(text: &str, max: usize) -> String {
     let mut out = String::new();
     for (i, c) in text.chars().enumerate() {
-        if i == MAX_ECHO {
+        if i == max {
             out.push('…');
             break;
         }

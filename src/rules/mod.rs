@@ -21,7 +21,7 @@ pub use catalog::{
     AbilityDef, Amount, Area, AreaDef, Aura, Becomes, CardDef, Catalog, CatalogParts, DeckDef,
     Effect, KindInfo, LookupError, MAX_CELLS, MAX_ECHO, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS,
     MAX_SUGGESTED, Meta, MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo, Relation, Ruleset,
-    ScriptDef, Side, TokenTypeDef, Turret, echo, nearest,
+    ScriptDef, Side, TokenTypeDef, Turret, echo, echo_within, nearest,
 };
 pub use effects::{Effects, MoveResult};
 pub use engine::{DeckError, Engine, Move, MoveError, Play, Whose};
