@@ -4,8 +4,9 @@
 //! [`rules`] (the pure core) → [`fsutil`] (bounded file reads, atomic writes) and
 //! [`timeline`] (a game's moves, undo and redo) →
 //! [`content`] (YAML packs into a catalog) → [`script`] (the Lua host) → [`scenario`],
-//! [`ai`], [`reload`], [`profile`] and [`packs`] (one layer, none using another) → `app` (the
-//! desktop client, with the default-on `client` feature) → [`cli`], the command line.
+//! [`ai`], [`reload`], [`profile`] and [`packs`] (one layer, none using another) → [`net`]
+//! (LAN play) → `app` (the desktop client, with the default-on `client` feature) →
+//! [`cli`], the command line.
 
 pub mod ai;
 #[cfg(feature = "client")]
@@ -13,6 +14,7 @@ pub mod app;
 pub mod cli;
 pub mod content;
 pub mod fsutil;
+pub mod net;
 pub mod packs;
 pub mod profile;
 pub mod reload;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
+mod lan;
 mod pack;
 
 use crate::content::{LoadOptions, Loaded};
@@ -84,6 +85,14 @@ pub enum Command {
     /// conflict report.
     #[command(subcommand)]
     Pack(pack::PackCommand),
+    /// Host LAN games (headless): each joiner gets a seat; with `--ai` the host's seat is
+    /// played by the AI. Prints a `result:` line per finished game.
+    Serve(lan::ServeArgs),
+    /// Join a LAN game at ADDR and play it (by itself with `--ai`). Prints a `result:`
+    /// line per finished game.
+    Join(lan::JoinArgs),
+    /// List the games hosts offer on the local network.
+    Hosts(lan::HostsArgs),
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
     Schema {
         /// The folder to write them to.
@@ -211,6 +220,9 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Simulate(args) => simulate(cli, args),
         Command::Deck(command) => deck_command(cli, command),
         Command::Pack(command) => pack::run(cli, command),
+        Command::Serve(args) => lan::serve(cli, args),
+        Command::Join(args) => lan::join(cli, args),
+        Command::Hosts(args) => lan::hosts(args),
         Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
         Command::Validate { json, .. } => validate(cli, *json),
         Command::Scenario {
@@ -673,17 +685,7 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         }
         anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
     };
-    let saved = match &cli.profile {
-        Some(_) => {
-            let mut p = open_profile(cli)?;
-            p.decks()
-        }
-        None => crate::profile::Profile::default_dir()
-            .filter(|d| d.is_dir())
-            .and_then(|d| crate::profile::Profile::open(&d).ok())
-            .map(|mut p| p.decks())
-            .unwrap_or_default(),
-    };
+    let saved = saved_decks(cli)?;
     let scripts = crate::ai::hooks_for(&catalog);
     let engine = scripts.brain(&catalog);
     let mut draws = 0u64;
@@ -700,35 +702,11 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
                 stacks,
             });
         }
-        if let Ok(id) = catalog.deck_named(name) {
-            return Ok(DeckChoice {
-                id: name.to_string(),
-                stacks: catalog.deck(id).stacks.clone(),
-            });
-        }
-        if let Some(d) = saved.iter().find(|d| d.id == name) {
-            let r = d.resolve(&catalog);
-            anyhow::ensure!(
-                r.missing.is_empty(),
-                "saved deck '{name}' names cards the loaded packs lack: {}",
-                r.missing.join(", ")
-            );
-            return Ok(DeckChoice {
-                id: name.to_string(),
-                stacks: r.stacks,
-            });
-        }
-        let known = catalog
-            .decks()
-            .iter()
-            .map(|d| d.meta.id.as_str())
-            .chain(saved.iter().map(|d| d.id.as_str()));
-        let hint = crate::rules::nearest(name, known)
-            .map(|n| format!(" (did you mean '{n}'?)"))
-            .unwrap_or_default();
-        anyhow::bail!(
-            "no deck '{name}' in the loaded packs or the saved decks{hint}; `random` draws random content"
-        )
+        Ok(DeckChoice {
+            id: name.to_string(),
+            stacks: named_deck(&catalog, &saved, name)
+                .map_err(|e| anyhow::anyhow!("{e}; `random` draws random content"))?,
+        })
     };
     let budget = match (args.iterations, args.move_time) {
         (Some(n), _) => Budget::Iterations(n.max(1)),
@@ -773,6 +751,50 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         write_report(&mut out, args, &report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The profile's saved decks (none without a profile).
+fn saved_decks(cli: &Cli) -> anyhow::Result<Vec<crate::profile::SavedDeck>> {
+    Ok(match &cli.profile {
+        Some(_) => {
+            let mut p = open_profile(cli)?;
+            p.decks()
+        }
+        None => crate::profile::Profile::default_dir()
+            .filter(|d| d.is_dir())
+            .and_then(|d| crate::profile::Profile::open(&d).ok())
+            .map(|mut p| p.decks())
+            .unwrap_or_default(),
+    })
+}
+
+/// The deck called `name`: a deck of the loaded packs, else a saved deck.
+fn named_deck(
+    catalog: &crate::rules::Catalog,
+    saved: &[crate::profile::SavedDeck],
+    name: &str,
+) -> anyhow::Result<Vec<Vec<crate::rules::CardId>>> {
+    if let Ok(id) = catalog.deck_named(name) {
+        return Ok(catalog.deck(id).stacks.clone());
+    }
+    if let Some(d) = saved.iter().find(|d| d.id == name) {
+        let r = d.resolve(catalog);
+        anyhow::ensure!(
+            r.missing.is_empty(),
+            "saved deck '{name}' names cards the loaded packs lack: {}",
+            r.missing.join(", ")
+        );
+        return Ok(r.stacks);
+    }
+    let known = catalog
+        .decks()
+        .iter()
+        .map(|d| d.meta.id.as_str())
+        .chain(saved.iter().map(|d| d.id.as_str()));
+    let hint = crate::rules::nearest(name, known)
+        .map(|n| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default();
+    anyhow::bail!("no deck '{name}' in the loaded packs or the saved decks{hint}")
 }
 
 fn write_report(

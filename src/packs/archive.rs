@@ -156,13 +156,27 @@ fn bad_name(name: &str) -> Option<String> {
 /// caps on files, sizes and compression ratio. The pack is the archive's root when it
 /// has a `pack.yaml`, else its one top folder.
 pub fn check(path: &Path) -> Result<Checked, PackError> {
-    let caps = CAPS;
     let bytes =
-        crate::fsutil::read_capped(path, caps.archive_bytes, "a pack archive").map_err(|e| {
+        crate::fsutil::read_capped(path, CAPS.archive_bytes, "a pack archive").map_err(|e| {
             PackError::TooBig {
                 what: format!("cannot read {}: {e}", crate::fsutil::shown(path)),
             }
         })?;
+    check_bytes(bytes)
+}
+
+/// [`check`] for an archive already in memory (one received over the network).
+pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
+    let caps = CAPS;
+    if bytes.len() as u64 > caps.archive_bytes {
+        return Err(PackError::TooBig {
+            what: format!(
+                "the archive is {} bytes, over the {}-byte cap",
+                bytes.len(),
+                caps.archive_bytes
+            ),
+        });
+    }
     let declared = declared_entries(&bytes);
     let mut zip =
         ZipArchive::new(Cursor::new(bytes)).map_err(|e| PackError::BadArchive(e.to_string()))?;

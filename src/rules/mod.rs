@@ -31,4 +31,4 @@ pub use ids::{
     AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
 };
 pub use remap::{IdMap, Lost, remap, remap_with};
-pub use state::{GameState, GameView, Outcome, SeatState, Stack};
+pub use state::{GameState, GameView, Outcome, Restored, SeatState, Stack};

@@ -270,6 +270,69 @@ impl GameState {
     pub fn set_turn(&mut self, seat: Seat) {
         self.turn = seat;
     }
+
+    /// A state rebuilt from its public parts — what a network game's client is shown —
+    /// for display and for its own look-ahead: tokens off the board or on a taken cell
+    /// are skipped. Its random generator is not the real game's.
+    #[must_use]
+    pub fn restored(catalog: &Catalog, parts: &Restored) -> GameState {
+        let mut state = GameState::new(catalog, [&parts.stacks[0], &parts.stacks[1]], 0);
+        for &(cell, token) in &parts.tokens {
+            if let Some(i) = state.board.index(cell)
+                && state.board.at(i).is_none()
+            {
+                state.board.put(i, Some(token), catalog);
+            }
+        }
+        for seat in Seat::BOTH {
+            let s = &mut state.seats[seat.index()];
+            s.score = parts.scores[seat.index()];
+            s.extra_turns = parts.extra_turns[seat.index()];
+            s.bonus = parts.bonus[seat.index()];
+        }
+        state.turn = parts.turn;
+        let index = |c: Option<Cell>| {
+            c.and_then(|c| state.board.index(c))
+                .and_then(|i| u8::try_from(i).ok())
+        };
+        state.last_placed = index(parts.last_placed);
+        state.prev_placed = index(parts.prev_placed);
+        state.moves = parts.moves;
+        state.outcome = parts.outcome;
+        state
+    }
+
+    /// The cell of the token placed before the last one, if it is still on the board.
+    #[must_use]
+    pub fn prev_placed(&self) -> Option<Cell> {
+        self.prev_placed.map(|i| self.board.cell(usize::from(i)))
+    }
+}
+
+/// The public parts of a game, from which [`GameState::restored`] rebuilds one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Restored {
+    /// The tokens on the board.
+    pub tokens: Vec<(Cell, Token)>,
+    /// Each seat's stacks as known, each in its present order, top first (a hidden
+    /// seat's are empty).
+    pub stacks: [Vec<Vec<CardId>>; 2],
+    /// Scores.
+    pub scores: [i64; 2],
+    /// Banked extra turns.
+    pub extra_turns: [u8; 2],
+    /// Next-token bonuses.
+    pub bonus: [i32; 2],
+    /// The seat to move.
+    pub turn: Seat,
+    /// The last placed token's cell.
+    pub last_placed: Option<Cell>,
+    /// The one placed before it.
+    pub prev_placed: Option<Cell>,
+    /// Moves played.
+    pub moves: u32,
+    /// How it ended, if it has.
+    pub outcome: Option<Outcome>,
 }
 
 /// A read-only view of a game with its catalog: what income hooks and evaluators see.

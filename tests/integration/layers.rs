@@ -21,8 +21,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("reload", 4),
     ("profile", 4),
     ("packs", 4),
-    ("app", 5),
-    ("cli", 6),
+    ("net", 5),
+    ("app", 6),
+    ("cli", 7),
 ];
 
 /// Uses allowed inside one layer: `(from, to)`.

@@ -1,0 +1,186 @@
+//! Finding hosts on the local network by UDP broadcast: a joiner broadcasts a probe to
+//! the discovery port, and each host listening there answers it directly with what it
+//! offers. Joining by address never needs this. Datagrams are small, malformed ones are
+//! ignored, and a host answers at most [`MAX_ANSWERS`] probes a second.
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::protocol::{MAGIC, PROTOCOL, clean};
+
+/// The UDP port hosts listen on for probes.
+pub const DISCOVERY_PORT: u16 = 47_319;
+
+/// Largest datagram read or sent, in bytes.
+pub const MAX_DATAGRAM: usize = 1_200;
+
+/// Most probes a host answers in one second.
+pub const MAX_ANSWERS: usize = 20;
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Probe {
+    magic: String,
+    protocol: u32,
+}
+
+/// What a host says of itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Announce {
+    /// The host's name.
+    pub name: String,
+    /// Its game port (TCP).
+    pub port: u16,
+    /// Its packs: id and version.
+    pub packs: Vec<(String, String)>,
+    /// Seats a joiner could take now.
+    pub seats_free: u8,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Answer {
+    magic: String,
+    protocol: u32,
+    announce: Announce,
+}
+
+/// A host found on the network.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// Where to join it.
+    pub addr: SocketAddr,
+    /// What it offers.
+    pub announce: Announce,
+}
+
+/// A host's answering of probes; stops when dropped.
+pub struct Beacon {
+    stop: Arc<AtomicBool>,
+    port: u16,
+}
+
+impl Beacon {
+    /// Answer probes on `port` (0: any free port, for tests) with `announce()`.
+    pub fn start(
+        port: u16,
+        announce: impl Fn() -> Announce + Send + 'static,
+    ) -> std::io::Result<Beacon> {
+        let socket = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))?;
+        let port = socket.local_addr()?.port();
+        socket.set_read_timeout(Some(Duration::from_millis(300)))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("lan-beacon".into())
+            .spawn(move || {
+                let mut buf = [0u8; MAX_DATAGRAM];
+                let mut answered: Vec<Instant> = Vec::new();
+                while !flag.load(Ordering::SeqCst) {
+                    let Ok((n, from)) = socket.recv_from(&mut buf) else {
+                        continue;
+                    };
+                    let Ok(probe) = postcard::from_bytes::<Probe>(&buf[..n]) else {
+                        continue;
+                    };
+                    if probe.magic != MAGIC || probe.protocol != PROTOCOL {
+                        continue;
+                    }
+                    let now = Instant::now();
+                    answered.retain(|t| now.duration_since(*t) < Duration::from_secs(1));
+                    if answered.len() >= MAX_ANSWERS {
+                        continue;
+                    }
+                    answered.push(now);
+                    let mut announce = announce();
+                    // Keep the answer inside one datagram.
+                    while announce.packs.len() > 1
+                        && postcard::to_stdvec(&announce).map_or(0, |b| b.len()) > MAX_DATAGRAM - 64
+                    {
+                        announce.packs.pop();
+                    }
+                    let answer = Answer {
+                        magic: MAGIC.into(),
+                        protocol: PROTOCOL,
+                        announce,
+                    };
+                    if let Ok(bytes) = postcard::to_stdvec(&answer)
+                        && bytes.len() <= MAX_DATAGRAM
+                    {
+                        let _ = socket.send_to(&bytes, from);
+                    }
+                }
+            })?;
+        Ok(Beacon { stop, port })
+    }
+
+    /// The port it answers on.
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for Beacon {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Probe `targets` (the broadcast address and this machine, by default: see
+/// [`default_targets`]) and collect the answers that arrive within `wait`.
+pub fn discover(targets: &[SocketAddr], wait: Duration) -> std::io::Result<Vec<Found>> {
+    let socket = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))?;
+    socket.set_broadcast(true)?;
+    let probe = postcard::to_stdvec(&Probe {
+        magic: MAGIC.into(),
+        protocol: PROTOCOL,
+    })
+    .map_err(std::io::Error::other)?;
+    for target in targets {
+        // An unreachable target (no broadcast route) is skipped.
+        let _ = socket.send_to(&probe, target);
+    }
+    let until = Instant::now() + wait;
+    let mut found: Vec<Found> = Vec::new();
+    let mut buf = [0u8; MAX_DATAGRAM];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || found.len() >= 64 {
+            break;
+        }
+        socket.set_read_timeout(Some(left))?;
+        let Ok((n, from)) = socket.recv_from(&mut buf) else {
+            continue;
+        };
+        let Ok(answer) = postcard::from_bytes::<Answer>(&buf[..n]) else {
+            continue;
+        };
+        if answer.magic != MAGIC || answer.protocol != PROTOCOL {
+            continue;
+        }
+        let mut announce = answer.announce;
+        announce.name = clean(&announce.name);
+        announce.packs.truncate(64);
+        for (id, version) in &mut announce.packs {
+            *id = clean(id);
+            *version = clean(version);
+        }
+        let addr = SocketAddr::new(from.ip(), announce.port);
+        if !found.iter().any(|f| f.addr == addr) {
+            found.push(Found { addr, announce });
+        }
+    }
+    Ok(found)
+}
+
+/// Where a joiner probes by default: the local broadcast address and this machine.
+#[must_use]
+pub fn default_targets(port: u16) -> Vec<SocketAddr> {
+    vec![
+        SocketAddr::from((Ipv4Addr::BROADCAST, port)),
+        SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+    ]
+}

@@ -1,0 +1,138 @@
+//! Frames: a 4-byte big-endian length, then that many bytes of one postcard-encoded
+//! message. A frame longer than [`MAX_FRAME`] is refused from its length alone, before
+//! anything is allocated, and a whole frame must arrive within [`FRAME_DEADLINE`] — a
+//! sender dripping a byte a second cannot hold a reader past it.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// The largest frame either side accepts, in bytes (pack archives travel in chunks
+/// below it).
+pub const MAX_FRAME: usize = 1 << 20;
+
+/// How long the rest of a frame may take once its first byte has arrived.
+pub const FRAME_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Why a frame could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The peer closed the connection.
+    #[error("the connection was closed")]
+    Closed,
+    /// Nothing arrived in time (between frames: the caller's idle time-out).
+    #[error("nothing arrived in time")]
+    Idle,
+    /// A frame started but did not finish within [`FRAME_DEADLINE`].
+    #[error("a frame took longer than {} s to arrive", FRAME_DEADLINE.as_secs())]
+    Slow,
+    /// The length prefix is over [`MAX_FRAME`].
+    #[error("a frame of {0} bytes is over the {MAX_FRAME}-byte limit")]
+    TooLong(u64),
+    /// The bytes are not a message of the protocol.
+    #[error("a frame is not a valid message: {0}")]
+    Malformed(String),
+    /// Any other I/O error.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+impl FrameError {
+    /// Whether the connection is gone (as opposed to the peer misbehaving).
+    #[must_use]
+    pub fn is_disconnect(&self) -> bool {
+        matches!(self, FrameError::Closed | FrameError::Io(_))
+    }
+}
+
+/// Encode `message` as one frame.
+pub fn encode<T: Serialize>(message: &T) -> Result<Vec<u8>, FrameError> {
+    let body = postcard::to_stdvec(message).map_err(|e| FrameError::Malformed(e.to_string()))?;
+    if body.len() > MAX_FRAME {
+        return Err(FrameError::TooLong(body.len() as u64));
+    }
+    let len = u32::try_from(body.len()).map_err(|_| FrameError::TooLong(body.len() as u64))?;
+    let mut out = Vec::with_capacity(4 + body.len());
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Write `message` as one frame.
+pub fn write<T: Serialize>(stream: &mut impl Write, message: &T) -> Result<(), FrameError> {
+    let frame = encode(message)?;
+    stream.write_all(&frame)?;
+    stream.flush()?;
+    Ok(())
+}
+
+/// Decode one frame's body.
+pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, FrameError> {
+    postcard::from_bytes(body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Read one frame, waiting at most `idle` for it to start (`None`: forever) and
+/// [`FRAME_DEADLINE`] for the rest.
+pub fn read<T: DeserializeOwned>(
+    stream: &mut TcpStream,
+    idle: Option<Duration>,
+) -> Result<T, FrameError> {
+    let body = read_body(stream, idle)?;
+    decode(&body)
+}
+
+/// Read one frame's body (see [`read`]).
+pub fn read_body(stream: &mut TcpStream, idle: Option<Duration>) -> Result<Vec<u8>, FrameError> {
+    let mut first = [0u8; 1];
+    stream.set_read_timeout(idle.map(|d| d.max(Duration::from_millis(1))))?;
+    loop {
+        match stream.read(&mut first) {
+            Ok(0) => return Err(FrameError::Closed),
+            Ok(_) => break,
+            Err(e) if is_timeout(&e) => return Err(FrameError::Idle),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let deadline = Instant::now() + FRAME_DEADLINE;
+    let mut rest = [0u8; 3];
+    read_until(stream, &mut rest, deadline)?;
+    let len = u32::from_be_bytes([first[0], rest[0], rest[1], rest[2]]);
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    if len > MAX_FRAME {
+        return Err(FrameError::TooLong(len as u64));
+    }
+    let mut body = vec![0u8; len];
+    read_until(stream, &mut body, deadline)?;
+    Ok(body)
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Fill `buf` before `deadline`.
+fn read_until(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<(), FrameError> {
+    let mut at = 0;
+    while at < buf.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(FrameError::Slow);
+        }
+        stream.set_read_timeout(Some(left))?;
+        match stream.read(&mut buf[at..]) {
+            Ok(0) => return Err(FrameError::Closed),
+            Ok(n) => at += n,
+            Err(e) if is_timeout(&e) => return Err(FrameError::Slow),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,375 @@
+//! The messages (docs/protocol.md is their reference). Every id on the wire is a
+//! catalog key (`pack:id`), never an index: two machines agree on names, not on the
+//! order their loaders numbered things in.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ai::PublicPlay;
+use crate::rules::{CardId, Catalog, Cell, GameState, Outcome, Restored, Seat, Token, TokenTypeId};
+
+/// The protocol's version: a peer speaking another is refused in the handshake.
+pub const PROTOCOL: u32 = 1;
+
+/// The first bytes of every `Hello`, so a stray connection is told apart at once.
+pub const MAGIC: &str = "tokensmith-lan";
+
+/// Longest text field a peer may send (names, reasons), in bytes.
+pub const MAX_TEXT: usize = 200;
+
+/// A session token: whoever shows it again takes the seat back after a drop.
+pub type SessionToken = [u8; 16];
+
+/// One pack of a game, as the handshake compares them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackRef {
+    /// Its id.
+    pub id: String,
+    /// Its version.
+    pub version: String,
+    /// Its content hash (see docs/packs.md).
+    pub hash: String,
+}
+
+/// What a client sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ToHost {
+    /// The first message: who is calling, and a token to take a seat back.
+    Hello {
+        /// [`MAGIC`].
+        magic: String,
+        /// [`PROTOCOL`].
+        protocol: u32,
+        /// The player's name.
+        name: String,
+        /// The token of a seat held before a drop.
+        resume: Option<SessionToken>,
+    },
+    /// Send these packs of the game (ids from the welcome).
+    WantPacks(Vec<String>),
+    /// Take a seat with this deck: stacks of card keys, top first.
+    Join {
+        /// The deck.
+        deck: Vec<Vec<String>>,
+    },
+    /// Play the top card of `stack` on `cell`.
+    Intent {
+        /// Numbered from 1 per seat, rising; a number not above the last is a replay.
+        seq: u32,
+        /// The seat the client plays (must be its own).
+        seat: u8,
+        /// Stack index (0-based).
+        stack: u8,
+        /// Column.
+        x: i32,
+        /// Row.
+        y: i32,
+    },
+    /// Still here (sent while waiting).
+    Ping,
+}
+
+/// What the host sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ToClient {
+    /// The handshake's answer: the game's packs in load order, whether the host sends
+    /// them, and the token of this connection's seat.
+    Welcome {
+        /// [`PROTOCOL`].
+        protocol: u32,
+        /// The host's name.
+        host: String,
+        /// The game's packs, in load order.
+        packs: Vec<PackRef>,
+        /// Whether the host sends its packs to joiners.
+        sends_packs: bool,
+        /// Keep it to take the seat back after a drop.
+        token: SessionToken,
+        /// A resumed seat's number (then no `Join` is needed).
+        resumed: Option<u8>,
+    },
+    /// One piece of a pack archive; `offset` + `bytes` reach `total` on the last.
+    PackChunk {
+        /// Which pack.
+        id: String,
+        /// The archive's size.
+        total: u64,
+        /// Where these bytes go.
+        offset: u64,
+        /// The bytes.
+        bytes: Vec<u8>,
+    },
+    /// The deck was refused (the connection stays open: send another `Join`).
+    DeckRefused {
+        /// Why.
+        reason: String,
+    },
+    /// Seated; waiting for an opponent.
+    Seated {
+        /// The seat.
+        seat: u8,
+    },
+    /// What this seat sees now, and the play that led to it.
+    State {
+        /// The view.
+        seen: Seen,
+        /// The move just played, if one was.
+        last: Option<Played>,
+    },
+    /// An intent the engine refused (the state is unchanged).
+    MoveRefused {
+        /// Its number.
+        seq: u32,
+        /// Why.
+        reason: String,
+    },
+    /// The opponent dropped: the game waits for them.
+    Paused,
+    /// The opponent is back.
+    Resumed,
+    /// The connection is being closed, and why.
+    Bye {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A card as played, in public.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Played {
+    /// Who.
+    pub seat: u8,
+    /// From which stack.
+    pub stack: u8,
+    /// The card's key.
+    pub card: String,
+    /// Where its token went (`None` when no token was placed, e.g. a fallback pass).
+    pub cell: Option<(i32, i32)>,
+}
+
+/// A token on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenToken {
+    /// Column.
+    pub x: i32,
+    /// Row.
+    pub y: i32,
+    /// Token type key.
+    pub kind: String,
+    /// Value.
+    pub value: i32,
+    /// Owner.
+    pub seat: u8,
+    /// The card that placed it.
+    pub card: Option<String>,
+}
+
+/// Everything one seat may see: the board, both scores and banked turns, its own stacks,
+/// the sizes of the opponent's stacks and the cards they played — exactly what
+/// [`crate::ai::Observation`] allows, nothing of the opponent's hidden order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seen {
+    /// The seat this is for.
+    pub seat: u8,
+    /// The tokens.
+    pub tokens: Vec<SeenToken>,
+    /// Scores, seat 1 first.
+    pub scores: [i64; 2],
+    /// Banked extra turns.
+    pub extra_turns: [u8; 2],
+    /// Next-token bonuses.
+    pub bonus: [i32; 2],
+    /// This seat's stacks in their present order, top first (card keys).
+    pub stacks: Vec<Vec<String>>,
+    /// How many cards each opponent stack holds.
+    pub their_sizes: Vec<u8>,
+    /// The cards the opponent played, oldest first (stack, card key).
+    pub their_plays: Vec<(u8, String)>,
+    /// The seat to move.
+    pub turn: u8,
+    /// The last placed token's cell.
+    pub last_placed: Option<(i32, i32)>,
+    /// The cell placed before it.
+    pub prev_placed: Option<(i32, i32)>,
+    /// Moves played.
+    pub moves: u32,
+    /// Whether the game is over.
+    pub over: bool,
+    /// The winner (when over; `None` for a draw).
+    pub winner: Option<u8>,
+}
+
+fn card_key(catalog: &Catalog, card: CardId) -> String {
+    catalog.card(card).meta.key()
+}
+
+fn kind_key(catalog: &Catalog, kind: TokenTypeId) -> String {
+    catalog.token_type(kind).meta.key()
+}
+
+fn xy(cell: Cell) -> (i32, i32) {
+    (cell.x, cell.y)
+}
+
+impl Seen {
+    /// What `seat` sees of `state`, given every play so far.
+    #[must_use]
+    pub fn of(catalog: &Catalog, state: &GameState, seat: Seat, history: &[PublicPlay]) -> Seen {
+        let board = state.board();
+        let tokens = board
+            .indexed()
+            .map(|(i, t)| {
+                let cell = board.cell(i);
+                SeenToken {
+                    x: cell.x,
+                    y: cell.y,
+                    kind: kind_key(catalog, t.kind),
+                    value: t.value,
+                    seat: t.seat.number(),
+                    card: t.card.map(|c| card_key(catalog, c)),
+                }
+            })
+            .collect();
+        let both = Seat::BOTH.map(|s| state.seat(s));
+        let other = seat.other();
+        let outcome = state.outcome();
+        Seen {
+            seat: seat.number(),
+            tokens,
+            scores: both.map(|s| s.score),
+            extra_turns: both.map(|s| s.extra_turns),
+            bonus: both.map(|s| s.bonus),
+            stacks: state
+                .seat(seat)
+                .stacks()
+                .iter()
+                .map(|s| s.cards().map(|c| card_key(catalog, c)).collect())
+                .collect(),
+            their_sizes: state
+                .seat(other)
+                .stacks()
+                .iter()
+                .map(|s| u8::try_from(s.len()).unwrap_or(u8::MAX))
+                .collect(),
+            their_plays: history
+                .iter()
+                .filter(|p| p.seat == other)
+                .map(|p| (p.stack, card_key(catalog, p.card)))
+                .collect(),
+            turn: state.turn().number(),
+            last_placed: state.last_placed().map(xy),
+            prev_placed: state.prev_placed().map(xy),
+            moves: state.moves_played(),
+            over: outcome.is_some(),
+            winner: outcome.and_then(|o| o.winner).map(Seat::number),
+        }
+    }
+
+    /// The viewing seat.
+    #[must_use]
+    pub fn seat(&self) -> Seat {
+        seat_of(self.seat).unwrap_or(Seat::One)
+    }
+
+    /// A game state for this view over `catalog` (the opponent's stacks hold
+    /// placeholders of their true sizes), and the plays known: an error names the first key the catalog lacks.
+    pub fn restore(&self, catalog: &Catalog) -> Result<(GameState, Vec<PublicPlay>), String> {
+        let seat = seat_of(self.seat).ok_or_else(|| format!("no seat {}", self.seat))?;
+        let card = |key: &str| {
+            catalog.card_named(key).map_err(|_| {
+                format!(
+                    "the host played card '{}', which this game's content lacks",
+                    crate::rules::echo(key)
+                )
+            })
+        };
+        let mut tokens = Vec::with_capacity(self.tokens.len());
+        for t in &self.tokens {
+            let kind = catalog.token_type_named(&t.kind).map_err(|_| {
+                format!(
+                    "the host placed token type '{}', which this game's content lacks",
+                    crate::rules::echo(&t.kind)
+                )
+            })?;
+            let owner = seat_of(t.seat).ok_or_else(|| format!("no seat {}", t.seat))?;
+            tokens.push((
+                Cell::new(t.x, t.y),
+                Token {
+                    value: t.value,
+                    kind,
+                    card: t.card.as_deref().map(card).transpose()?,
+                    seat: owner,
+                },
+            ));
+        }
+        let mut own = Vec::with_capacity(self.stacks.len());
+        for stack in &self.stacks {
+            own.push(
+                stack
+                    .iter()
+                    .map(|k| card(k))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+        }
+        let mut stacks: [Vec<Vec<CardId>>; 2] = [Vec::new(), Vec::new()];
+        stacks[seat.index()] = own;
+        // The opponent's stacks keep their sizes (what an observer and the AI's
+        // determinization need) and hold placeholders, never shown: their cards are not
+        // known here.
+        stacks[seat.other().index()] = self
+            .their_sizes
+            .iter()
+            .map(|&n| vec![CardId(0); usize::from(n).min(crate::rules::MAX_STACK_CARDS)])
+            .collect();
+        let mut plays = Vec::with_capacity(self.their_plays.len());
+        for (stack, key) in &self.their_plays {
+            plays.push(PublicPlay {
+                seat: seat.other(),
+                stack: *stack,
+                card: card(key)?,
+            });
+        }
+        let parts = Restored {
+            tokens,
+            stacks,
+            scores: self.scores,
+            extra_turns: self.extra_turns,
+            bonus: self.bonus,
+            turn: seat_of(self.turn).ok_or_else(|| format!("no seat {}", self.turn))?,
+            last_placed: self.last_placed.map(|(x, y)| Cell::new(x, y)),
+            prev_placed: self.prev_placed.map(|(x, y)| Cell::new(x, y)),
+            moves: self.moves,
+            outcome: self.over.then(|| Outcome {
+                winner: self.winner.and_then(seat_of),
+            }),
+        };
+        Ok((GameState::restored(catalog, &parts), plays))
+    }
+}
+
+/// The seat numbered `n` (1 or 2).
+#[must_use]
+pub fn seat_of(n: u8) -> Option<Seat> {
+    Seat::from_number(i64::from(n))
+}
+
+/// A played card on the wire.
+#[must_use]
+pub fn played(catalog: &Catalog, play: PublicPlay, cell: Option<Cell>) -> Played {
+    Played {
+        seat: play.seat.number(),
+        stack: play.stack,
+        card: card_key(catalog, play.card),
+        cell: cell.map(xy),
+    }
+}
+
+/// `text` cut to [`MAX_TEXT`] bytes (at a character boundary) with control characters
+/// escaped: what a peer's names and reasons are shown as.
+#[must_use]
+pub fn clean(text: &str) -> String {
+    let mut end = text.len().min(MAX_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    crate::rules::echo_within(&text[..end], MAX_TEXT)
+}
