@@ -98,6 +98,7 @@ pub struct Client {
     last_sent: Instant,
     addr: SocketAddr,
     name: String,
+    last_seen: Option<Box<Seen>>,
 }
 
 impl Client {
@@ -162,6 +163,7 @@ impl Client {
             last_sent: Instant::now(),
             addr,
             name: clean(name),
+            last_seen: None,
         })
     }
 
@@ -175,6 +177,12 @@ impl Client {
     #[must_use]
     pub fn seat(&self) -> Option<Seat> {
         self.seat
+    }
+
+    /// The last view the host sent.
+    #[must_use]
+    pub fn last_seen(&self) -> Option<&Seen> {
+        self.last_seen.as_deref()
     }
 
     /// Continue numbering moves after `seq` (a resumed seat: the host remembers the last).
@@ -320,10 +328,9 @@ impl Client {
                     return Err(ClientError::Protocol("a view for the other seat".into()));
                 }
                 self.seat = seat_of(seen.seat);
-                Update::State {
-                    seen: Box::new(seen),
-                    last,
-                }
+                let seen = Box::new(seen);
+                self.last_seen = Some(seen.clone());
+                Update::State { seen, last }
             }
             ToClient::MoveRefused { seq, reason } => Update::MoveRefused {
                 seq,
@@ -384,8 +391,14 @@ pub fn play_with_ai(
     let mut moved_at: Option<u32> = None;
     // Other legal moves of the last position, tried in turn when the host refuses one.
     let mut fallbacks: Vec<Move> = Vec::new();
+    // A view already received (say, on reconnecting) is acted on first.
+    let mut pending = client.last_seen.clone();
     loop {
-        let update = match client.next(Duration::from_secs(1)) {
+        let next = match pending.take() {
+            Some(seen) => Ok(Some(Update::State { seen, last: None })),
+            None => client.next(Duration::from_secs(1)),
+        };
+        let update = match next {
             Ok(u) => u,
             Err(e) if e.is_disconnect() => {
                 report.line(&format!("connection lost ({e}); reconnecting"));

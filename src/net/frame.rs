@@ -26,8 +26,8 @@ pub enum FrameError {
     /// Nothing arrived in time (between frames: the caller's idle time-out).
     #[error("nothing arrived in time")]
     Idle,
-    /// A frame started but did not finish within [`FRAME_DEADLINE`].
-    #[error("a frame took longer than {} s to arrive", FRAME_DEADLINE.as_secs())]
+    /// A frame started but did not finish within its deadline.
+    #[error("a frame took too long to arrive (a slow sender)")]
     Slow,
     /// The length prefix is over [`MAX_FRAME`].
     #[error("a frame of {0} bytes is over the {MAX_FRAME}-byte limit")]
@@ -80,12 +80,25 @@ pub fn read<T: DeserializeOwned>(
     stream: &mut TcpStream,
     idle: Option<Duration>,
 ) -> Result<T, FrameError> {
-    let body = read_body(stream, idle)?;
+    read_within(stream, idle, FRAME_DEADLINE)
+}
+
+/// [`read`] with another deadline for a started frame.
+pub fn read_within<T: DeserializeOwned>(
+    stream: &mut TcpStream,
+    idle: Option<Duration>,
+    deadline: Duration,
+) -> Result<T, FrameError> {
+    let body = read_body(stream, idle, deadline)?;
     decode(&body)
 }
 
-/// Read one frame's body (see [`read`]).
-pub fn read_body(stream: &mut TcpStream, idle: Option<Duration>) -> Result<Vec<u8>, FrameError> {
+/// Read one frame's body (see [`read_within`]).
+pub fn read_body(
+    stream: &mut TcpStream,
+    idle: Option<Duration>,
+    deadline: Duration,
+) -> Result<Vec<u8>, FrameError> {
     let mut first = [0u8; 1];
     stream.set_read_timeout(idle.map(|d| d.max(Duration::from_millis(1))))?;
     loop {
@@ -97,7 +110,7 @@ pub fn read_body(stream: &mut TcpStream, idle: Option<Duration>) -> Result<Vec<u
             Err(e) => return Err(e.into()),
         }
     }
-    let deadline = Instant::now() + FRAME_DEADLINE;
+    let deadline = Instant::now() + deadline;
     let mut rest = [0u8; 3];
     read_until(stream, &mut rest, deadline)?;
     let len = u32::from_be_bytes([first[0], rest[0], rest[1], rest[2]]);

@@ -50,6 +50,8 @@ pub struct HostConfig {
     pub save_dir: Option<PathBuf>,
     /// A connection silent this long is taken as dropped (clients ping well within it).
     pub idle: Duration,
+    /// How long a started frame may take to arrive in full.
+    pub frame_deadline: Duration,
     /// Most connections served at once.
     pub max_connections: usize,
     /// Most games held at once.
@@ -71,6 +73,7 @@ impl HostConfig {
             sends_packs: true,
             save_dir: None,
             idle: Duration::from_secs(30),
+            frame_deadline: frame::FRAME_DEADLINE,
             max_connections: 256,
             max_tables: 128,
         }
@@ -447,7 +450,11 @@ impl Shared {
     }
 
     fn converse(self: &Arc<Self>, stream: &mut TcpStream, s: &mut Session) -> Result<(), Close> {
-        let hello: ToHost = frame::read(stream, Some(Duration::from_secs(10)))?;
+        let hello: ToHost = frame::read_within(
+            stream,
+            Some(Duration::from_secs(10)),
+            self.config.frame_deadline,
+        )?;
         let ToHost::Hello {
             magic,
             protocol,
@@ -514,7 +521,11 @@ impl Shared {
             if self.stopped.load(Ordering::SeqCst) {
                 return Ok(());
             }
-            let message: ToHost = match frame::read(stream, Some(self.config.idle)) {
+            let message: ToHost = match frame::read_within(
+                stream,
+                Some(self.config.idle),
+                self.config.frame_deadline,
+            ) {
                 Ok(m) => m,
                 Err(FrameError::Closed) => return Ok(()),
                 Err(FrameError::Idle) => {

@@ -30,6 +30,7 @@ mod client;
 #[cfg(feature = "client")]
 mod decks;
 mod diagnostics;
+mod lan;
 mod layers;
 mod pack_life;
 mod packs;

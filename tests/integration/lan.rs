@@ -1,0 +1,807 @@
+//! LAN play over loopback: whole games between the host and joiners, a spy that looks
+//! for hidden cards in every byte it gets, attack clients, pack sync, reconnects and a
+//! restarted host. Every test binds 127.0.0.1 port 0, bounds its loops and stops itself.
+
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokensmith::ai::{Level, Options};
+use tokensmith::net::client::{AiPlayer, Client, Update, play_with_ai};
+use tokensmith::net::frame;
+use tokensmith::net::protocol::{MAGIC, PROTOCOL, Played, ToClient, ToHost};
+use tokensmith::net::sync::{Cache, Difference, plan};
+use tokensmith::net::{Content, GameResult, Host, HostConfig, HostEvent};
+use tokensmith::packs::Folders;
+use tokensmith::rules::{Catalog, Seat};
+
+use crate::support::{base_catalog, root};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn base_folders() -> Folders {
+    Folders {
+        content: root().join("content"),
+        mods: root().join("no-mods-here"),
+        installed: None,
+    }
+}
+
+fn base_content() -> Content {
+    Content::new(Arc::new(base_catalog()), &base_folders()).expect("base content")
+}
+
+fn deck_keys(catalog: &Catalog, name: &str) -> Vec<Vec<String>> {
+    let id = catalog.deck_named(name).expect("deck");
+    catalog
+        .deck(id)
+        .stacks
+        .iter()
+        .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
+        .collect()
+}
+
+fn config(ai: Option<Level>, catalog: &Catalog) -> HostConfig {
+    let mut c = HostConfig::new("test host", "127.0.0.1:0".parse().expect("addr"));
+    c.ai = ai;
+    c.ai_options = Options::default();
+    c.ai_deck = catalog
+        .deck(catalog.deck_named("starter").expect("starter"))
+        .stacks
+        .clone();
+    c
+}
+
+fn greedy() -> AiPlayer {
+    AiPlayer {
+        level: Level::Greedy,
+        options: Options::default(),
+        reconnect: Duration::from_secs(10),
+    }
+}
+
+/// Join `addr` with `deck` and play to the end with greedy.
+fn ai_game(addr: SocketAddr, catalog: &Catalog, deck: &str) -> GameResult {
+    let mut client = Client::connect(addr, "bot", None, WAIT).expect("connect");
+    client.join(&deck_keys(catalog, deck)).expect("join");
+    play_with_ai(&mut client, catalog, &greedy(), &mut |_: &str| {}).expect("game")
+}
+
+/// The host's finished games and log lines, until `n` games or `WAIT`.
+fn host_results(host: &Host, n: usize) -> (Vec<GameResult>, Vec<String>) {
+    let until = Instant::now() + WAIT;
+    let mut results = Vec::new();
+    let mut log = Vec::new();
+    while results.len() < n && Instant::now() < until {
+        match host.events().recv_timeout(Duration::from_millis(200)) {
+            Ok(HostEvent::Finished(r)) => results.push(r),
+            Ok(HostEvent::Log(l)) => log.push(l),
+            Ok(HostEvent::Stopped) | Err(_) => {}
+        }
+    }
+    (results, log)
+}
+
+/// Wait for a host log line containing `text`.
+fn wait_log(host: &Host, text: &str) -> String {
+    let until = Instant::now() + WAIT;
+    while Instant::now() < until {
+        if let Ok(HostEvent::Log(l)) = host.events().recv_timeout(Duration::from_millis(100))
+            && l.contains(text)
+        {
+            return l;
+        }
+    }
+    panic!("the host never logged '{text}'");
+}
+
+#[test]
+fn many_greedy_games_run_at_once_against_one_host_and_agree_with_it() {
+    let content = base_content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(Some(Level::Greedy), &catalog);
+    cfg.games = Some(12);
+    let host = Host::start(cfg, content).expect("host");
+    let addr = host.addr();
+    let joiners: Vec<_> = (0..12)
+        .map(|i| {
+            let catalog = Arc::clone(&catalog);
+            let deck = if i % 2 == 0 { "shifters" } else { "gardeners" };
+            std::thread::spawn(move || ai_game(addr, &catalog, deck))
+        })
+        .collect();
+    let mut theirs: Vec<String> = joiners
+        .into_iter()
+        .map(|j| j.join().expect("joiner").to_string())
+        .collect();
+    let (results, _) = host_results(&host, 12);
+    let mut ours: Vec<String> = results.iter().map(ToString::to_string).collect();
+    theirs.sort();
+    ours.sort();
+    assert_eq!(ours.len(), 12);
+    assert_eq!(theirs, ours, "every joiner saw the result the host played");
+    assert!(ours.iter().all(|r| r.starts_with("result: seat 1 ")));
+}
+
+/// A client that speaks the protocol by hand and keeps every byte it gets.
+struct Spy {
+    stream: TcpStream,
+    frames: Vec<Vec<u8>>,
+}
+
+impl Spy {
+    fn connect(addr: SocketAddr) -> Spy {
+        let stream = TcpStream::connect(addr).expect("connect");
+        Spy {
+            stream,
+            frames: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, message: &ToHost) {
+        frame::write(&mut self.stream, message).expect("send");
+    }
+
+    fn hello(&mut self) {
+        self.send(&ToHost::Hello {
+            magic: MAGIC.into(),
+            protocol: PROTOCOL,
+            name: "spy".into(),
+            resume: None,
+        });
+    }
+
+    fn read(&mut self) -> Result<ToClient, frame::FrameError> {
+        let body = frame::read_body(&mut self.stream, Some(WAIT), frame::FRAME_DEADLINE)?;
+        self.frames.push(body.clone());
+        frame::decode(&body)
+    }
+
+    /// Whether the host closed the connection (a `Bye`, then the end).
+    fn closed(&mut self) -> Option<String> {
+        loop {
+            match self.read() {
+                Ok(ToClient::Bye { reason }) => return Some(reason),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn a_spy_never_receives_a_card_of_the_opponents_hidden_stacks_before_it_is_played() {
+    let content = base_content();
+    let catalog = Arc::clone(&content.catalog);
+    let host = Host::start(config(None, &catalog), content).expect("host");
+    let addr = host.addr();
+    // The spy sits first (seat 1) with the starter deck; the opponent's shifters deck
+    // shares no card with it.
+    let mut spy = Spy::connect(addr);
+    spy.hello();
+    assert!(matches!(spy.read(), Ok(ToClient::Welcome { .. })));
+    spy.send(&ToHost::Join {
+        deck: deck_keys(&catalog, "starter"),
+    });
+    assert!(matches!(spy.read(), Ok(ToClient::Seated { seat: 1 })));
+    let theirs: Vec<String> = deck_keys(&catalog, "shifters").concat();
+    let mine: HashSet<String> = deck_keys(&catalog, "starter")
+        .concat()
+        .into_iter()
+        .collect();
+    assert!(theirs.iter().all(|k| !mine.contains(k)));
+    let other_catalog = Arc::clone(&catalog);
+    let opponent = std::thread::spawn(move || ai_game(addr, &other_catalog, "shifters"));
+
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
+    let mut played: HashSet<String> = HashSet::new();
+    let mut seq = 0;
+    let mut frames_checked = 0;
+    let until = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < until, "the game did not end in time");
+        let message = spy.read().expect("a frame");
+        let bytes = spy.frames.last().cloned().unwrap_or_default();
+        let ToClient::State { seen, last } = message else {
+            continue;
+        };
+        // What this very frame reveals as played counts as public.
+        for (_, card) in &seen.their_plays {
+            played.insert(card.clone());
+        }
+        if let Some(Played { card, seat: 2, .. }) = &last {
+            played.insert(card.clone());
+        }
+        for key in &theirs {
+            assert!(
+                played.contains(key) || !contains(&bytes, key),
+                "frame {frames_checked} carries {key}, a card still hidden in the opponent's stacks"
+            );
+        }
+        frames_checked += 1;
+        if seen.over {
+            break;
+        }
+        if seen.turn == 1 {
+            let (state, history) = seen.restore(&catalog).expect("restore");
+            let obs = tokensmith::ai::Observation::new(&state, Seat::One, &history, false);
+            let mv = tokensmith::ai::agent(Level::Greedy, 1, Options::default())
+                .choose(&brain, &obs)
+                .expect("a move");
+            let tokensmith::rules::Play::Stack(stack) = mv.play else {
+                panic!("a stack move")
+            };
+            seq += 1;
+            spy.send(&ToHost::Intent {
+                seq,
+                seat: 1,
+                stack,
+                x: mv.cell.x,
+                y: mv.cell.y,
+            });
+        }
+    }
+    let result = opponent.join().expect("opponent");
+    assert!(result.moves > 10);
+    assert!(frames_checked > 10, "only {frames_checked} frames checked");
+    // The check can fail: the host's own true state does hold those cards.
+    assert!(theirs.len() >= 8);
+}
+
+/// A fresh host against the AI, for attacks.
+fn ai_host() -> (Host, Arc<Catalog>) {
+    let content = base_content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(Some(Level::Greedy), &catalog);
+    cfg.frame_deadline = Duration::from_secs(1);
+    (Host::start(cfg, content).expect("host"), catalog)
+}
+
+/// Whether the host still plays a whole game with an honest joiner.
+fn still_serves(host: &Host, catalog: &Catalog) {
+    let r = ai_game(host.addr(), catalog, "shifters");
+    assert!(r.moves > 0);
+}
+
+/// A spy seated at a table against the host's AI (seat 2; the AI has moved).
+fn seated_spy(host: &Host, catalog: &Catalog) -> Spy {
+    let mut spy = Spy::connect(host.addr());
+    spy.hello();
+    assert!(matches!(spy.read(), Ok(ToClient::Welcome { .. })));
+    spy.send(&ToHost::Join {
+        deck: deck_keys(catalog, "shifters"),
+    });
+    // Seated, then the opening state, then the AI's first move.
+    let until = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < until);
+        if let Ok(ToClient::State { seen, .. }) = spy.read()
+            && seen.turn == 2
+        {
+            return spy;
+        }
+    }
+}
+
+#[test]
+fn garbage_a_huge_length_and_a_slow_sender_are_cut_off_and_the_host_serves_on() {
+    let (host, catalog) = ai_host();
+    // Garbage: a frame that is no message.
+    let mut s = TcpStream::connect(host.addr()).expect("connect");
+    s.write_all(&[0, 0, 0, 5, 0xff, 0xfe, 0xfd, 0xfc, 0xfb])
+        .expect("write");
+    wait_log(&host, "not a valid message");
+    // A length prefix of 4 GiB: refused from the prefix.
+    let mut s = TcpStream::connect(host.addr()).expect("connect");
+    s.write_all(&[0xff, 0xff, 0xff, 0xff, 1, 2, 3])
+        .expect("write");
+    wait_log(&host, "over the 1048576-byte limit");
+    // A byte a second: the frame's deadline (1 s here) ends it.
+    let started = Instant::now();
+    let mut s = TcpStream::connect(host.addr()).expect("connect");
+    let hello = frame::encode(&ToHost::Hello {
+        magic: MAGIC.into(),
+        protocol: PROTOCOL,
+        name: "slow".into(),
+        resume: None,
+    })
+    .expect("encode");
+    for b in hello.iter().take(4) {
+        if s.write_all(&[*b]).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(600));
+    }
+    wait_log(&host, "slow sender");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // Not a Tokensmith client at all.
+    let mut s = TcpStream::connect(host.addr()).expect("connect");
+    frame::write(
+        &mut s,
+        &ToHost::Hello {
+            magic: "other".into(),
+            protocol: PROTOCOL,
+            name: "x".into(),
+            resume: None,
+        },
+    )
+    .expect("send");
+    wait_log(&host, "not a Tokensmith client");
+    still_serves(&host, &catalog);
+}
+
+#[test]
+fn moves_out_of_turn_for_the_other_seat_or_replayed_close_only_that_connection() {
+    let (host, catalog) = ai_host();
+
+    // For the other seat.
+    let mut spy = seated_spy(&host, &catalog);
+    spy.send(&ToHost::Intent {
+        seq: 1,
+        seat: 1,
+        stack: 0,
+        x: 0,
+        y: 0,
+    });
+    let reason = spy.closed().expect("a Bye");
+    assert!(reason.contains("for seat 1"), "{reason}");
+
+    // A replay: the same move number twice.
+    let mut spy = seated_spy(&host, &catalog);
+    let free = (0..6)
+        .flat_map(|y| (0..6).map(move |x| (x, y)))
+        .find(|&(x, y)| {
+            !spy.frames.iter().rev().take(1).any(|f| {
+                frame::decode::<ToClient>(f).is_ok_and(|m| match m {
+                    ToClient::State { seen, .. } => {
+                        seen.tokens.iter().any(|t| t.x == x && t.y == y)
+                    }
+                    _ => false,
+                })
+            })
+        })
+        .expect("a free cell");
+    let intent = ToHost::Intent {
+        seq: 1,
+        seat: 2,
+        stack: 0,
+        x: free.0,
+        y: free.1,
+    };
+    spy.send(&intent);
+    spy.send(&intent);
+    let reason = spy.closed().expect("a Bye");
+    assert!(reason.contains("replay"), "{reason}");
+
+    // Out of turn: two moves in a row before the AI answers is impossible, so move
+    // again after the game has been left waiting — with the AI to move, no: the AI
+    // answers at once. Instead: a table of two joiners, where seat 2 moves first.
+    drop(spy);
+    let content = base_content();
+    let pair = Host::start(config(None, &catalog), content).expect("host");
+    let mut one = Spy::connect(pair.addr());
+    one.hello();
+    let _ = one.read();
+    one.send(&ToHost::Join {
+        deck: deck_keys(&catalog, "starter"),
+    });
+    let mut two = Spy::connect(pair.addr());
+    two.hello();
+    let _ = two.read();
+    two.send(&ToHost::Join {
+        deck: deck_keys(&catalog, "shifters"),
+    });
+    loop {
+        if let Ok(ToClient::State { .. }) = two.read() {
+            break;
+        }
+    }
+    two.send(&ToHost::Intent {
+        seq: 1,
+        seat: 2,
+        stack: 0,
+        x: 0,
+        y: 0,
+    });
+    let reason = two.closed().expect("a Bye");
+    assert!(reason.contains("out of turn"), "{reason}");
+    // Seat 1 is told its opponent dropped.
+    let until = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < until);
+        if let Ok(ToClient::Paused) = one.read() {
+            break;
+        }
+    }
+    still_serves(&host, &catalog);
+}
+
+#[test]
+fn a_stolen_seat_a_flood_and_a_move_before_joining_are_refused() {
+    let (host, catalog) = ai_host();
+    // A token the host never gave.
+    let mut s = Spy::connect(host.addr());
+    s.send(&ToHost::Hello {
+        magic: MAGIC.into(),
+        protocol: PROTOCOL,
+        name: "thief".into(),
+        resume: Some([7; 16]),
+    });
+    let reason = s.closed().expect("a Bye");
+    assert!(reason.contains("no longer held"), "{reason}");
+    // A flood of pings.
+    let mut s = Spy::connect(host.addr());
+    s.hello();
+    let _ = s.read();
+    for _ in 0..300 {
+        if frame::write(&mut s.stream, &ToHost::Ping).is_err() {
+            break;
+        }
+    }
+    let reason = s.closed().expect("a Bye");
+    assert!(reason.contains("flooding"), "{reason}");
+    // A move with no seat.
+    let mut s = Spy::connect(host.addr());
+    s.hello();
+    let _ = s.read();
+    s.send(&ToHost::Intent {
+        seq: 1,
+        seat: 1,
+        stack: 0,
+        x: 0,
+        y: 0,
+    });
+    let reason = s.closed().expect("a Bye");
+    assert!(reason.contains("before taking a seat"), "{reason}");
+    // A deck with a card the game lacks is refused, the connection kept.
+    let mut s = Spy::connect(host.addr());
+    s.hello();
+    let _ = s.read();
+    s.send(&ToHost::Join {
+        deck: vec![vec!["nope:card".into()]],
+    });
+    match s.read() {
+        Ok(ToClient::DeckRefused { reason }) => assert!(reason.contains("nope:card"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    still_serves(&host, &catalog);
+}
+
+#[test]
+fn a_dropped_player_reconnects_to_the_same_position_and_hand() {
+    let content = base_content();
+    let catalog = Arc::clone(&content.catalog);
+    let host = Host::start(config(Some(Level::Greedy), &catalog), content).expect("host");
+    let mut client = Client::connect(host.addr(), "me", None, WAIT).expect("connect");
+    client.join(&deck_keys(&catalog, "shifters")).expect("join");
+    let mut last = None;
+    let until = Instant::now() + WAIT;
+    while last.is_none() {
+        assert!(Instant::now() < until);
+        if let Ok(Some(Update::State { seen, .. })) = client.next(Duration::from_millis(200))
+            && seen.turn == 2
+        {
+            last = Some(seen);
+        }
+    }
+    let before = last.expect("a state");
+    // Drop the connection; the host keeps the seat.
+    let back = client.reconnect(WAIT).expect("reconnect");
+    drop(client);
+    let mut back = back;
+    assert_eq!(back.welcome().resumed, Some(Seat::Two));
+    let until = Instant::now() + WAIT;
+    let after = loop {
+        assert!(Instant::now() < until);
+        if let Ok(Some(Update::State { seen, .. })) = back.next(Duration::from_millis(200)) {
+            break seen;
+        }
+    };
+    assert_eq!(before, after, "the same position, scores and hand");
+    let r = play_with_ai(&mut back, &catalog, &greedy(), &mut |_: &str| {}).expect("game");
+    assert!(r.moves > before.moves);
+}
+
+#[test]
+fn a_killed_and_restarted_host_resumes_the_saved_game() {
+    let saves = tempfile::tempdir().expect("tmp");
+    let content = base_content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(Some(Level::Greedy), &catalog);
+    cfg.save_dir = Some(saves.path().to_path_buf());
+    let host = Host::start(cfg.clone(), content).expect("host");
+    let mut client = Client::connect(host.addr(), "me", None, WAIT).expect("connect");
+    client.join(&deck_keys(&catalog, "shifters")).expect("join");
+    // Play three moves, then the host goes away.
+    let mut moves = 0;
+    let mut seen_before = None;
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
+    let until = Instant::now() + WAIT;
+    while moves < 3 {
+        assert!(Instant::now() < until);
+        if let Ok(Some(Update::State { seen, .. })) = client.next(Duration::from_millis(200))
+            && seen.turn == 2
+        {
+            if moves == 2 {
+                seen_before = Some(seen);
+                break;
+            }
+            let (state, history) = seen.restore(&catalog).expect("restore");
+            let obs = tokensmith::ai::Observation::new(&state, Seat::Two, &history, false);
+            let mv = tokensmith::ai::agent(Level::Greedy, 3, Options::default())
+                .choose(&brain, &obs)
+                .expect("move");
+            let tokensmith::rules::Play::Stack(stack) = mv.play else {
+                panic!()
+            };
+            client.play(stack, mv.cell).expect("play");
+            moves += 1;
+        }
+    }
+    let before = seen_before.expect("a state after two moves");
+    drop(host);
+    let saved: Vec<PathBuf> = std::fs::read_dir(saves.path())
+        .expect("saves")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(saved.len(), 1, "one game saved: {saved:?}");
+    // A new host process takes the saved game up; the player comes back with its token.
+    let host = Host::start(cfg, base_content()).expect("restarted host");
+    let token = client.welcome().token;
+    let mut back = Client::connect(host.addr(), "me", Some(token), WAIT).expect("resume");
+    back.set_seq(2);
+    assert_eq!(back.welcome().resumed, Some(Seat::Two));
+    let until = Instant::now() + WAIT;
+    let after = loop {
+        assert!(Instant::now() < until);
+        if let Ok(Some(Update::State { seen, .. })) = back.next(Duration::from_millis(200)) {
+            break seen;
+        }
+    };
+    assert_eq!(before, after, "the resumed game is the saved one");
+    let r = play_with_ai(&mut back, &catalog, &greedy(), &mut |_: &str| {}).expect("game");
+    assert!(r.moves > before.moves);
+    // The host removes a finished game's save right after sending the last state.
+    let until = Instant::now() + WAIT;
+    while std::fs::read_dir(saves.path()).expect("saves").count() > 0 {
+        assert!(Instant::now() < until, "a finished game's save is removed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A host with the base pack and `extra` (a pack folder), and its content.
+fn host_with(extra: &Path) -> (Host, Arc<Catalog>) {
+    let folders = Folders {
+        content: root().join("content"),
+        mods: extra.to_path_buf(),
+        installed: None,
+    };
+    let loaded = tokensmith::script::load(&tokensmith::packs::set::load_options(
+        &folders,
+        &tokensmith::packs::Selection::All,
+    ));
+    let catalog = Arc::new(loaded.catalog.expect("host content"));
+    let content = Content::new(Arc::clone(&catalog), &folders).expect("content");
+    let host = Host::start(config(Some(Level::Greedy), &catalog), content).expect("host");
+    (host, catalog)
+}
+
+fn write_pack(dir: &Path, version: &str, value: i32, script: Option<&str>) {
+    std::fs::create_dir_all(dir.join("scripts")).expect("mkdir");
+    std::fs::write(
+        dir.join("pack.yaml"),
+        format!(
+            "id: lanpack\nname: LAN pack\nversion: {version}\nrequires:\n  - {{ id: base, version: \"^1\" }}\n"
+        ),
+    )
+    .expect("write");
+    let (abilities, card_ability) = if script.is_some() {
+        (
+            "abilities:\n  - id: loop\n    script: scripts/loop.lua\n",
+            "    ability: loop\n    area: cross\n",
+        )
+    } else {
+        ("", "")
+    };
+    std::fs::write(
+        dir.join("cards.yaml"),
+        format!("{abilities}cards:\n  - id: lan_card\n    value: {value}\n{card_ability}"),
+    )
+    .expect("write");
+    if let Some(s) = script {
+        std::fs::write(dir.join("scripts/loop.lua"), s).expect("write");
+    }
+}
+
+#[test]
+fn a_joiner_without_the_hosts_pack_gets_it_apart_from_its_own_and_plays() {
+    let host_mods = tempfile::tempdir().expect("tmp");
+    write_pack(&host_mods.path().join("lanpack"), "1.1.0", 9, None);
+    let (host, host_catalog) = host_with(host_mods.path());
+    let profile = tempfile::tempdir().expect("tmp");
+    let cache = Cache::new(profile.path());
+    let mine = tempfile::tempdir().expect("tmp");
+
+    // Missing.
+    let mut client = Client::connect(host.addr(), "me", None, WAIT).expect("connect");
+    let folders = Folders {
+        content: root().join("content"),
+        mods: mine.path().to_path_buf(),
+        installed: None,
+    };
+    let mut p = plan(&client.welcome().packs, &folders, &cache);
+    let lan: Vec<_> = p.differences().collect();
+    assert_eq!(lan.len(), 1);
+    assert_eq!(lan[0].difference, Some(Difference::Missing));
+    client.fetch(&mut p, &cache, |_, _| {}).expect("fetch");
+    let loaded = tokensmith::script::load(&p.load_options().expect("all there"));
+    let catalog = loaded.catalog.expect("the game's content");
+    assert!(catalog.card_named("lanpack:lan_card").is_ok());
+    // Cached under the profile, apart from its packs; the joiner's own folders untouched.
+    assert!(profile.path().join("lan-packs").is_dir());
+    assert!(!profile.path().join("packs").exists());
+    assert!(!profile.path().join("packs.yaml").exists());
+    assert_eq!(std::fs::read_dir(mine.path()).expect("mine").count(), 0);
+    client.join(&deck_keys(&catalog, "shifters")).expect("join");
+    let r = play_with_ai(&mut client, &catalog, &greedy(), &mut |_: &str| {}).expect("game");
+    assert!(r.moves > 0);
+
+    // The next game finds the cached copy: nothing to fetch.
+    let p = plan(&host_catalog_packs(&host), &folders, &cache);
+    assert!(p.to_fetch().is_empty());
+
+    // An older version of one's own.
+    write_pack(&mine.path().join("lanpack"), "1.0.0", 9, None);
+    let p = plan(
+        &host_catalog_packs(&host),
+        &folders,
+        &Cache::new(mine.path()),
+    );
+    assert_eq!(
+        p.differences().next().and_then(|s| s.difference.clone()),
+        Some(Difference::OtherVersion {
+            local: "1.0.0".into()
+        })
+    );
+    // The same version, edited.
+    write_pack(&mine.path().join("lanpack"), "1.1.0", 10, None);
+    let p = plan(
+        &host_catalog_packs(&host),
+        &folders,
+        &Cache::new(mine.path()),
+    );
+    assert_eq!(
+        p.differences().next().and_then(|s| s.difference.clone()),
+        Some(Difference::OtherContent)
+    );
+    assert_eq!(p.to_fetch(), vec!["lanpack".to_string()]);
+    drop(host_catalog);
+}
+
+fn host_catalog_packs(host: &Host) -> Vec<tokensmith::net::PackRef> {
+    Client::connect(host.addr(), "peek", None, WAIT)
+        .expect("connect")
+        .welcome()
+        .packs
+        .clone()
+}
+
+#[test]
+fn a_host_whose_archive_does_not_match_its_hash_is_refused_and_nothing_is_cached() {
+    let host_mods = tempfile::tempdir().expect("tmp");
+    write_pack(&host_mods.path().join("lanpack"), "1.1.0", 9, None);
+    let folders = Folders {
+        content: root().join("content"),
+        mods: host_mods.path().to_path_buf(),
+        installed: None,
+    };
+    let loaded = tokensmith::script::load(&tokensmith::packs::set::load_options(
+        &folders,
+        &tokensmith::packs::Selection::All,
+    ));
+    let catalog = Arc::new(loaded.catalog.expect("content"));
+    let mut content = Content::new(Arc::clone(&catalog), &folders).expect("content");
+    // Announce one pack, send another's bytes.
+    let other = tempfile::tempdir().expect("tmp");
+    write_pack(&other.path().join("lanpack"), "1.1.0", 500, None);
+    let built =
+        tokensmith::packs::build(&other.path().join("lanpack"), |_| Vec::new()).expect("build");
+    content.set_archive("lanpack", built.bytes);
+    let host = Host::start(config(Some(Level::Greedy), &catalog), content).expect("host");
+    let profile = tempfile::tempdir().expect("tmp");
+    let cache = Cache::new(profile.path());
+    let mut client = Client::connect(host.addr(), "me", None, WAIT).expect("connect");
+    let mine = tempfile::tempdir().expect("tmp");
+    let mut p = plan(
+        &client.welcome().packs,
+        &Folders {
+            content: root().join("content"),
+            mods: mine.path().to_path_buf(),
+            installed: None,
+        },
+        &cache,
+    );
+    let err = client
+        .fetch(&mut p, &cache, |_, _| {})
+        .expect_err("refused");
+    assert!(err.to_string().contains("not the"), "{err}");
+    assert!(p.load_options().is_none());
+    let cached: Vec<_> = std::fs::read_dir(cache.root())
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(cached.is_empty(), "nothing cached: {cached:?}");
+}
+
+#[test]
+fn a_hostile_pack_from_the_host_cannot_hang_the_joiners_ai() {
+    let host_mods = tempfile::tempdir().expect("tmp");
+    write_pack(
+        &host_mods.path().join("lanpack"),
+        "1.1.0",
+        3,
+        Some("return { on_place = function(ctx) while true do end end }\n"),
+    );
+    let (host, _) = host_with(host_mods.path());
+    let profile = tempfile::tempdir().expect("tmp");
+    let cache = Cache::new(profile.path());
+    let mut client = Client::connect(host.addr(), "me", None, WAIT).expect("connect");
+    let mine = tempfile::tempdir().expect("tmp");
+    let mut p = plan(
+        &client.welcome().packs,
+        &Folders {
+            content: root().join("content"),
+            mods: mine.path().to_path_buf(),
+            installed: None,
+        },
+        &cache,
+    );
+    client.fetch(&mut p, &cache, |_, _| {}).expect("fetch");
+    let loaded = tokensmith::script::load(&p.load_options().expect("all there"));
+    let catalog = loaded
+        .catalog
+        .expect("loads: the script only fails when run");
+    // A deck holding the looping card: every play of it runs out its budget.
+    let mut deck = deck_keys(&catalog, "shifters");
+    deck[0].insert(0, "lanpack:lan_card".into());
+    client.join(&deck).expect("join");
+    let started = Instant::now();
+    let r = play_with_ai(&mut client, &catalog, &greedy(), &mut |_: &str| {}).expect("game");
+    assert!(r.moves > 0);
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn discovery_finds_a_host_on_this_machine() {
+    let (host, _) = ai_host();
+    let beacon = tokensmith::net::discovery::Beacon::start(0, host.announcer()).expect("beacon");
+    let target: SocketAddr = format!("127.0.0.1:{}", beacon.port())
+        .parse()
+        .expect("addr");
+    let found = tokensmith::net::discovery::discover(&[target], Duration::from_millis(1_500))
+        .expect("discover");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].addr.port(), host.addr().port());
+    assert_eq!(found[0].announce.name, "test host");
+    assert_eq!(found[0].announce.seats_free, 1);
+    assert!(found[0].announce.packs.iter().any(|(id, _)| id == "base"));
+}
