@@ -805,3 +805,81 @@ fn discovery_finds_a_host_on_this_machine() {
     assert_eq!(found[0].announce.seats_free, 1);
     assert!(found[0].announce.packs.iter().any(|(id, _)| id == "base"));
 }
+
+#[test]
+fn serve_and_join_commands_finish_their_games_and_print_the_same_results() {
+    use std::io::BufRead as _;
+    use std::process::{Command, Stdio};
+    let profiles = tempfile::tempdir().expect("tmp");
+    let bin = env!("CARGO_BIN_EXE_tokensmith");
+    let mut serve = Command::new(bin)
+        .current_dir(root())
+        .args(["--profile"])
+        .arg(profiles.path().join("host"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--ai",
+            "greedy",
+            "--games",
+            "2",
+            "--no-discovery",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve");
+    let mut lines = std::io::BufReader::new(serve.stderr.take().expect("stderr")).lines();
+    let first = lines.next().expect("a line").expect("text");
+    let addr = first
+        .strip_prefix("hosting on ")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("first line: {first}"))
+        .to_string();
+    // Keep reading the host's log so it never blocks on a full pipe.
+    let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+    let join = Command::new(bin)
+        .current_dir(root())
+        .arg("--profile")
+        .arg(profiles.path().join("joiner"))
+        .args([
+            "join",
+            &addr,
+            "--ai",
+            "greedy",
+            "--games",
+            "2",
+            "--deck",
+            "gardeners",
+        ])
+        .output()
+        .expect("join");
+    assert!(
+        join.status.success(),
+        "{}",
+        String::from_utf8_lossy(&join.stderr)
+    );
+    let until = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(s) = serve.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(Instant::now() < until, "serve did not stop after its games");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+    let mut host_out = String::new();
+    std::io::Read::read_to_string(&mut serve.stdout.take().expect("stdout"), &mut host_out)
+        .expect("read");
+    let joined = String::from_utf8_lossy(&join.stdout).to_string();
+    let results: Vec<&str> = host_out.lines().collect();
+    assert_eq!(results.len(), 2, "{host_out}");
+    assert!(
+        results.iter().all(|l| l.starts_with("result: seat 1 ")),
+        "{host_out}"
+    );
+    assert_eq!(host_out, joined, "both sides print the same result lines");
+    let log = log.join().expect("log");
+    assert!(log.iter().any(|l| l.contains("sits at game")), "{log:?}");
+}
