@@ -97,17 +97,18 @@ fn greedy_move(
     (stack, mv.cell)
 }
 
-fn round_trip(catalog: &Arc<Catalog>) {
+fn round_trip(catalog: &Arc<Catalog>, save: bool) {
     let content = Content::new(Arc::clone(catalog), &folders(Path::new("/nonexistent")))
         .unwrap_or_else(|e| panic!("{e}"));
-    let host = Host::start(
-        HostConfig::new(
-            "bench",
-            "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-        ),
-        content,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let saves = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut config = HostConfig::new(
+        "bench",
+        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+    );
+    if save {
+        config.save_dir = Some(saves.path().to_path_buf());
+    }
+    let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
     let scripts = tokensmith::ai::hooks_for(catalog);
     let brain = scripts.brain(catalog);
     let mut times = Vec::new();
