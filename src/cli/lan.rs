@@ -287,7 +287,7 @@ fn play_by_hand(client: &mut Client, catalog: &Catalog) -> anyhow::Result<crate:
             Update::Paused => eprintln!("the opponent dropped; waiting for them"),
             Update::Resumed => eprintln!("the opponent is back"),
             Update::MoveRefused { reason, .. } => eprintln!("refused: {reason}; try again"),
-            Update::State { seen, last } => {
+            Update::State { seen, last, .. } => {
                 if let Some(p) = &last {
                     eprintln!("seat {} played {}", p.seat, p.card);
                 }

@@ -67,12 +67,14 @@ pub struct Welcome {
 pub enum Update {
     /// Seated; the game starts when the other seat is taken.
     Seated(Seat),
-    /// The seat's view now, and the play that led to it.
+    /// The seat's view now, the play that led to it and its events.
     State {
         /// The view.
         seen: Box<Seen>,
         /// The play.
         last: Option<Played>,
+        /// Its events.
+        events: Vec<super::events::WireEvent>,
     },
     /// A move was refused; the state is unchanged.
     MoveRefused {
@@ -274,10 +276,16 @@ impl Client {
     /// Ask for a seat with `deck` (card keys, top first): the answer comes as an
     /// [`Update::Seated`] or [`Update::DeckRefused`].
     pub fn join(&mut self, deck: &[Vec<String>]) -> Result<(), ClientError> {
+        self.join_as(deck, None)
+    }
+
+    /// [`Client::join`] asking for `seat`.
+    pub fn join_as(&mut self, deck: &[Vec<String>], seat: Option<Seat>) -> Result<(), ClientError> {
         frame::write(
             &mut self.stream,
             &ToHost::Join {
                 deck: deck.to_vec(),
+                seat: seat.map(Seat::number),
             },
         )?;
         self.last_sent = Instant::now();
@@ -323,14 +331,14 @@ impl Client {
                 self.seat = Some(seat);
                 Update::Seated(seat)
             }
-            ToClient::State { seen, last } => {
+            ToClient::State { seen, last, events } => {
                 if self.seat.is_some_and(|s| s.number() != seen.seat) {
                     return Err(ClientError::Protocol("a view for the other seat".into()));
                 }
                 self.seat = seat_of(seen.seat);
                 let seen = Box::new(seen);
                 self.last_seen = Some(seen.clone());
-                Update::State { seen, last }
+                Update::State { seen, last, events }
             }
             ToClient::MoveRefused { seq, reason } => Update::MoveRefused {
                 seq,
@@ -395,7 +403,11 @@ pub fn play_with_ai(
     let mut pending = client.last_seen.clone();
     loop {
         let next = match pending.take() {
-            Some(seen) => Ok(Some(Update::State { seen, last: None })),
+            Some(seen) => Ok(Some(Update::State {
+                seen,
+                last: None,
+                events: Vec::new(),
+            })),
             None => client.next(Duration::from_secs(1)),
         };
         let update = match next {

@@ -506,7 +506,7 @@ impl Shared {
         )?;
         if let Some((table, seat)) = &s.seat {
             let t = lock(table);
-            self.send_state(&t, *seat, None);
+            self.send_state(&t, *seat, None, &[]);
             self.notify_other(&t, *seat, &ToClient::Resumed);
         }
         // This thread's scripts, made when a deck or move first needs the engine.
@@ -541,7 +541,10 @@ impl Shared {
                 ToHost::Hello { .. } => return Err(Close("a second Hello".into())),
                 ToHost::Ping => {}
                 ToHost::WantPacks(ids) => self.send_packs(stream, s, &ids)?,
-                ToHost::Join { deck } => self.join(stream, s, &brain(), &name, token, &deck)?,
+                ToHost::Join { deck, seat } => {
+                    let wanted = seat.and_then(super::protocol::seat_of);
+                    self.join(stream, s, &brain(), (&name, token), &deck, wanted)?;
+                }
                 ToHost::Intent {
                     seq,
                     seat,
@@ -617,9 +620,9 @@ impl Shared {
         stream: &mut TcpStream,
         s: &mut Session,
         engine: &ai::Brain<'_>,
-        name: &str,
-        token: SessionToken,
+        (name, token): (&str, SessionToken),
         deck: &[Vec<String>],
+        wanted: Option<Seat>,
     ) -> Result<(), Close> {
         if s.seat.is_some() {
             return Err(Close("a Join from a seated player".into()));
@@ -650,7 +653,7 @@ impl Shared {
             conn: Some(conn),
             last_seq: 0,
         };
-        let (table, seat) = self.seat(player, stacks)?;
+        let (table, seat) = self.seat(player, stacks, wanted)?;
         s.seat = Some((Arc::clone(&table), seat));
         let mut t = lock(&table);
         self.log(format!(
@@ -676,8 +679,9 @@ impl Shared {
                 Err(e) => return Err(Close(e.to_string())),
             }
             self.save(&t);
+            let opening = super::events::to_wire(&self.content.catalog, &events);
             for seat in Seat::BOTH {
-                self.send_state(&t, seat, None);
+                self.send_state(&t, seat, None, &opening);
             }
             self.drive(&mut t, engine);
         }
@@ -690,6 +694,7 @@ impl Shared {
         &self,
         player: Player,
         deck: Vec<Vec<CardId>>,
+        wanted: Option<Seat>,
     ) -> Result<(Arc<Mutex<Table>>, Seat), Close> {
         let mut tables = lock(&self.tables);
         tables.retain(|x| !lock(x).done);
@@ -701,6 +706,7 @@ impl Shared {
                 }
                 if let Some(seat) = Seat::BOTH
                     .into_iter()
+                    .filter(|s| wanted.is_none_or(|w| w == *s))
                     .find(|s| matches!(t.seats[s.index()], Slot::Empty))
                 {
                     t.seats[seat.index()] = Slot::Player(player);
@@ -729,7 +735,7 @@ impl Shared {
                 table.decks[ai.index()] = Some(self.config.ai_deck.clone());
                 ai.other()
             }
-            None => Seat::One,
+            None => wanted.unwrap_or(Seat::One),
         };
         table.seats[seat.index()] = Slot::Player(player);
         table.decks[seat.index()] = Some(deck);
@@ -879,8 +885,9 @@ impl Shared {
             .push((mv.seat.number(), stack, mv.cell.x, mv.cell.y));
         let catalog = &self.content.catalog;
         let wire = last.map(|p| played(catalog, p, Some(mv.cell)));
+        let events = super::events::to_wire(catalog, &events);
         for seat in Seat::BOTH {
-            self.send_state(t, seat, wire.clone());
+            self.send_state(t, seat, wire.clone(), &events);
         }
         self.save(t);
         self.finish_if_over(t);
@@ -954,14 +961,25 @@ impl Shared {
         let _ = lock(&self.events).send(HostEvent::Stopped);
     }
 
-    fn send_state(&self, t: &Table, seat: Seat, last: Option<super::protocol::Played>) {
+    fn send_state(
+        &self,
+        t: &Table,
+        seat: Seat,
+        last: Option<super::protocol::Played>,
+        events: &[super::events::WireEvent],
+    ) {
         let Some(state) = &t.state else { return };
         let Slot::Player(Player { conn: Some(c), .. }) = &t.seats[seat.index()] else {
             return;
         };
         let seen = Seen::of(&self.content.catalog, state, seat, &t.history);
         let mut stream = &c.stream;
-        if frame::write(&mut stream, &ToClient::State { seen, last }).is_err() {
+        let message = ToClient::State {
+            seen,
+            last,
+            events: events.to_vec(),
+        };
+        if frame::write(&mut stream, &message).is_err() {
             let _ = c.stream.shutdown(Shutdown::Both);
         }
     }

@@ -3,6 +3,7 @@
 //!
 //! - [`frame`]: length-prefixed frames with a size cap and a per-frame deadline.
 //! - [`protocol`]: the messages and the per-seat view ([`protocol::Seen`]).
+//! - [`events`]: a move's events on the wire.
 //! - [`host`]: the authoritative server (`tokensmith serve`, the client's Host).
 //! - [`client`]: a connection to a host (`tokensmith join`, the client's Join).
 //! - [`sync`]: which of the host's packs the joiner has, and the cache for the rest.
@@ -10,6 +11,7 @@
 
 pub mod client;
 pub mod discovery;
+pub mod events;
 pub mod frame;
 pub mod host;
 pub mod protocol;

@@ -50,6 +50,9 @@ pub enum ToHost {
     Join {
         /// The deck.
         deck: Vec<Vec<String>>,
+        /// The seat wanted (1 or 2), if any: a game waiting with that seat free, else a
+        /// new one (a host with an AI seat decides alone).
+        seat: Option<u8>,
     },
     /// Play the top card of `stack` on `cell`.
     Intent {
@@ -108,12 +111,15 @@ pub enum ToClient {
         /// The seat.
         seat: u8,
     },
-    /// What this seat sees now, and the play that led to it.
+    /// What this seat sees now, the play that led to it and that play's events (the
+    /// opening token's, in the first state; none in a reconnect snapshot).
     State {
         /// The view.
         seen: Seen,
         /// The move just played, if one was.
         last: Option<Played>,
+        /// Its events.
+        events: Vec<super::events::WireEvent>,
     },
     /// An intent the engine refused (the state is unchanged).
     MoveRefused {

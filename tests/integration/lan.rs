@@ -191,6 +191,7 @@ fn a_spy_never_receives_a_card_of_the_opponents_hidden_stacks_before_it_is_playe
     assert!(matches!(spy.read(), Ok(ToClient::Welcome { .. })));
     spy.send(&ToHost::Join {
         deck: deck_keys(&catalog, "starter"),
+        seat: None,
     });
     assert!(matches!(spy.read(), Ok(ToClient::Seated { seat: 1 })));
     let theirs: Vec<String> = deck_keys(&catalog, "shifters").concat();
@@ -212,9 +213,19 @@ fn a_spy_never_receives_a_card_of_the_opponents_hidden_stacks_before_it_is_playe
         assert!(Instant::now() < until, "the game did not end in time");
         let message = spy.read().expect("a frame");
         let bytes = spy.frames.last().cloned().unwrap_or_default();
-        let ToClient::State { seen, last } = message else {
+        let ToClient::State { seen, last, events } = message else {
             continue;
         };
+        // The move's events read back over the game's content.
+        let events = tokensmith::net::events::from_wire(&catalog, &events).expect("events");
+        if last.is_some() {
+            assert!(
+                events
+                    .iter()
+                    .any(|e| matches!(e.kind, tokensmith::rules::EventKind::Cycled { .. })),
+                "a move's events include its card cycling"
+            );
+        }
         // What this very frame reveals as played counts as public.
         for (_, card) in &seen.their_plays {
             played.insert(card.clone());
@@ -280,6 +291,7 @@ fn seated_spy(host: &Host, catalog: &Catalog) -> Spy {
     assert!(matches!(spy.read(), Ok(ToClient::Welcome { .. })));
     spy.send(&ToHost::Join {
         deck: deck_keys(catalog, "shifters"),
+        seat: None,
     });
     // Seated, then the opening state, then the AI's first move.
     let until = Instant::now() + WAIT;
@@ -394,18 +406,54 @@ fn moves_out_of_turn_for_the_other_seat_or_replayed_close_only_that_connection()
     let _ = one.read();
     one.send(&ToHost::Join {
         deck: deck_keys(&catalog, "starter"),
+        seat: None,
     });
     let mut two = Spy::connect(pair.addr());
     two.hello();
     let _ = two.read();
     two.send(&ToHost::Join {
         deck: deck_keys(&catalog, "shifters"),
+        seat: None,
     });
     loop {
         if let Ok(ToClient::State { .. }) = two.read() {
             break;
         }
     }
+    // A third connection claiming seat 1, which is taken, gets a game of its own.
+    let mut three = Spy::connect(pair.addr());
+    three.hello();
+    let _ = three.read();
+    three.send(&ToHost::Join {
+        deck: deck_keys(&catalog, "starter"),
+        seat: Some(1),
+    });
+    assert!(matches!(three.read(), Ok(ToClient::Seated { seat: 1 })));
+    let games: Vec<String> = {
+        let mut seen = Vec::new();
+        let until = Instant::now() + WAIT;
+        while seen.len() < 3 && Instant::now() < until {
+            if let Ok(HostEvent::Log(l)) = pair.events().recv_timeout(Duration::from_millis(100))
+                && l.contains("sits at game")
+            {
+                seen.push(l);
+            }
+        }
+        seen
+    };
+    assert_eq!(games.len(), 3, "{games:?}");
+    let game_of = |l: &str| {
+        l.split("game ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .map(str::to_string)
+    };
+    assert_eq!(game_of(&games[0]), game_of(&games[1]), "{games:?}");
+    assert_ne!(
+        game_of(&games[0]),
+        game_of(&games[2]),
+        "the taken seat was not given away: {games:?}"
+    );
     two.send(&ToHost::Intent {
         seq: 1,
         seat: 2,
@@ -469,6 +517,7 @@ fn a_stolen_seat_a_flood_and_a_move_before_joining_are_refused() {
     let _ = s.read();
     s.send(&ToHost::Join {
         deck: vec![vec!["nope:card".into()]],
+        seat: None,
     });
     match s.read() {
         Ok(ToClient::DeckRefused { reason }) => assert!(reason.contains("nope:card"), "{reason}"),
