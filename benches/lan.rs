@@ -98,8 +98,11 @@ fn greedy_move(
 }
 
 fn round_trip(catalog: &Arc<Catalog>, save: bool) {
-    let content = Content::new(Arc::clone(catalog), &folders(Path::new("/nonexistent")))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let content = Content::new(
+        Arc::clone(catalog),
+        &folders(Path::new("/nonexistent")).all(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let saves = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut config = HostConfig::new(
         "bench",
@@ -152,8 +155,11 @@ fn round_trip(catalog: &Arc<Catalog>, save: bool) {
 }
 
 fn concurrent(catalog: &Arc<Catalog>, n: u32) {
-    let content = Content::new(Arc::clone(catalog), &folders(Path::new("/nonexistent")))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let content = Content::new(
+        Arc::clone(catalog),
+        &folders(Path::new("/nonexistent")).all(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let mut config = HostConfig::new(
         "bench",
         "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
@@ -243,7 +249,8 @@ fn pack_sync() {
     ));
     let catalog = Arc::new(loaded.catalog.unwrap_or_else(|| panic!("bulk loads")));
     let t = Instant::now();
-    let content = Content::new(Arc::clone(&catalog), &folders).unwrap_or_else(|e| panic!("{e}"));
+    let content =
+        Content::new(Arc::clone(&catalog), &folders.all()).unwrap_or_else(|e| panic!("{e}"));
     let packing = t.elapsed();
     let host = Host::start(
         HostConfig::new(

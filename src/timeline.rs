@@ -139,6 +139,16 @@ impl Timeline {
         Ok(&self.steps[self.applied - 1])
     }
 
+    /// Add a move played elsewhere — a network game's host played it and sent its events
+    /// and the state after it — instead of playing it here; moves undone before are
+    /// dropped.
+    pub fn record(&mut self, step: Step) -> &Step {
+        self.steps.truncate(self.applied);
+        self.steps.push(step);
+        self.applied = self.steps.len();
+        &self.steps[self.applied - 1]
+    }
+
     /// Take back the last applied move; false when there is none.
     pub fn undo(&mut self) -> bool {
         let can = self.can_undo();

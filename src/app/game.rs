@@ -11,7 +11,7 @@ use super::anim::{self, Animation};
 use super::board::{self, Overlay};
 use super::cards::{self, CardLook};
 use super::preview::Preview;
-use super::session::{Controller, Session};
+use super::session::{Connection, Controller, Session};
 use super::{Settings, theme};
 use crate::timeline::Step;
 
@@ -127,6 +127,10 @@ impl GameScreen {
     }
 
     fn drive_ai(&mut self, ui: &Ui, settings: &Settings) {
+        if self.session.is_remote() && !self.session.is_over() {
+            // The host may speak at any moment.
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
         if self.animation.is_some() {
             return;
         }
@@ -236,8 +240,19 @@ impl GameScreen {
                 {
                     self.deck_open = !self.deck_open;
                 }
+                let connection = self.session.connection().cloned();
                 let status = if self.session.is_over() {
                     "Game over".to_string()
+                } else if let Some(c) = connection.as_ref().filter(|c| **c != Connection::Connected)
+                {
+                    match c {
+                        Connection::OpponentAway => {
+                            "Opponent disconnected: waiting for them".to_string()
+                        }
+                        Connection::Reconnecting(_) => "Connection lost: reconnecting…".to_string(),
+                        Connection::Closed(why) => format!("Disconnected: {why}"),
+                        Connection::Connected => String::new(),
+                    }
                 } else if self.session.ai_thinking() {
                     format!(
                         "{} is thinking…",
@@ -247,6 +262,16 @@ impl GameScreen {
                     format!("{} to move", theme::seat_name(self.session.state().turn()))
                 };
                 ui.label(RichText::new(status).size(16.0));
+                if let Some(c) = &connection {
+                    let (dot, colour, tip) = match c {
+                        Connection::Connected => ("●", theme::PREVIEW, "Connected to the host"),
+                        Connection::OpponentAway => ("●", Color32::YELLOW, "The opponent dropped"),
+                        Connection::Reconnecting(_) => ("●", Color32::YELLOW, "Reconnecting"),
+                        Connection::Closed(_) => ("●", theme::DANGER, "Disconnected"),
+                    };
+                    ui.label(RichText::new(dot).color(colour).size(16.0))
+                        .on_hover_text(tip);
+                }
             });
         });
         ui.add_space(4.0);
@@ -269,6 +294,7 @@ impl GameScreen {
         let who = match self.session.controller(seat) {
             Controller::Human => "Player".to_string(),
             Controller::Ai(level) => format!("AI ({})", level.name()),
+            Controller::Remote => "Remote player".to_string(),
         };
         let limit = self.session.catalog().rules().score_limit;
         let seat_state = state.seat(seat);
@@ -445,12 +471,13 @@ impl GameScreen {
                 cell,
             };
             let before = state_board;
-            match self.session.play(mv) {
-                Ok(played) => {
-                    let played = played.clone();
+            match self.session.submit(mv) {
+                Ok(Some(played)) => {
                     self.message = None;
                     self.after_move(&before, &played, settings);
                 }
+                // Sent to the host: the move shows when it has played it.
+                Ok(None) => self.message = None,
                 Err(e) => self.message = Some(e),
             }
         }
@@ -549,6 +576,7 @@ impl GameScreen {
             }
             let human = self.hand_seat();
             if !self.session.is_over()
+                && !self.session.is_remote()
                 && self.session.controller(human) == Controller::Human
                 && ui.button("Concede").clicked()
             {
@@ -593,7 +621,7 @@ impl GameScreen {
                 score_graph(ui, &self.session.score_trail(), 140.0);
                 ui.add_space(6.0);
                 ui.horizontal(|ui| {
-                    if ui.button("Play again").clicked() {
+                    if !self.session.is_remote() && ui.button("Play again").clicked() {
                         action = GameAction::PlayAgain;
                     }
                     if ui.button("Main menu").clicked() {

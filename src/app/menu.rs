@@ -11,6 +11,8 @@ pub enum MenuChoice {
     PlayAi,
     /// Two people at one screen.
     Hotseat,
+    /// Host or join a game on the local network.
+    Lan,
     /// The sandbox.
     Sandbox,
     /// The deck editor.
@@ -62,6 +64,7 @@ pub fn main_menu(ui: &mut Ui, library: &Library, info: &MenuInfo<'_>) -> Option<
             for (text, c, needs) in [
                 ("Play vs AI", MenuChoice::PlayAi, true),
                 ("Hotseat", MenuChoice::Hotseat, true),
+                ("Play on LAN", MenuChoice::Lan, true),
                 ("Sandbox", MenuChoice::Sandbox, true),
                 ("Decks", MenuChoice::Decks, true),
                 ("Cards", MenuChoice::Cards, true),

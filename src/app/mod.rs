@@ -11,6 +11,7 @@ mod browser;
 pub mod cards;
 pub mod decks;
 mod game;
+pub mod lan;
 mod menu;
 pub mod mods;
 mod new_game;
@@ -158,6 +159,7 @@ enum Screen {
     Decks(Box<DeckEditor>),
     Browser(browser::Browser),
     Mods(Box<mods::ModsScreen>),
+    Lan(Box<lan::LanScreen>),
 }
 
 /// The client.
@@ -448,6 +450,13 @@ impl App {
                 }
                 _ => Some(Screen::Menu),
             },
+            Screen::Lan(screen) => match screen.show(ui, &self.library) {
+                lan::LanAction::Stay => None,
+                lan::LanAction::Back => Some(Screen::Menu),
+                lan::LanAction::Start(session) => {
+                    Some(Screen::Game(Box::new(GameScreen::new(*session))))
+                }
+            },
             Screen::Game(game) => match game.show(ui, &settings) {
                 GameAction::None => None,
                 GameAction::MainMenu => Some(Screen::Menu),
@@ -595,6 +604,37 @@ impl App {
         ))
     }
 
+    fn lan_screen(&mut self) -> Screen {
+        let (saved, _) = self.saved_decks();
+        let folders = self.packs.as_ref().map_or_else(
+            || {
+                let f = &self.library.options.folders;
+                crate::packs::Folders {
+                    content: f.first().map(|f| f.path.clone()).unwrap_or_default(),
+                    mods: f.get(1).map(|f| f.path.clone()).unwrap_or_default(),
+                    installed: None,
+                }
+            },
+            |p| p.folders.clone(),
+        );
+        let cache = match &self.prefs.profile {
+            Ok(p) => p.dir().to_path_buf(),
+            Err(_) => std::env::temp_dir().join("tokensmith-lan"),
+        };
+        let name = std::env::var("USER")
+            .or_else(|_| std::env::var("USERNAME"))
+            .unwrap_or_else(|_| "Player".into());
+        Screen::Lan(Box::new(lan::LanScreen::new(
+            lan::LanContext {
+                folders,
+                cache,
+                saved,
+                name,
+            },
+            &self.library,
+        )))
+    }
+
     fn start_game(&mut self, setup: Setup) -> Option<Screen> {
         let catalog = self.library.catalog.clone()?;
         self.start_game_with(catalog, setup)
@@ -640,6 +680,7 @@ impl App {
         match choice? {
             menu::MenuChoice::PlayAi => Some(self.new_game_screen(true)),
             menu::MenuChoice::Hotseat => Some(self.new_game_screen(false)),
+            menu::MenuChoice::Lan => Some(self.lan_screen()),
             menu::MenuChoice::Decks => match &mut self.prefs.profile {
                 Ok(profile) => Some(Screen::Decks(Box::new(DeckEditor::new(
                     profile,

@@ -8,6 +8,10 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use crate::ai::{self, Budget, Level, Observation, PublicPlay};
+use crate::net::Seen;
+use crate::net::client::Update;
+use crate::net::events::WireEvent;
+use crate::net::link::{Link, LinkEvent};
 use crate::rules::{
     CardId, Catalog, Cell, DeckId, Engine, Event, EventKind, GameState, Move, Play, Seat,
 };
@@ -22,6 +26,8 @@ pub enum Controller {
     Human,
     /// The AI at a level.
     Ai(Level),
+    /// A player on another machine (a LAN game).
+    Remote,
 }
 
 /// A seat's deck for one game: its stacks, top card first, and what to call it.
@@ -138,6 +144,28 @@ pub struct Session {
     public: Vec<PublicPlay>,
     thinking: Option<Thinking>,
     conceded: Option<Seat>,
+    remote: Option<Remote>,
+}
+
+/// A LAN game's side of a session: the link to the host and how it stands.
+struct Remote {
+    link: Link,
+    /// A move was sent and its answer has not come.
+    waiting: bool,
+    status: Connection,
+}
+
+/// How a LAN game's connection stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Connection {
+    /// Connected, both players present.
+    Connected,
+    /// The opponent dropped; the host waits for them.
+    OpponentAway,
+    /// This player's connection dropped; reconnecting.
+    Reconnecting(String),
+    /// The connection ended.
+    Closed(String),
 }
 
 impl Session {
@@ -153,7 +181,152 @@ impl Session {
             public: Vec::new(),
             thinking: None,
             conceded: None,
+            remote: None,
         })
+    }
+
+    /// A LAN game: `seen` is this player's first view from the host (with the opening's
+    /// `events`), `deck` what this player calls its deck, and moves go through `link`.
+    pub fn remote(
+        catalog: Arc<Catalog>,
+        link: Link,
+        seen: &Seen,
+        events: &[WireEvent],
+        deck: &str,
+    ) -> Result<Session, String> {
+        let (state, public) = seen.restore(&catalog)?;
+        let opening = crate::net::events::from_wire(&catalog, events)?;
+        let me = seen.seat();
+        let mut decks = [
+            SeatDeck {
+                name: deck.to_string(),
+                stacks: Vec::new(),
+            },
+            SeatDeck {
+                name: "their own".to_string(),
+                stacks: Vec::new(),
+            },
+        ];
+        let mut controllers = [Controller::Human, Controller::Remote];
+        if me == Seat::Two {
+            decks.swap(0, 1);
+            controllers.swap(0, 1);
+        }
+        Ok(Session {
+            setup: Setup {
+                decks,
+                controllers,
+                seed: 0,
+            },
+            table: Table::new(Arc::clone(&catalog)),
+            timeline: Timeline::new(state, opening, catalog),
+            public,
+            thinking: None,
+            conceded: None,
+            remote: Some(Remote {
+                link,
+                waiting: false,
+                status: Connection::Connected,
+            }),
+        })
+    }
+
+    /// Whether this is a LAN game.
+    #[must_use]
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// A LAN game's connection.
+    #[must_use]
+    pub fn connection(&self) -> Option<&Connection> {
+        self.remote.as_ref().map(|r| &r.status)
+    }
+
+    /// Play `mv` here, or in a LAN game send it to the host (`None`: sent; its step comes
+    /// from [`Session::poll_ai`] once the host has played it).
+    pub fn submit(&mut self, mv: Move) -> Result<Option<Step>, String> {
+        let Some(remote) = &mut self.remote else {
+            return self.play(mv).map(|s| Some(s.clone()));
+        };
+        // Refuse at once what the host would refuse (a taken cell, an empty stack).
+        Engine::new(self.table.catalog(), &crate::rules::NoHooks)
+            .check(self.timeline.state(), mv)
+            .map_err(|e| e.to_string())?;
+        let Play::Stack(stack) = mv.play else {
+            return Err("a LAN game plays from the stacks".into());
+        };
+        remote.link.play(stack, mv.cell);
+        remote.waiting = true;
+        Ok(None)
+    }
+
+    /// Take what the host said: the next move played (one a call, for its animation).
+    fn poll_remote(&mut self) -> Result<Option<&Step>, String> {
+        let Some(remote) = &mut self.remote else {
+            return Ok(None);
+        };
+        while let Some(event) = remote.link.poll() {
+            match event {
+                LinkEvent::Update(Update::State { seen, last, events }) => {
+                    let catalog = Arc::clone(self.table.catalog());
+                    let (state, public) = seen.restore(&catalog)?;
+                    remote.status = Connection::Connected;
+                    let Some(played) = last else {
+                        // A snapshot (after a reconnect): take it as the position.
+                        if state.moves_played() != self.timeline.state().moves_played()
+                            || state != *self.timeline.state()
+                        {
+                            self.timeline = Timeline::new(state, Vec::new(), catalog);
+                            self.public = public;
+                        }
+                        remote.waiting = false;
+                        continue;
+                    };
+                    let seat = crate::net::protocol::seat_of(played.seat)
+                        .ok_or("the host named no seat")?;
+                    if seat == seen.seat() {
+                        remote.waiting = false;
+                    }
+                    let card = catalog
+                        .card_named(&played.card)
+                        .map_err(|_| format!("the host played an unknown card {}", played.card))?;
+                    let (x, y) = played.cell.unwrap_or_default();
+                    let step = Step {
+                        mv: Move {
+                            seat,
+                            play: Play::Stack(played.stack),
+                            cell: Cell::new(x, y),
+                        },
+                        card,
+                        events: crate::net::events::from_wire(&catalog, &events)?,
+                        after: state,
+                        catalog,
+                    };
+                    self.public = public;
+                    return Ok(Some(self.timeline.record(step)));
+                }
+                LinkEvent::Update(Update::MoveRefused { reason, .. }) => {
+                    remote.waiting = false;
+                    return Err(format!("the host refused the move: {reason}"));
+                }
+                LinkEvent::Update(Update::Paused) => remote.status = Connection::OpponentAway,
+                LinkEvent::Update(Update::Resumed) | LinkEvent::Back => {
+                    remote.status = Connection::Connected;
+                }
+                LinkEvent::Lost(why) => remote.status = Connection::Reconnecting(why),
+                LinkEvent::Closed(why) => {
+                    if !self.timeline.state().is_over() {
+                        remote.status = Connection::Closed(why);
+                    }
+                }
+                LinkEvent::Update(_)
+                | LinkEvent::Welcome { .. }
+                | LinkEvent::Fetching { .. }
+                | LinkEvent::Ready(_) => {}
+            }
+        }
+        Ok(None)
     }
 
     /// The content being played.
@@ -219,10 +392,16 @@ impl Session {
         self.timeline.state().outcome().and_then(|o| o.winner)
     }
 
-    /// Whether a person is to move now.
+    /// Whether a person is to move now (in a LAN game: this player, connected, with no
+    /// move of theirs on its way).
     #[must_use]
     pub fn human_to_move(&self) -> bool {
-        !self.is_over() && self.controller(self.timeline.state().turn()) == Controller::Human
+        let free = self
+            .remote
+            .as_ref()
+            .is_none_or(|r| !r.waiting && r.status == Connection::Connected);
+        free && !self.is_over()
+            && self.controller(self.timeline.state().turn()) == Controller::Human
     }
 
     /// Each seat's score after every move, from 0–0 before the first.
@@ -285,6 +464,9 @@ impl Session {
     /// and `settings.delay` has passed since its turn began. Returns the move played.
     /// Never blocks.
     pub fn poll_ai(&mut self, settings: AiSettings) -> Result<Option<&Step>, String> {
+        if self.remote.is_some() {
+            return self.poll_remote();
+        }
         if self.is_over() {
             return Ok(None);
         }

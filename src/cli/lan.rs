@@ -125,9 +125,10 @@ fn deck_name(deck: Option<&String>) -> &str {
 
 /// `tokensmith serve`.
 pub fn serve(cli: &Cli, args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let catalog = load(&play_options(cli))?;
+    let options = play_options(cli);
+    let catalog = load(&options)?;
     let content =
-        Content::new(Arc::clone(&catalog), &pack_folders(cli)).map_err(|e| anyhow::anyhow!(e))?;
+        Content::new(Arc::clone(&catalog), &options.folders).map_err(|e| anyhow::anyhow!(e))?;
     let saved = saved_decks(cli)?;
     let mut config = HostConfig::new(&who(args.name.as_ref()), args.addr);
     config.ai = args.ai;

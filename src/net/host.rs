@@ -92,23 +92,29 @@ pub struct Content {
 }
 
 impl Content {
-    /// The content of `catalog`, whose packs are found in `folders` (the first found
-    /// with each id, as the loader takes them).
-    pub fn new(catalog: Arc<Catalog>, folders: &crate::packs::Folders) -> Result<Content, String> {
-        let (found, _) = crate::packs::set::find(folders);
+    /// The content of `catalog`, whose packs are found in `folders` (the load options'
+    /// folders; the first pack found with each id, as the loader takes them).
+    pub fn new(
+        catalog: Arc<Catalog>,
+        folders: &[crate::content::PackFolder],
+    ) -> Result<Content, String> {
+        let mut diags = crate::content::Diagnostics::default();
+        let found = crate::content::discover::discover(folders, &mut diags);
         let mut packs = Vec::new();
         let mut archives = HashMap::new();
         for info in catalog.packs() {
-            let f = found
+            let dir = found
+                .packs
                 .iter()
-                .find(|f| f.pack.id() == info.id)
+                .find(|p| p.id() == info.id)
+                .map(|p| p.dir.clone())
                 .ok_or_else(|| {
                     format!(
                         "pack '{}' is loaded but not found in the pack folders",
                         info.id
                     )
                 })?;
-            let built = crate::packs::build(&f.pack.dir, |_| Vec::new())
+            let built = crate::packs::build(&dir, |_| Vec::new())
                 .map_err(|e| format!("cannot pack '{}' for joiners: {e}", info.id))?;
             packs.push(PackRef {
                 id: info.id.clone(),

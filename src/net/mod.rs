@@ -6,6 +6,7 @@
 //! - [`events`]: a move's events on the wire.
 //! - [`host`]: the authoritative server (`tokensmith serve`, the client's Host).
 //! - [`client`]: a connection to a host (`tokensmith join`, the client's Join).
+//! - [`link`]: a connection on its own thread, for the desktop client.
 //! - [`sync`]: which of the host's packs the joiner has, and the cache for the rest.
 //! - [`discovery`]: finding hosts on the local network.
 
@@ -14,6 +15,7 @@ pub mod discovery;
 pub mod events;
 pub mod frame;
 pub mod host;
+pub mod link;
 pub mod protocol;
 pub mod sync;
 

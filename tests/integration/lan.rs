@@ -31,7 +31,7 @@ fn base_folders() -> Folders {
 }
 
 fn base_content() -> Content {
-    Content::new(Arc::new(base_catalog()), &base_folders()).expect("base content")
+    Content::new(Arc::new(base_catalog()), &base_folders().all()).expect("base content")
 }
 
 fn deck_keys(catalog: &Catalog, name: &str) -> Vec<Vec<String>> {
@@ -642,7 +642,7 @@ fn host_with(extra: &Path) -> (Host, Arc<Catalog>) {
         &tokensmith::packs::Selection::All,
     ));
     let catalog = Arc::new(loaded.catalog.expect("host content"));
-    let content = Content::new(Arc::clone(&catalog), &folders).expect("content");
+    let content = Content::new(Arc::clone(&catalog), &folders.all()).expect("content");
     let host = Host::start(config(Some(Level::Greedy), &catalog), content).expect("host");
     (host, catalog)
 }
@@ -761,7 +761,7 @@ fn a_host_whose_archive_does_not_match_its_hash_is_refused_and_nothing_is_cached
         &tokensmith::packs::Selection::All,
     ));
     let catalog = Arc::new(loaded.catalog.expect("content"));
-    let mut content = Content::new(Arc::clone(&catalog), &folders).expect("content");
+    let mut content = Content::new(Arc::clone(&catalog), &folders.all()).expect("content");
     // Announce one pack, send another's bytes.
     let other = tempfile::tempdir().expect("tmp");
     write_pack(&other.path().join("lanpack"), "1.1.0", 500, None);

@@ -1,0 +1,554 @@
+//! "Play on LAN": host a game (this player's seat and deck, the enabled packs, sent to a
+//! joiner who lacks them) or join one (found on the network or by address), then play
+//! it on the usual game screen.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use egui::{RichText, Ui};
+
+use crate::net::client::Update;
+use crate::net::discovery::{Beacon, DISCOVERY_PORT, Found, default_targets, discover};
+use crate::net::link::{DeckFor, JoinRequest, Link, LinkEvent};
+use crate::net::sync::Cache;
+use crate::net::{Content, Host, HostConfig};
+use crate::packs::Folders;
+use crate::profile::SavedDeck;
+use crate::rules::{Catalog, Seat};
+
+use super::session::Session;
+use super::{Library, theme};
+
+/// The game port a host listens on unless told otherwise.
+pub const GAME_PORT: u16 = 47_320;
+
+/// Where the screen's games get their packs and decks.
+pub struct LanContext {
+    /// This player's pack folders.
+    pub folders: Folders,
+    /// Where the host's packs are kept (`PROFILE/lan-packs`).
+    pub cache: PathBuf,
+    /// This player's saved decks.
+    pub saved: Vec<SavedDeck>,
+    /// This player's name.
+    pub name: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tab {
+    Host,
+    Join,
+}
+
+/// A deck to play: a ready deck of the packs (by key) or a saved one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum DeckChoice {
+    Shipped { key: String, name: String },
+    Saved(SavedDeck),
+}
+
+impl DeckChoice {
+    fn name(&self) -> &str {
+        match self {
+            DeckChoice::Shipped { name, .. } => name,
+            DeckChoice::Saved(d) => &d.name,
+        }
+    }
+
+    /// The deck, resolved once the game's content is known.
+    fn resolver(&self) -> DeckFor {
+        let choice = self.clone();
+        Box::new(move |catalog: &Catalog| match choice {
+            DeckChoice::Shipped { key, name } => catalog
+                .deck_named(&key)
+                .map(|id| catalog.deck(id).stacks.clone())
+                .map_err(|_| format!("the game's packs have no deck '{name}': pick another")),
+            DeckChoice::Saved(deck) => {
+                let r = deck.resolve(catalog);
+                if r.missing.is_empty() {
+                    Ok(r.stacks)
+                } else {
+                    Err(format!(
+                        "your deck '{}' has cards this game lacks: {}",
+                        deck.name,
+                        r.missing.join(", ")
+                    ))
+                }
+            }
+        })
+    }
+}
+
+enum Phase {
+    Setup,
+    Connecting(Box<Connecting>),
+}
+
+struct Connecting {
+    link: Link,
+    /// What to tell the other player (when hosting).
+    hosting: Option<String>,
+    host: Option<String>,
+    differences: Vec<String>,
+    asking: bool,
+    progress: Option<(u64, u64)>,
+    status: String,
+    catalog: Option<Arc<Catalog>>,
+}
+
+/// What the screen asks of the app.
+pub enum LanAction {
+    /// Stay.
+    Stay,
+    /// Back to the menu.
+    Back,
+    /// The game has started: play it.
+    Start(Box<Session>),
+}
+
+/// The "Play on LAN" screen.
+pub struct LanScreen {
+    context: LanContext,
+    tab: Tab,
+    deck: Option<DeckChoice>,
+    seat: Seat,
+    port: String,
+    send_packs: bool,
+    discoverable: bool,
+    address: String,
+    found: Vec<Found>,
+    finding: Option<Receiver<Vec<Found>>>,
+    phase: Phase,
+    problem: Option<String>,
+}
+
+impl LanScreen {
+    /// The screen, with the first ready deck picked.
+    #[must_use]
+    pub fn new(context: LanContext, library: &Library) -> LanScreen {
+        let deck = library.catalog.as_ref().and_then(|c| {
+            c.decks().first().map(|d| DeckChoice::Shipped {
+                key: d.meta.key(),
+                name: d.meta.name.clone(),
+            })
+        });
+        LanScreen {
+            context,
+            tab: Tab::Host,
+            deck,
+            seat: Seat::One,
+            port: GAME_PORT.to_string(),
+            send_packs: true,
+            discoverable: true,
+            address: String::new(),
+            found: Vec::new(),
+            finding: None,
+            phase: Phase::Setup,
+            problem: None,
+        }
+    }
+
+    /// Draw the screen.
+    pub fn show(&mut self, ui: &mut Ui, library: &Library) -> LanAction {
+        let mut action = LanAction::Stay;
+        if let Some(rx) = &self.finding
+            && let Ok(found) = rx.try_recv()
+        {
+            self.found = found;
+            self.finding = None;
+        }
+        if let Phase::Connecting(_) = self.phase {
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+            if let Some(session) = self.poll() {
+                return LanAction::Start(session);
+            }
+        }
+        egui::CentralPanel::default_margins().show(ui, |ui| {
+            ui.horizontal(|ui| {
+                if ui.button("◀ Menu").clicked() {
+                    action = LanAction::Back;
+                }
+                ui.heading("Play on LAN");
+            });
+            ui.add_space(8.0);
+            if let Some(p) = &self.problem {
+                ui.colored_label(theme::DANGER, p);
+            }
+            match &mut self.phase {
+                Phase::Setup => self.setup(ui, library),
+                Phase::Connecting(c) => {
+                    if Self::connecting(ui, c) {
+                        self.phase = Phase::Setup;
+                    }
+                }
+            }
+        });
+        action
+    }
+
+    fn setup(&mut self, ui: &mut Ui, library: &Library) {
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.tab, Tab::Host, "Host a game");
+            if ui
+                .selectable_value(&mut self.tab, Tab::Join, "Join a game")
+                .clicked()
+                && self.found.is_empty()
+            {
+                self.refresh();
+            }
+        });
+        ui.separator();
+        self.deck_picker(ui, library);
+        ui.add_space(6.0);
+        match self.tab {
+            Tab::Host => self.host_form(ui, library),
+            Tab::Join => self.join_form(ui),
+        }
+    }
+
+    fn deck_picker(&mut self, ui: &mut Ui, library: &Library) {
+        let Some(catalog) = library.catalog.as_ref() else {
+            ui.colored_label(theme::DANGER, "The packs have errors: fix them first.");
+            return;
+        };
+        ui.horizontal(|ui| {
+            ui.label("Your deck");
+            let shown = self
+                .deck
+                .as_ref()
+                .map_or("(none)", DeckChoice::name)
+                .to_string();
+            egui::ComboBox::from_id_salt("lan-deck")
+                .selected_text(shown)
+                .show_ui(ui, |ui| {
+                    for d in catalog.decks() {
+                        let choice = DeckChoice::Shipped {
+                            key: d.meta.key(),
+                            name: d.meta.name.clone(),
+                        };
+                        let on = self.deck.as_ref() == Some(&choice);
+                        if ui.selectable_label(on, &d.meta.name).clicked() {
+                            self.deck = Some(choice);
+                        }
+                    }
+                    for d in &self.context.saved {
+                        let choice = DeckChoice::Saved(d.clone());
+                        let on = self.deck.as_ref() == Some(&choice);
+                        if ui
+                            .selectable_label(on, format!("{} (saved)", d.name))
+                            .clicked()
+                        {
+                            self.deck = Some(choice);
+                        }
+                    }
+                });
+        });
+    }
+
+    fn host_form(&mut self, ui: &mut Ui, library: &Library) {
+        ui.horizontal(|ui| {
+            ui.label("Your seat");
+            ui.selectable_value(&mut self.seat, Seat::One, "Seat 1 (moves first)");
+            ui.selectable_value(&mut self.seat, Seat::Two, "Seat 2");
+        });
+        ui.horizontal(|ui| {
+            let label = ui.label("Port");
+            ui.add(egui::TextEdit::singleline(&mut self.port).desired_width(80.0))
+                .labelled_by(label.id);
+        });
+        ui.checkbox(
+            &mut self.send_packs,
+            "Send my packs to a player who lacks them",
+        );
+        ui.checkbox(
+            &mut self.discoverable,
+            "Show this game to players on the network",
+        );
+        let packs: Vec<String> = library
+            .packs
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.version))
+            .collect();
+        ui.weak(format!("Packs: {}", packs.join(", ")));
+        ui.add_space(6.0);
+        if ui.button(RichText::new("Host").size(18.0)).clicked() {
+            match self.start_hosting(library) {
+                Ok(c) => {
+                    self.problem = None;
+                    self.phase = Phase::Connecting(Box::new(c));
+                }
+                Err(e) => self.problem = Some(e),
+            }
+        }
+    }
+
+    fn join_form(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            ui.strong("Games on the network");
+            if self.finding.is_some() {
+                ui.spinner();
+            } else if ui.button("Refresh").clicked() {
+                self.refresh();
+            }
+        });
+        if self.found.is_empty() && self.finding.is_none() {
+            ui.weak("None found (a host may not show its game, or the network blocks it: join by address).");
+        }
+        let mut join_at = None;
+        for f in &self.found {
+            ui.horizontal(|ui| {
+                let packs: Vec<String> = f
+                    .announce
+                    .packs
+                    .iter()
+                    .map(|(id, v)| format!("{id} {v}"))
+                    .collect();
+                ui.label(format!(
+                    "{} — {} — {} seat(s) free — {}",
+                    f.announce.name,
+                    f.addr,
+                    f.announce.seats_free,
+                    packs.join(", ")
+                ));
+                if ui.button("Join").clicked() {
+                    join_at = Some(f.addr);
+                }
+            });
+        }
+        ui.add_space(6.0);
+        ui.horizontal(|ui| {
+            let label = ui.label("Address");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.address)
+                    .hint_text("192.168.1.20:47320")
+                    .desired_width(200.0),
+            )
+            .labelled_by(label.id);
+            if ui.button("Join by address").clicked() {
+                match parse_address(&self.address) {
+                    Ok(a) => join_at = Some(a),
+                    Err(e) => self.problem = Some(e),
+                }
+            }
+        });
+        if let Some(addr) = join_at {
+            match self.start_joining(addr, None, None) {
+                Ok(c) => {
+                    self.problem = None;
+                    self.phase = Phase::Connecting(Box::new(c));
+                }
+                Err(e) => self.problem = Some(e),
+            }
+        }
+    }
+
+    fn refresh(&mut self) {
+        let (tx, rx) = channel();
+        self.finding = Some(rx);
+        let _ = std::thread::Builder::new()
+            .name("lan-discover".into())
+            .spawn(move || {
+                let found = discover(&default_targets(DISCOVERY_PORT), Duration::from_millis(800))
+                    .unwrap_or_default();
+                let _ = tx.send(found);
+            });
+    }
+
+    fn start_hosting(&self, library: &Library) -> Result<Connecting, String> {
+        let catalog = library
+            .catalog
+            .clone()
+            .ok_or("the packs have errors: fix them first")?;
+        let port: u16 = self
+            .port
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{}' is not a port (1 to 65535)", self.port.trim()))?;
+        let content = Content::new(catalog, &library.options.folders)?;
+        let mut config =
+            HostConfig::new(&self.context.name, SocketAddr::from(([0, 0, 0, 0], port)));
+        config.games = Some(1);
+        config.max_tables = 1;
+        config.sends_packs = self.send_packs;
+        let host =
+            Host::start(config, content).map_err(|e| format!("cannot host on port {port}: {e}"))?;
+        let local = SocketAddr::from(([127, 0, 0, 1], host.addr().port()));
+        let beacon = if self.discoverable {
+            Beacon::start(DISCOVERY_PORT, host.announcer()).ok()
+        } else {
+            None
+        };
+        let shown = if self.discoverable && beacon.is_none() {
+            " (another game on this machine answers on the network: join by address)"
+        } else {
+            ""
+        };
+        let hosting = format!(
+            "Hosting on port {}: the other player joins this machine's address, port {}{shown}.",
+            host.addr().port(),
+            host.addr().port()
+        );
+        let mut c = self.start_joining(local, Some(self.seat), Some(hosting))?;
+        c.link.hold(Box::new(host));
+        if let Some(b) = beacon {
+            c.link.hold(Box::new(b));
+        }
+        Ok(c)
+    }
+
+    fn start_joining(
+        &self,
+        addr: SocketAddr,
+        seat: Option<Seat>,
+        hosting: Option<String>,
+    ) -> Result<Connecting, String> {
+        let deck = self.deck.as_ref().ok_or("pick a deck first")?;
+        let link = Link::join(JoinRequest {
+            addr,
+            name: self.context.name.clone(),
+            folders: self.context.folders.clone(),
+            cache: Cache::new(&self.context.cache),
+            deck: deck.resolver(),
+            seat,
+        });
+        Ok(Connecting {
+            link,
+            hosting,
+            host: None,
+            differences: Vec::new(),
+            asking: false,
+            progress: None,
+            status: format!("Connecting to {addr}…"),
+            catalog: None,
+        })
+    }
+
+    /// Take the link's news; the session once the game has started.
+    fn poll(&mut self) -> Option<Box<Session>> {
+        let Phase::Connecting(c) = &mut self.phase else {
+            return None;
+        };
+        while let Some(event) = c.link.poll() {
+            match event {
+                LinkEvent::Welcome {
+                    host,
+                    differences,
+                    needs_packs,
+                } => {
+                    c.status = if needs_packs {
+                        format!("{host}'s packs differ from yours:")
+                    } else {
+                        format!("Connected to {host}.")
+                    };
+                    c.host = Some(host);
+                    c.differences = differences;
+                    c.asking = needs_packs;
+                }
+                LinkEvent::Fetching { received, total } => c.progress = Some((received, total)),
+                LinkEvent::Ready(catalog) => {
+                    c.status = "Taking a seat…".into();
+                    c.progress = None;
+                    c.catalog = Some(catalog);
+                }
+                LinkEvent::Update(Update::Seated(seat)) => {
+                    c.status = format!(
+                        "Seated as {}: waiting for the other player…",
+                        theme::seat_name(seat)
+                    );
+                }
+                LinkEvent::Update(Update::DeckRefused(reason)) => {
+                    self.problem = Some(format!("The host refused your deck: {reason}"));
+                    self.phase = Phase::Setup;
+                    return None;
+                }
+                LinkEvent::Update(Update::State { seen, events, .. }) => {
+                    let Some(catalog) = c.catalog.clone() else {
+                        continue;
+                    };
+                    let deck = self.deck.as_ref().map_or("", DeckChoice::name).to_string();
+                    let Phase::Connecting(c) = std::mem::replace(&mut self.phase, Phase::Setup)
+                    else {
+                        return None;
+                    };
+                    return match Session::remote(catalog, c.link, &seen, &events, &deck) {
+                        Ok(s) => Some(Box::new(s)),
+                        Err(e) => {
+                            self.problem = Some(e);
+                            None
+                        }
+                    };
+                }
+                LinkEvent::Closed(why) => {
+                    self.problem = Some(format!("The game ended before it began: {why}"));
+                    self.phase = Phase::Setup;
+                    return None;
+                }
+                LinkEvent::Lost(why) => {
+                    c.status = format!("Connection lost ({why}): reconnecting…")
+                }
+                LinkEvent::Back => c.status = "Reconnected.".into(),
+                LinkEvent::Update(_) => {}
+            }
+        }
+        None
+    }
+
+    /// The connecting view; true when the player cancels.
+    fn connecting(ui: &mut Ui, c: &mut Connecting) -> bool {
+        if let Some(h) = &c.hosting {
+            ui.label(RichText::new(h).strong());
+        }
+        ui.label(&c.status);
+        for d in &c.differences {
+            ui.label(format!("  • {d}"));
+        }
+        if let Some((got, total)) = c.progress {
+            let per_mille = (got.saturating_mul(1000) / total.max(1)).min(1000);
+            let share = f32::from(u16::try_from(per_mille).unwrap_or(1000)) / 1000.0;
+            ui.add(egui::ProgressBar::new(share).text(format!("{got} / {total} bytes")));
+        }
+        let mut cancel = false;
+        ui.horizontal(|ui| {
+            if c.asking {
+                if ui.button("Use the host's packs for this game").clicked() {
+                    c.link.accept_packs();
+                    c.asking = false;
+                    c.status = "Getting the host's packs…".into();
+                }
+                ui.weak("They are checked, kept apart from your own packs, and your own set is not changed.");
+            } else {
+                ui.spinner();
+            }
+        });
+        if ui.button("Cancel").clicked() {
+            c.link.leave();
+            cancel = true;
+        }
+        cancel
+    }
+}
+
+/// The address `text` names (`IP:PORT`, or an IP with the game port).
+fn parse_address(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(a) = text.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = text.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, GAME_PORT));
+    }
+    use std::net::ToSocketAddrs as _;
+    let with_port = if text.contains(':') {
+        text.to_string()
+    } else {
+        format!("{text}:{GAME_PORT}")
+    };
+    with_port
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| format!("'{text}' is not an address: type IP:PORT, say 192.168.1.20:47320"))
+}
