@@ -264,7 +264,7 @@ impl GameScreen {
                 ui.label(RichText::new(status).size(16.0));
                 if let Some(c) = &connection {
                     let (dot, colour, tip) = match c {
-                        Connection::Connected => ("●", theme::PREVIEW, "Connected to the host"),
+                        Connection::Connected => ("●", theme::GOOD, "Connected to the host"),
                         Connection::OpponentAway => ("●", Color32::YELLOW, "The opponent dropped"),
                         Connection::Reconnecting(_) => ("●", Color32::YELLOW, "Reconnecting"),
                         Connection::Closed(_) => ("●", theme::DANGER, "Disconnected"),

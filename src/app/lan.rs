@@ -215,13 +215,14 @@ impl LanScreen {
             return;
         };
         ui.horizontal(|ui| {
-            ui.label("Your deck");
+            let label = ui.label("Your deck");
             let shown = self
                 .deck
                 .as_ref()
                 .map_or("(none)", DeckChoice::name)
                 .to_string();
             egui::ComboBox::from_id_salt("lan-deck")
+                .width(220.0)
                 .selected_text(shown)
                 .show_ui(ui, |ui| {
                     for d in catalog.decks() {
@@ -244,7 +245,9 @@ impl LanScreen {
                             self.deck = Some(choice);
                         }
                     }
-                });
+                })
+                .response
+                .labelled_by(label.id);
         });
     }
 

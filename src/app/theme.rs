@@ -17,6 +17,8 @@ pub const SEAT_TWO: Color32 = Color32::from_rgb(214, 92, 58);
 pub const GOLD: Color32 = Color32::from_rgb(236, 190, 60);
 /// The preview's highlight.
 pub const PREVIEW: Color32 = Color32::from_rgb(250, 220, 90);
+/// Good news: a live connection.
+pub const GOOD: Color32 = Color32::from_rgb(90, 200, 120);
 /// Removal marks.
 pub const DANGER: Color32 = Color32::from_rgb(235, 70, 70);
 /// The AI hint.

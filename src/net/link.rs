@@ -79,6 +79,8 @@ pub struct Link {
     commands: Sender<Command>,
     events: Receiver<LinkEvent>,
     held: Vec<Box<dyn Any + Send>>,
+    /// The thread has ended and said so (a closed channel is reported once).
+    ended: std::cell::Cell<bool>,
 }
 
 impl Link {
@@ -107,6 +109,7 @@ impl Link {
             commands,
             events,
             held: Vec::new(),
+            ended: std::cell::Cell::new(false),
         }
     }
 
@@ -130,14 +133,21 @@ impl Link {
         let _ = self.commands.send(Command::Leave);
     }
 
-    /// The next event, if one has come.
+    /// The next event, if one has come. After [`LinkEvent::Closed`], none ever.
     #[must_use]
     pub fn poll(&self) -> Option<LinkEvent> {
-        match self.events.try_recv() {
-            Ok(e) => Some(e),
-            Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(LinkEvent::Closed("the link stopped".into())),
+        if self.ended.get() {
+            return None;
         }
+        let event = match self.events.try_recv() {
+            Ok(e) => e,
+            Err(TryRecvError::Empty) => return None,
+            Err(TryRecvError::Disconnected) => LinkEvent::Closed("the link stopped".into()),
+        };
+        if matches!(event, LinkEvent::Closed(_)) {
+            self.ended.set(true);
+        }
+        Some(event)
     }
 
     /// Wait up to `wait` for the next event (tests).

@@ -486,3 +486,113 @@ fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_th
     assert!(!PackSet::open(&profile_dir).is_enabled("sparks"));
     assert!(h.query_by_label_contains("No conflicts").is_some());
 }
+
+/// The text of the first label containing `part`.
+fn label_text(h: &Harness<'_, App>, part: &str) -> String {
+    let node = h.get_by_label_contains(part);
+    let node = node.accesskit_node();
+    node.label()
+        .filter(|l| !l.is_empty())
+        .or_else(|| node.value())
+        .unwrap_or_default()
+}
+
+#[test]
+fn two_clients_play_a_whole_lan_game_by_clicks_and_see_the_same_result() {
+    let mut host = harness(base_library());
+    let mut guest = harness(base_library());
+    host.run();
+    host.get_by_label("Play on LAN").click();
+    host.run();
+    // Any free port: clear the default and type 0.
+    host.get_by_label("Port").click();
+    host.run();
+    host.key_press(Key::End);
+    for _ in 0..8 {
+        host.key_press(Key::Backspace);
+    }
+    host.get_by_label("Port").type_text("0");
+    host.run();
+    host.get_by_label("Host").click();
+    run_until(&mut host, "the host waiting", |h| {
+        h.query_by_label_contains("waiting for the other player")
+            .is_some()
+    });
+    let hosting = label_text(&host, "Hosting on port");
+    let port: u16 = hosting
+        .trim_start_matches("Hosting on port ")
+        .split(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("a port in '{hosting}'"));
+
+    guest.run();
+    guest.get_by_label("Play on LAN").click();
+    guest.run();
+    // (The list of games found keeps a spinner turning: step, do not settle.)
+    guest.get_by_label("Join a game").click();
+    guest.run_steps(3);
+    guest.get_by_label("Address").click();
+    guest
+        .get_by_label("Address")
+        .type_text(&format!("127.0.0.1:{port}"));
+    guest.run_steps(3);
+    guest.get_by_label("Join by address").click();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while host.state().game().is_none() || guest.state().game().is_none() {
+        assert!(Instant::now() < deadline, "both game screens open");
+        host.step();
+        guest.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let keys = [Key::Num1, Key::Num2, Key::Num3, Key::Num4];
+    let mut clicks = [0usize; 2];
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(Instant::now() < deadline, "the game ends");
+        let over = [&host, &guest]
+            .iter()
+            .all(|h| h.state().game().is_some_and(|g| g.session.is_over()));
+        if over {
+            break;
+        }
+        for (i, h) in [&mut host, &mut guest].into_iter().enumerate() {
+            h.step();
+            let mine = h.state().game().is_some_and(|g| g.session.human_to_move());
+            if mine {
+                h.key_press(keys[clicks[i] % 4]);
+                h.step();
+                h.get_all_by_label_contains(": empty")
+                    .next()
+                    .map(|n| n.click())
+                    .unwrap_or_else(|| panic!("an empty cell to play on"));
+                h.step();
+                clicks[i] += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(
+        clicks[0] >= 5 && clicks[1] >= 5,
+        "both played by clicks: {clicks:?}"
+    );
+    let end = |h: &Harness<'_, App>| {
+        let g = h.state().game().unwrap_or_else(|| panic!("a game"));
+        let s = g.session.state();
+        (
+            s.score(tokensmith::rules::Seat::One),
+            s.score(tokensmith::rules::Seat::Two),
+            g.session.winner(),
+            s.moves_played(),
+        )
+    };
+    assert_eq!(
+        end(&host),
+        end(&guest),
+        "both players saw the host's result"
+    );
+    host.run();
+    assert!(
+        host.query_by_label_contains(" wins").is_some() || host.query_by_label("A draw").is_some()
+    );
+}
