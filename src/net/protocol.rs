@@ -307,8 +307,8 @@ impl Seen {
                 },
             ));
         }
-        let mut own = Vec::with_capacity(self.stacks.len());
-        for stack in &self.stacks {
+        let mut own = Vec::with_capacity(self.stacks.len().min(crate::rules::MAX_STACKS));
+        for stack in self.stacks.iter().take(crate::rules::MAX_STACKS) {
             own.push(
                 stack
                     .iter()
@@ -324,6 +324,7 @@ impl Seen {
         stacks[seat.other().index()] = self
             .their_sizes
             .iter()
+            .take(crate::rules::MAX_STACKS)
             .map(|&n| vec![CardId(0); usize::from(n).min(crate::rules::MAX_STACK_CARDS)])
             .collect();
         let mut plays = Vec::with_capacity(self.their_plays.len());
