@@ -14,16 +14,13 @@ use crate::net::client::Update;
 use crate::net::discovery::{Beacon, DISCOVERY_PORT, Found, default_targets, discover};
 use crate::net::link::{DeckFor, JoinRequest, Link, LinkEvent};
 use crate::net::sync::Cache;
-use crate::net::{Content, Host, HostConfig};
+use crate::net::{Content, GAME_PORT, Host, HostConfig};
 use crate::packs::Folders;
 use crate::profile::SavedDeck;
 use crate::rules::{Catalog, Seat};
 
 use super::session::Session;
 use super::{Library, theme};
-
-/// The game port a host listens on unless told otherwise.
-pub const GAME_PORT: u16 = 47_320;
 
 /// Where the screen's games get their packs and decks.
 pub struct LanContext {
@@ -303,18 +300,12 @@ impl LanScreen {
         let mut join_at = None;
         for f in &self.found {
             ui.horizontal(|ui| {
-                let packs: Vec<String> = f
-                    .announce
-                    .packs
-                    .iter()
-                    .map(|(id, v)| format!("{id} {v}"))
-                    .collect();
                 ui.label(format!(
                     "{} — {} — {} seat(s) free — {}",
                     f.announce.name,
                     f.addr,
                     f.announce.seats_free,
-                    packs.join(", ")
+                    f.announce.packs_text()
                 ));
                 if ui.button("Join").clicked() {
                     join_at = Some(f.addr);
@@ -331,7 +322,7 @@ impl LanScreen {
             )
             .labelled_by(label.id);
             if ui.button("Join by address").clicked() {
-                match parse_address(&self.address) {
+                match crate::net::address(&self.address) {
                     Ok(a) => join_at = Some(a),
                     Err(e) => self.problem = Some(e),
                 }
@@ -532,26 +523,4 @@ impl LanScreen {
         }
         cancel
     }
-}
-
-/// The address `text` names (`IP:PORT`, or an IP with the game port).
-fn parse_address(text: &str) -> Result<SocketAddr, String> {
-    let text = text.trim();
-    if let Ok(a) = text.parse::<SocketAddr>() {
-        return Ok(a);
-    }
-    if let Ok(ip) = text.parse::<std::net::IpAddr>() {
-        return Ok(SocketAddr::new(ip, GAME_PORT));
-    }
-    use std::net::ToSocketAddrs as _;
-    let with_port = if text.contains(':') {
-        text.to_string()
-    } else {
-        format!("{text}:{GAME_PORT}")
-    };
-    with_port
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| format!("'{text}' is not an address: type IP:PORT, say 192.168.1.20:47320"))
 }

@@ -1,7 +1,7 @@
 //! `tokensmith serve`, `join` and `hosts`: LAN play without the desktop client.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
-use std::net::{SocketAddr, ToSocketAddrs as _};
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,9 +15,6 @@ use crate::net::discovery::{Beacon, DISCOVERY_PORT, default_targets, discover};
 use crate::net::sync::{Cache, plan};
 use crate::net::{Content, Host, HostConfig, HostEvent};
 use crate::rules::{Catalog, Cell, Seat};
-
-/// The game port hosts listen on unless told otherwise.
-pub const GAME_PORT: u16 = 47_320;
 
 /// `tokensmith serve`.
 #[derive(Debug, clap::Args)]
@@ -181,26 +178,9 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The address `text` names (a bare IP or name gets [`GAME_PORT`]).
-pub fn address(text: &str) -> anyhow::Result<SocketAddr> {
-    if let Ok(addr) = text.parse::<SocketAddr>() {
-        return Ok(addr);
-    }
-    let with_port = if text.contains(':') {
-        text.to_string()
-    } else {
-        format!("{text}:{GAME_PORT}")
-    };
-    with_port
-        .to_socket_addrs()
-        .with_context(|| format!("'{text}' is not an address (try IP:PORT)"))?
-        .next()
-        .with_context(|| format!("'{text}' names no address"))
-}
-
 /// `tokensmith join`.
 pub fn join(cli: &Cli, args: &JoinArgs) -> anyhow::Result<ExitCode> {
-    let addr = address(&args.addr)?;
+    let addr = crate::net::address(&args.addr).map_err(|e| anyhow::anyhow!(e))?;
     let name = who(args.name.as_ref());
     let temp;
     let cache = match profile_dir(cli) {
@@ -239,11 +219,7 @@ pub fn join(cli: &Cli, args: &JoinArgs) -> anyhow::Result<ExitCode> {
             .context("a pack of the host's is still missing")?;
         let catalog = load(&options)?;
         let deck = named_deck(&catalog, &saved, deck_name(args.deck.as_ref()))?;
-        let keys: Vec<Vec<String>> = deck
-            .iter()
-            .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
-            .collect();
-        client.join(&keys)?;
+        client.join(&crate::net::protocol::deck_keys(&catalog, &deck))?;
         let result = match args.ai {
             Some(level) => play_with_ai(
                 &mut client,
@@ -373,19 +349,13 @@ pub fn hosts(args: &HostsArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     for f in found {
-        let packs: Vec<String> = f
-            .announce
-            .packs
-            .iter()
-            .map(|(id, v)| format!("{id} {v}"))
-            .collect();
         writeln!(
             out,
             "{}  {}  {} seat(s) free  packs: {}",
             f.addr,
             f.announce.name,
             f.announce.seats_free,
-            packs.join(", ")
+            f.announce.packs_text()
         )?;
     }
     Ok(ExitCode::SUCCESS)

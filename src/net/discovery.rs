@@ -40,6 +40,19 @@ pub struct Announce {
     pub seats_free: u8,
 }
 
+impl Announce {
+    /// The packs as `id version, …`.
+    #[must_use]
+    pub fn packs_text(&self) -> String {
+        let packs: Vec<String> = self
+            .packs
+            .iter()
+            .map(|(id, v)| format!("{id} {v}"))
+            .collect();
+        packs.join(", ")
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct Answer {
     magic: String,

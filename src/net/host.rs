@@ -1009,12 +1009,8 @@ impl Shared {
         };
         let catalog = &self.content.catalog;
         let keys = |d: &Option<Vec<Vec<CardId>>>| -> Vec<Vec<String>> {
-            d.as_ref()
-                .map(|d| {
-                    d.iter()
-                        .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
-                        .collect()
-                })
+            d.as_deref()
+                .map(|d| super::protocol::deck_keys(catalog, d))
                 .unwrap_or_default()
         };
         let seat = |slot: &Slot| match slot {

@@ -219,11 +219,7 @@ fn run(
         Ok(s) => s,
         Err(e) => return Ok(e),
     };
-    let keys: Vec<Vec<String>> = stacks
-        .iter()
-        .map(|s| s.iter().map(|&c| catalog.card(c).meta.key()).collect())
-        .collect();
-    client.join_as(&keys, seat)?;
+    client.join_as(&super::protocol::deck_keys(&catalog, &stacks), seat)?;
     let _ = events.send(LinkEvent::Ready(Arc::clone(&catalog)));
     loop {
         loop {

@@ -353,6 +353,15 @@ impl Seen {
     }
 }
 
+/// A deck's stacks as card keys, top first: what `Join` carries.
+#[must_use]
+pub fn deck_keys(catalog: &Catalog, stacks: &[Vec<CardId>]) -> Vec<Vec<String>> {
+    stacks
+        .iter()
+        .map(|s| s.iter().map(|&c| card_key(catalog, c)).collect())
+        .collect()
+}
+
 /// The seat numbered `n` (1 or 2).
 #[must_use]
 pub fn seat_of(n: u8) -> Option<Seat> {
