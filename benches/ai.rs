@@ -96,6 +96,8 @@ fn bench(c: &mut Criterion) {
                 seed: 1,
                 threads,
                 options: Options::default(),
+                max_moves: simulate::MAX_MOVES,
+                shard: None,
             };
             b.iter(|| black_box(simulate::simulate(&catalog, &config, &|| {})));
         });

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::observe::{Observation, PublicPlay, record};
 use super::{Brain, Level, Options, agent, hooks_for};
@@ -38,7 +38,16 @@ pub struct Config {
     pub threads: usize,
     /// `hard`'s budget and whether agents see hidden cards.
     pub options: Options,
+    /// A game still going after this many moves is stopped and counted as capped (a
+    /// draw in the tallies).
+    pub max_moves: u32,
+    /// Play only this share of the games: `(k, n)` plays game `g` when `g % n == k - 1`
+    /// (`k` from 1). The shards of one run merge into its report ([`merge`]).
+    pub shard: Option<(u32, u32)>,
 }
+
+/// The default move cap.
+pub const MAX_MOVES: u32 = 10_000;
 
 /// One card's statistics.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -57,7 +66,18 @@ pub struct CardStats {
     pub games_played_in: u64,
     /// The share of those games that side won (a draw counts half).
     pub win_rate_when_played: f64,
-    /// Offered often but almost never chosen.
+    /// Moves with it refused: by the engine (an illegal move the AI chose) and by its
+    /// scripts (a hook failed, the move was rolled back). Each card is also tried once
+    /// per game, on a copy, the first time it is offered; a script failure there counts
+    /// too (an agent skips moves that fail, so a broken card is never chosen).
+    pub refused: u64,
+    /// Of those, refused by a script.
+    pub refused_by_script: u64,
+    /// The first refusal's message (`pack/scripts/file.lua:LINE: …` for a script).
+    pub first_error: Option<String>,
+    /// Its scripts refused moves: the card is broken, whatever its pick rate says.
+    pub broken: bool,
+    /// Offered often but almost never chosen (and not broken).
     pub dead: bool,
 }
 
@@ -86,6 +106,95 @@ pub struct Report {
     pub games_per_second: f64,
     /// Per card, by id.
     pub cards: Vec<CardStats>,
+    /// Games stopped at the move cap (counted as draws above).
+    pub capped_games: u32,
+    /// The cap.
+    pub max_moves: u32,
+    /// Which deck pairings hit the cap, and how often (`A vs B`).
+    pub capped_pairings: Vec<(String, u32)>,
+    /// Moves refused by scripts, all cards together.
+    pub script_refusals: u64,
+    /// Moves refused by the engine.
+    pub engine_refusals: u64,
+    /// The raw sums the figures above come from: what [`merge`] adds up.
+    pub totals: Totals,
+}
+
+/// What identifies a run, so only shards of the same run merge.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunInfo {
+    /// Side A's deck.
+    pub deck_a: String,
+    /// Side B's decks.
+    pub decks_b: Vec<String>,
+    /// Levels.
+    pub ai_a: String,
+    /// Levels.
+    pub ai_b: String,
+    /// Games in the whole run.
+    pub games: u32,
+    /// Seed.
+    pub seed: u64,
+    /// `hard`'s budget, as text.
+    pub budget: String,
+    /// Omniscient agents.
+    pub omniscient: bool,
+    /// The move cap.
+    pub max_moves: u32,
+    /// Shards of the run (1: unsharded).
+    pub shards: u32,
+}
+
+/// One card's raw sums.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct CardTotals {
+    /// Card id.
+    pub id: String,
+    /// Times played.
+    pub played: u64,
+    /// Times offered.
+    pub offered: u64,
+    /// Sum of income swings.
+    pub swing: i64,
+    /// Games played in (per side).
+    pub in_games: u64,
+    /// Twice the points won in those games (a draw is 1).
+    pub points2: u64,
+    /// Refused by the engine.
+    pub refused_engine: u64,
+    /// Refused by scripts.
+    pub refused_script: u64,
+    /// The first refusal: its game number and message.
+    pub first_error: Option<(u32, String)>,
+}
+
+/// A run's (or shard's) raw sums.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+pub struct Totals {
+    /// The run.
+    pub run: Option<RunInfo>,
+    /// The shards summed in (1-based numbers).
+    pub shards: Vec<u32>,
+    /// Games.
+    pub games: u32,
+    /// A's wins.
+    pub wins_a: u32,
+    /// B's wins.
+    pub wins_b: u32,
+    /// Draws (capped games included).
+    pub draws: u32,
+    /// Twice the first seat's points.
+    pub first2: u64,
+    /// Sum of A's margins.
+    pub margin: i64,
+    /// Sum of moves.
+    pub moves: u64,
+    /// Games capped, by pairing.
+    pub capped: std::collections::BTreeMap<String, u32>,
+    /// Wall time, seconds (summed over shards).
+    pub seconds: f64,
+    /// Every card of the catalog, in its order.
+    pub cards: Vec<CardTotals>,
 }
 
 /// One played card, as the statistics need it.
@@ -98,12 +207,23 @@ struct PlayRecord {
 
 #[derive(Clone, Debug, Default)]
 struct GameRecord {
+    game: u32,
     a_seat: Option<Seat>,
     winner: Option<Seat>,
     margin_a: i64,
     moves: u32,
     plays: Vec<PlayRecord>,
     offered: Vec<(bool, CardId)>,
+    capped: Option<String>,
+    refusals: Vec<Refusal>,
+}
+
+/// A move the engine or a script refused.
+#[derive(Clone, Debug)]
+struct Refusal {
+    card: CardId,
+    script: bool,
+    message: String,
 }
 
 /// A game's seed from the run's seed and the game's number (SplitMix64).
@@ -137,23 +257,45 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
     ];
     let mut history: Vec<PublicPlay> = Vec::new();
     let mut record_out = GameRecord {
+        game: g,
         a_seat: Some(a_seat),
         ..GameRecord::default()
     };
     let mut guard = 0u32;
-    while !state.is_over() && guard < 10_000 {
+    let mut probed = vec![false; engine.catalog.cards().len()];
+    while !state.is_over() {
+        if guard >= config.max_moves {
+            record_out.capped = Some(format!("{} vs {}", config.deck_a.id, deck_b.id));
+            break;
+        }
         guard += 1;
         let seat = state.turn();
         let side_a = seat == a_seat;
-        for (_, card) in state.seat(seat).hand() {
+        for (stack, card) in state.seat(seat).hand() {
             record_out.offered.push((side_a, card));
+            probe(
+                engine,
+                &state,
+                seat,
+                stack,
+                card,
+                &mut probed,
+                &mut record_out.refusals,
+            );
         }
         let obs = Observation::new(&state, seat, &history, config.options.omniscient);
         let chosen = agents[usize::from(!side_a)].choose(engine, &obs);
         let before = incomes(engine, &state);
         events.clear();
-        let played = chosen.is_some_and(|mv| engine.play(&mut state, mv, &mut events).is_ok())
-            || fallback(engine, &mut state, &mut events);
+        let played = chosen.is_some_and(|mv| {
+            attempt(
+                engine,
+                &mut state,
+                mv,
+                &mut events,
+                &mut record_out.refusals,
+            )
+        }) || fallback(engine, &mut state, &mut events, &mut record_out.refusals);
         if !played {
             break;
         }
@@ -181,11 +323,73 @@ fn fallback(
     engine: &Brain<'_>,
     state: &mut GameState,
     events: &mut Vec<crate::rules::Event>,
+    refusals: &mut Vec<Refusal>,
 ) -> bool {
     engine
         .legal_moves(state)
         .into_iter()
-        .any(|mv| engine.play(state, mv, events).is_ok())
+        .any(|mv| attempt(engine, state, mv, events, refusals))
+}
+
+/// The first time a card is offered in a game, play it once on a copy at the first free
+/// cell: a card whose script fails there is recorded as refused by its script even when
+/// no agent ever chooses it (an agent's look-ahead skips moves that fail, so a broken
+/// card would otherwise only look unpopular).
+fn probe(
+    engine: &Brain<'_>,
+    state: &GameState,
+    seat: Seat,
+    stack: u8,
+    card: CardId,
+    probed: &mut [bool],
+    refusals: &mut Vec<Refusal>,
+) {
+    let Some(seen) = probed.get_mut(card.index()) else {
+        return;
+    };
+    if *seen {
+        return;
+    }
+    *seen = true;
+    let Some(mv) = engine
+        .legal_moves(state)
+        .into_iter()
+        .find(|m| m.seat == seat && m.play == crate::rules::Play::Stack(stack))
+    else {
+        return;
+    };
+    let mut copy = state.clone();
+    if let Err(e @ crate::rules::MoveError::Script(_)) = engine.play_quiet(&mut copy, mv) {
+        refusals.push(Refusal {
+            card,
+            script: true,
+            message: e.to_string(),
+        });
+    }
+}
+
+/// Play `mv`; a refusal is recorded against its card.
+fn attempt(
+    engine: &Brain<'_>,
+    state: &mut GameState,
+    mv: crate::rules::Move,
+    events: &mut Vec<crate::rules::Event>,
+    refusals: &mut Vec<Refusal>,
+) -> bool {
+    let card = engine.card_played(state, mv);
+    match engine.play(state, mv, events) {
+        Ok(()) => true,
+        Err(e) => {
+            if let Ok(card) = card {
+                refusals.push(Refusal {
+                    card,
+                    script: matches!(e, crate::rules::MoveError::Script(_)),
+                    message: e.to_string(),
+                });
+            }
+            false
+        }
+    }
 }
 
 fn incomes(engine: &Brain<'_>, state: &GameState) -> [i64; 2] {
@@ -202,9 +406,17 @@ fn played_card(events: &[crate::rules::Event]) -> Option<CardId> {
 /// Run the simulation; `tick` is called after each game (for a progress bar).
 pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) -> Report {
     let started = Instant::now();
+    let games: Vec<u32> = (0..config.games)
+        .filter(|g| {
+            config
+                .shard
+                .is_none_or(|(k, n)| n > 0 && g % n == k.saturating_sub(1))
+        })
+        .collect();
     let run = || {
-        (0..config.games)
-            .into_par_iter()
+        games
+            .par_iter()
+            .copied()
             .map(|g| {
                 // A fresh script host per game: whatever a script keeps in Lua between
                 // calls cannot make a game depend on which games ran before it.
@@ -225,109 +437,261 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
         Err(_) => run(),
     };
     let seconds = started.elapsed().as_secs_f64();
-    summarize(catalog, &records, seconds)
+    let mut totals = tally(catalog, &records, seconds);
+    totals.run = Some(run_info(config));
+    totals.shards = vec![config.shard.map_or(1, |(k, _)| k)];
+    summarize(totals)
 }
 
-#[allow(clippy::cast_precision_loss)]
-fn summarize(catalog: &Catalog, records: &[GameRecord], seconds: f64) -> Report {
-    let games = u32::try_from(records.len()).unwrap_or(u32::MAX);
-    let (mut wins_a, mut wins_b, mut draws, mut first) = (0u32, 0u32, 0u32, 0.0f64);
-    let (mut margin, mut moves) = (0i64, 0u64);
-    let n_cards = catalog.cards().len();
-    let mut played = vec![0u64; n_cards];
-    let mut offered = vec![0u64; n_cards];
-    let mut swing = vec![0i64; n_cards];
-    let mut in_games = vec![0u64; n_cards];
-    let mut points = vec![0.0f64; n_cards];
+fn run_info(config: &Config) -> RunInfo {
+    RunInfo {
+        deck_a: config.deck_a.id.clone(),
+        decks_b: config.decks_b.iter().map(|d| d.id.clone()).collect(),
+        ai_a: config.ai_a.name().into(),
+        ai_b: config.ai_b.name().into(),
+        games: config.games,
+        seed: config.seed,
+        budget: format!("{:?}", config.options.budget),
+        omniscient: config.options.omniscient,
+        max_moves: config.max_moves,
+        shards: config.shard.map_or(1, |(_, n)| n),
+    }
+}
+
+/// Why shard reports cannot be merged.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum MergeError {
+    /// No report given.
+    #[error("no reports to merge")]
+    Empty,
+    /// A report has no run description (made by an older version).
+    #[error("report {0} has no `totals.run`: make it again with this version")]
+    NoRun(usize),
+    /// Two reports are of different runs.
+    #[error(
+        "report {0} is of another run (decks, levels, games, seed, budget, cap or shard count differ)"
+    )]
+    OtherRun(usize),
+    /// Two reports are of different content.
+    #[error("report {0} was made with other cards than the first")]
+    OtherCards(usize),
+    /// A shard appears twice.
+    #[error("shard {0} appears twice")]
+    Twice(u32),
+    /// Shards are missing.
+    #[error("shards missing: {0:?} (of {1})")]
+    Missing(Vec<u32>, u32),
+}
+
+/// Add up the totals of a run's shards (every shard once) into the report the whole run
+/// gives. `games_per_second` is the summed games over the summed seconds.
+pub fn merge(parts: &[Totals]) -> Result<Report, MergeError> {
+    let first = parts.first().ok_or(MergeError::Empty)?;
+    let run = first.run.clone().ok_or(MergeError::NoRun(1))?;
+    let mut total = Totals {
+        run: Some(run.clone()),
+        cards: first
+            .cards
+            .iter()
+            .map(|c| CardTotals {
+                id: c.id.clone(),
+                ..CardTotals::default()
+            })
+            .collect(),
+        ..Totals::default()
+    };
+    for (i, part) in parts.iter().enumerate() {
+        match &part.run {
+            None => return Err(MergeError::NoRun(i + 1)),
+            Some(r) if *r != run => return Err(MergeError::OtherRun(i + 1)),
+            Some(_) => {}
+        }
+        if part.cards.len() != total.cards.len()
+            || part
+                .cards
+                .iter()
+                .zip(&total.cards)
+                .any(|(a, b)| a.id != b.id)
+        {
+            return Err(MergeError::OtherCards(i + 1));
+        }
+        for &k in &part.shards {
+            if total.shards.contains(&k) {
+                return Err(MergeError::Twice(k));
+            }
+            total.shards.push(k);
+        }
+        total.games += part.games;
+        total.wins_a += part.wins_a;
+        total.wins_b += part.wins_b;
+        total.draws += part.draws;
+        total.first2 += part.first2;
+        total.margin += part.margin;
+        total.moves += part.moves;
+        total.seconds += part.seconds;
+        for (pair, n) in &part.capped {
+            *total.capped.entry(pair.clone()).or_default() += n;
+        }
+        for (t, c) in total.cards.iter_mut().zip(&part.cards) {
+            t.played += c.played;
+            t.offered += c.offered;
+            t.swing += c.swing;
+            t.in_games += c.in_games;
+            t.points2 += c.points2;
+            t.refused_engine += c.refused_engine;
+            t.refused_script += c.refused_script;
+            t.first_error = match (t.first_error.take(), &c.first_error) {
+                (Some(a), Some(b)) => Some(if b.0 < a.0 { b.clone() } else { a }),
+                (a, b) => a.or_else(|| b.clone()),
+            };
+        }
+    }
+    let missing: Vec<u32> = (1..=run.shards)
+        .filter(|k| !total.shards.contains(k))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::Missing(missing, run.shards));
+    }
+    total.shards.sort_unstable();
+    Ok(summarize(total))
+}
+
+/// The raw sums of `records` (in game order).
+fn tally(catalog: &Catalog, records: &[GameRecord], seconds: f64) -> Totals {
+    let mut t = Totals {
+        seconds,
+        cards: catalog
+            .card_ids()
+            .map(|c| CardTotals {
+                id: catalog.card(c).meta.id.clone(),
+                ..CardTotals::default()
+            })
+            .collect(),
+        ..Totals::default()
+    };
+    let n_cards = t.cards.len();
     for r in records {
+        t.games += 1;
         let a = r.a_seat.unwrap_or(Seat::One);
-        let points_a = match r.winner {
+        let points2_a: u64 = match r.winner {
             Some(w) if w == a => {
-                wins_a += 1;
-                1.0
+                t.wins_a += 1;
+                2
             }
             Some(_) => {
-                wins_b += 1;
-                0.0
+                t.wins_b += 1;
+                0
             }
             None => {
-                draws += 1;
-                0.5
+                t.draws += 1;
+                1
             }
         };
-        first += match r.winner {
-            Some(Seat::One) => 1.0,
-            Some(Seat::Two) => 0.0,
-            None => 0.5,
+        t.first2 += match r.winner {
+            Some(Seat::One) => 2,
+            Some(Seat::Two) => 0,
+            None => 1,
         };
-        margin += r.margin_a;
-        moves += u64::from(r.moves);
+        t.margin += r.margin_a;
+        t.moves += u64::from(r.moves);
+        if let Some(pair) = &r.capped {
+            *t.capped.entry(pair.clone()).or_default() += 1;
+        }
         for &(_, card) in &r.offered {
-            if let Some(o) = offered.get_mut(card.index()) {
-                *o += 1;
+            if let Some(c) = t.cards.get_mut(card.index()) {
+                c.offered += 1;
+            }
+        }
+        for f in &r.refusals {
+            if let Some(c) = t.cards.get_mut(f.card.index()) {
+                if f.script {
+                    c.refused_script += 1;
+                } else {
+                    c.refused_engine += 1;
+                }
+                if c.first_error.is_none() {
+                    c.first_error = Some((r.game, f.message.clone()));
+                }
             }
         }
         for side_a in [true, false] {
             let mut seen = vec![false; n_cards];
             for p in r.plays.iter().filter(|p| p.side_a == side_a) {
                 let i = p.card.index();
-                if i >= n_cards {
+                let Some(c) = t.cards.get_mut(i) else {
                     continue;
-                }
-                played[i] += 1;
-                swing[i] += p.swing;
+                };
+                c.played += 1;
+                c.swing += p.swing;
                 if !seen[i] {
                     seen[i] = true;
-                    in_games[i] += 1;
-                    points[i] += if side_a { points_a } else { 1.0 - points_a };
+                    c.in_games += 1;
+                    c.points2 += if side_a { points2_a } else { 2 - points2_a };
                 }
             }
         }
     }
-    let n = f64::from(games.max(1));
-    let win_rate_a = (f64::from(wins_a) + 0.5 * f64::from(draws)) / n;
-    let cards = catalog
-        .card_ids()
-        .filter(|c| offered[c.index()] > 0)
+    t
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn summarize(totals: Totals) -> Report {
+    let t = &totals;
+    let n = f64::from(t.games.max(1));
+    let win_rate_a = (f64::from(t.wins_a) + 0.5 * f64::from(t.draws)) / n;
+    let cards = t
+        .cards
+        .iter()
+        .filter(|c| c.offered > 0)
         .map(|c| {
-            let i = c.index();
-            let pick_rate = played[i] as f64 / offered[i].max(1) as f64;
+            let pick_rate = c.played as f64 / c.offered.max(1) as f64;
+            let broken = c.refused_script > 0;
             CardStats {
-                id: catalog.card(c).meta.id.clone(),
-                played: played[i],
-                offered: offered[i],
+                id: c.id.clone(),
+                played: c.played,
+                offered: c.offered,
                 pick_rate,
-                avg_income_swing: if played[i] > 0 {
-                    swing[i] as f64 / played[i] as f64
+                avg_income_swing: if c.played > 0 {
+                    c.swing as f64 / c.played as f64
                 } else {
                     0.0
                 },
-                games_played_in: in_games[i],
-                win_rate_when_played: if in_games[i] > 0 {
-                    points[i] / in_games[i] as f64
+                games_played_in: c.in_games,
+                win_rate_when_played: if c.in_games > 0 {
+                    c.points2 as f64 / 2.0 / c.in_games as f64
                 } else {
                     0.0
                 },
-                dead: offered[i] >= 30 && pick_rate < 0.05,
+                refused: c.refused_engine + c.refused_script,
+                refused_by_script: c.refused_script,
+                first_error: c.first_error.as_ref().map(|(_, m)| m.clone()),
+                broken,
+                dead: !broken && c.offered >= 30 && pick_rate < 0.05,
             }
         })
         .collect();
     Report {
-        games,
-        wins_a,
-        wins_b,
-        draws,
+        games: t.games,
+        wins_a: t.wins_a,
+        wins_b: t.wins_b,
+        draws: t.draws,
         win_rate_a,
         ci95_a: wilson(win_rate_a, n),
-        first_seat_win_rate: first / n,
-        avg_margin_a: margin as f64 / n,
-        avg_moves: moves as f64 / n,
-        games_per_second: if seconds > 0.0 && games > 0 {
-            f64::from(games) / seconds
+        first_seat_win_rate: t.first2 as f64 / 2.0 / n,
+        avg_margin_a: t.margin as f64 / n,
+        avg_moves: t.moves as f64 / n,
+        games_per_second: if t.seconds > 0.0 && t.games > 0 {
+            f64::from(t.games) / t.seconds
         } else {
             0.0
         },
         cards,
+        capped_games: t.capped.values().sum(),
+        max_moves: t.run.as_ref().map_or(MAX_MOVES, |r| r.max_moves),
+        capped_pairings: t.capped.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        script_refusals: t.cards.iter().map(|c| c.refused_script).sum(),
+        engine_refusals: t.cards.iter().map(|c| c.refused_engine).sum(),
+        totals,
     }
 }
 

@@ -77,7 +77,7 @@ pub enum Command {
     /// Play AI-versus-AI games and report win rates and per-card statistics.
     /// A takes seat 1 in even games and seat 2 in odd ones; the result is the same for a
     /// seed whatever the thread count (for `hard`, with --iterations rather than a time).
-    Simulate(SimulateArgs),
+    Simulate(SimulateCommand),
     /// Saved decks: list, show, import, export; `random` prints a random-content deck.
     #[command(subcommand)]
     Deck(DeckCommand),
@@ -173,13 +173,40 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     }
 }
 
+/// `tokensmith simulate`: a run, or `simulate merge`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct SimulateCommand {
+    /// `merge`.
+    #[command(subcommand)]
+    pub sub: Option<SimulateSub>,
+    /// A run's options.
+    #[command(flatten)]
+    pub args: SimulateArgs,
+}
+
+/// `tokensmith simulate merge`.
+#[derive(Debug, Subcommand)]
+pub enum SimulateSub {
+    /// Add up the `--json` reports of a run's shards (`--shard K/N`, every K once) into
+    /// the report the whole run gives.
+    Merge {
+        /// The shard reports.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// Options of `tokensmith simulate`.
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
     /// Side A's deck: a deck id of the loaded packs, a saved deck's id, or `random`
     /// (random content, drawn from the seed).
-    #[arg(long, value_name = "ID")]
-    pub deck_a: String,
+    #[arg(long, value_name = "ID", required = true)]
+    pub deck_a: Option<String>,
     /// Side B's deck (the same kinds); repeat to play A against several decks in turn.
     #[arg(long, value_name = "ID", required = true)]
     pub deck_b: Vec<String>,
@@ -210,6 +237,31 @@ pub struct SimulateArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Stop a game after this many moves and report it as capped.
+    #[arg(long, value_name = "N", default_value_t = crate::ai::simulate::MAX_MOVES)]
+    pub max_moves: u32,
+    /// Play only shard K of N of the games (K from 1): game g when g % N = K − 1. Merge
+    /// the shards' `--json` reports with `simulate merge`.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
+}
+
+fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+    let (k, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("'{text}' is not K/N (say 2/4)"))?;
+    let k: u32 = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{k}' is not a shard number"))?;
+    let n: u32 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{n}' is not a shard count"))?;
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("shard {k}/{n}: K must be from 1 to N"));
+    }
+    Ok((k, n))
 }
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
@@ -217,7 +269,11 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         return open_client(cli);
     };
     match command {
-        Command::Simulate(args) => simulate(cli, args),
+        Command::Simulate(SimulateCommand {
+            sub: Some(SimulateSub::Merge { files, json }),
+            ..
+        }) => merge_reports(files, *json),
+        Command::Simulate(SimulateCommand { args, .. }) => simulate(cli, args),
         Command::Deck(command) => deck_command(cli, command),
         Command::Pack(command) => pack::run(cli, command),
         Command::Serve(args) => lan::serve(cli, args),
@@ -714,7 +770,7 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         (None, None) => Budget::Time(std::time::Duration::from_secs(1)),
     };
     let config = Config {
-        deck_a: deck(&args.deck_a)?,
+        deck_a: deck(args.deck_a.as_deref().unwrap_or_default())?,
         decks_b: args
             .deck_b
             .iter()
@@ -729,6 +785,8 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             budget,
             omniscient: args.omniscient,
         },
+        max_moves: args.max_moves.max(1),
+        shard: args.shard,
     };
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let bar = indicatif::ProgressBar::new(u64::from(args.games));
@@ -748,7 +806,7 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
     } else {
-        write_report(&mut out, args, &report)?;
+        write_report(&mut out, &report)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -799,19 +857,26 @@ fn named_deck(
 
 fn write_report(
     out: &mut impl std::io::Write,
-    args: &SimulateArgs,
     r: &crate::ai::simulate::Report,
 ) -> std::io::Result<()> {
     let pct = |x: f64| format!("{:.1}%", 100.0 * x);
-    writeln!(
-        out,
-        "{} games: A ({} with {}) vs B ({} with {})",
-        r.games,
-        args.ai_a.name(),
-        args.deck_a,
-        args.ai_b.name(),
-        args.deck_b.join(", ")
-    )?;
+    if let Some(run) = &r.totals.run {
+        let shards = if run.shards > 1 {
+            let list: Vec<String> = r.totals.shards.iter().map(ToString::to_string).collect();
+            format!(" (shard {} of {})", list.join(", "), run.shards)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "{} games{shards}: A ({} with {}) vs B ({} with {})",
+            r.games,
+            run.ai_a,
+            run.deck_a,
+            run.ai_b,
+            run.decks_b.join(", ")
+        )?;
+    }
     writeln!(
         out,
         "A won {}, B won {}, {} draws",
@@ -830,32 +895,97 @@ fn write_report(
         "average margin for A {:+.1}; {:.1} moves a game; {:.0} games/s",
         r.avg_margin_a, r.avg_moves, r.games_per_second
     )?;
+    if r.capped_games > 0 {
+        let pairs: Vec<String> = r
+            .capped_pairings
+            .iter()
+            .map(|(p, n)| format!("{p}: {n}"))
+            .collect();
+        writeln!(
+            out,
+            "warning: {} of {} games reached the {}-move cap and count as draws ({}); these decks may never finish a game (--max-moves stops them sooner)",
+            r.capped_games,
+            r.games,
+            r.max_moves,
+            pairs.join(", ")
+        )?;
+    }
+    if r.script_refusals > 0 {
+        let broken = r.cards.iter().filter(|c| c.broken).count();
+        writeln!(
+            out,
+            "warning: scripts refused {} moves ({broken} broken card(s), below); each was replaced by another legal move",
+            r.script_refusals
+        )?;
+    }
+    if r.engine_refusals > 0 {
+        writeln!(
+            out,
+            "note: the engine refused {} moves the AI chose",
+            r.engine_refusals
+        )?;
+    }
     writeln!(out)?;
     writeln!(
         out,
-        "{:<22} {:>7} {:>7} {:>6} {:>8} {:>9}",
-        "card", "played", "offered", "pick", "swing", "win rate"
+        "{:<22} {:>7} {:>7} {:>6} {:>8} {:>9} {:>7}",
+        "card", "played", "offered", "pick", "swing", "win rate", "refused"
     )?;
     let mut cards = r.cards.clone();
     cards.sort_by(|a, b| b.win_rate_when_played.total_cmp(&a.win_rate_when_played));
     for c in &cards {
+        let verdict = if c.broken {
+            format!(
+                "  broken: {}",
+                c.first_error.as_deref().unwrap_or("its script failed")
+            )
+        } else if c.dead {
+            "  dead: almost never chosen".to_string()
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "{:<22} {:>7} {:>7} {:>6} {:>8.1} {:>9}{}",
+            "{:<22} {:>7} {:>7} {:>6} {:>8.1} {:>9} {:>7}{verdict}",
             c.id,
             c.played,
             c.offered,
             pct(c.pick_rate),
             c.avg_income_swing,
             pct(c.win_rate_when_played),
-            if c.dead {
-                "  dead: almost never chosen"
-            } else {
-                ""
-            }
+            c.refused
         )?;
     }
     Ok(())
+}
+
+/// `simulate merge`.
+fn merge_reports(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+    let mut parts = Vec::with_capacity(files.len());
+    for f in files {
+        let text = crate::fsutil::read_text(f, 64 << 20, "a simulation report")
+            .with_context(|| format!("cannot read {}", crate::fsutil::shown(f)))?;
+        #[derive(serde::Deserialize)]
+        struct Shard {
+            totals: crate::ai::simulate::Totals,
+        }
+        let shard: Shard = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is not a `simulate --json` report",
+                crate::fsutil::shown(f)
+            )
+        })?;
+        parts.push(shard.totals);
+    }
+    let report = crate::ai::simulate::merge(&parts)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write_report(&mut out, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The text of a schema file as `schema` writes it.

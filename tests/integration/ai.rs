@@ -31,6 +31,8 @@ fn config(catalog: &Catalog, a: Level, b: Level, games: u32, seed: u64) -> Confi
             budget: Budget::Iterations(300),
             omniscient: false,
         },
+        max_moves: simulate::MAX_MOVES,
+        shard: None,
     }
 }
 
@@ -150,6 +152,8 @@ fn simulation_results_are_the_same_for_any_thread_count() {
     let mut b = simulate::simulate(&catalog, &two, &|| {});
     a.games_per_second = 0.0;
     b.games_per_second = 0.0;
+    a.totals.seconds = 0.0;
+    b.totals.seconds = 0.0;
     assert_eq!(a, b);
     assert_eq!(a.games, 24);
     assert_eq!(a.wins_a + a.wins_b + a.draws, 24);
@@ -196,6 +200,7 @@ fn simulate_json_is_deterministic_per_seed_across_thread_counts() {
             assert!(v.get(key).is_some(), "missing key {key}");
         }
         v["games_per_second"] = serde_json::Value::Null;
+        v["totals"]["seconds"] = serde_json::Value::Null;
         v
     };
     assert_eq!(run("1"), run("2"));
@@ -294,4 +299,131 @@ fn greedy_understands_a_scripted_card_without_ai_code() {
             card.map(|c| &catalog.card(c).meta.id)
         );
     }
+}
+
+fn normalized(mut r: simulate::Report) -> serde_json::Value {
+    r.games_per_second = 0.0;
+    r.totals.seconds = 0.0;
+    r.totals.shards = Vec::new();
+    if let Some(run) = &mut r.totals.run {
+        run.shards = 0;
+    }
+    serde_json::to_value(&r).expect("json")
+}
+
+#[test]
+fn shards_of_a_run_merge_into_exactly_the_report_of_the_whole_run() {
+    let catalog = base_catalog();
+    let mut c = config(&catalog, Level::Greedy, Level::Easy, 30, 77);
+    c.decks_b = vec![deck(&catalog, 1), deck(&catalog, 2)];
+    let whole = simulate::simulate(&catalog, &c, &|| {});
+    let mut parts = Vec::new();
+    // Out of order on purpose.
+    for k in [3, 1, 2] {
+        let mut s = c.clone();
+        s.shard = Some((k, 3));
+        let r = simulate::simulate(&catalog, &s, &|| {});
+        assert_eq!(r.games, 10);
+        parts.push(r.totals);
+    }
+    let merged = simulate::merge(&parts).expect("merge");
+    assert_eq!(merged.totals.shards, vec![1, 2, 3]);
+    assert_eq!(normalized(merged), normalized(whole));
+    // A missing shard, a shard twice and another run are refused.
+    assert!(matches!(
+        simulate::merge(&parts[..2]),
+        Err(simulate::MergeError::Missing(m, 3)) if m == vec![2]
+    ));
+    let twice = [parts[0].clone(), parts[0].clone()];
+    assert_eq!(
+        simulate::merge(&twice).err(),
+        Some(simulate::MergeError::Twice(3))
+    );
+    let mut other = c.clone();
+    other.seed = 78;
+    other.shard = Some((2, 3));
+    let foreign = simulate::simulate(&catalog, &other, &|| {}).totals;
+    assert_eq!(
+        simulate::merge(&[parts[0].clone(), parts[1].clone(), foreign]).err(),
+        Some(simulate::MergeError::OtherRun(3))
+    );
+}
+
+#[test]
+fn games_stopped_by_the_move_cap_are_counted_and_named() {
+    let catalog = base_catalog();
+    let mut c = config(&catalog, Level::Greedy, Level::Greedy, 6, 5);
+    c.max_moves = 4;
+    let r = simulate::simulate(&catalog, &c, &|| {});
+    assert_eq!(r.capped_games, 6);
+    assert_eq!(r.draws, 6);
+    assert_eq!(r.max_moves, 4);
+    assert_eq!(
+        r.capped_pairings,
+        vec![("starter vs starter".to_string(), 6)]
+    );
+    c.max_moves = simulate::MAX_MOVES;
+    assert_eq!(simulate::simulate(&catalog, &c, &|| {}).capped_games, 0);
+}
+
+#[test]
+fn a_card_whose_script_always_fails_is_reported_broken_with_its_error_not_dead() {
+    let packs = crate::support::TempPacks::new(&[
+        (
+            "broken/pack.yaml",
+            "id: broken\nname: Broken\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n",
+        ),
+        (
+            "broken/content.yaml",
+            "abilities:\n  - id: boom\n    script: scripts/boom.lua\ncards:\n  - id: boomer\n    value: 9\n    ability: boom\n    area: cross\n",
+        ),
+        (
+            "broken/scripts/boom.lua",
+            "return {\n  on_place = function(ctx)\n    error(\"boom\")\n  end,\n}\n",
+        ),
+    ]);
+    let loaded = tokensmith::script::load(&tokensmith::content::LoadOptions {
+        folders: vec![
+            tokensmith::content::PackFolder {
+                path: crate::support::root().join("content"),
+                required: true,
+            },
+            tokensmith::content::PackFolder {
+                path: packs.path().to_path_buf(),
+                required: true,
+            },
+        ],
+        only: Some(vec!["base".into(), "broken".into()]),
+        rules_patch: None,
+        order: Vec::new(),
+    });
+    let catalog = loaded
+        .catalog
+        .expect("loads: the script fails only when run");
+    let boomer = catalog.card_named("broken:boomer").expect("card");
+    let mut with = deck(&catalog, 0);
+    with.stacks[0].insert(0, boomer);
+    with.id = "with_boomer".into();
+    let mut c = config(&catalog, Level::Greedy, Level::Greedy, 10, 9);
+    c.deck_a = with;
+    let r = simulate::simulate(&catalog, &c, &|| {});
+    let card = r
+        .cards
+        .iter()
+        .find(|s| s.id == "boomer")
+        .expect("boomer was offered");
+    assert!(card.broken, "{card:?}");
+    assert!(!card.dead);
+    assert!(card.refused_by_script > 0 && card.refused == card.refused_by_script);
+    assert_eq!(card.played, 0, "its moves never went through");
+    let first = card.first_error.as_deref().unwrap_or_default();
+    assert!(first.contains("scripts/boom.lua:3"), "{first}");
+    assert!(first.contains("boom"), "{first}");
+    assert_eq!(r.script_refusals, card.refused_by_script);
+    assert!(
+        r.cards
+            .iter()
+            .filter(|s| s.id != "boomer")
+            .all(|s| !s.broken)
+    );
 }

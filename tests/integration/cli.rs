@@ -282,3 +282,75 @@ fn decks_are_imported_listed_shown_exported_and_simulated_from_the_profile() {
     );
     assert!(stdout(&sim).contains("with old_aggro"));
 }
+
+#[test]
+fn simulate_shards_merge_into_the_whole_runs_report_and_caps_are_reported() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let base = [
+        "--packs", "base", "simulate", "--deck-a", "starter", "--deck-b", "shifters", "--games",
+        "12", "--seed", "3", "--json",
+    ];
+    let normal = |text: &[u8]| {
+        let mut v: serde_json::Value = serde_json::from_slice(text).expect("json");
+        v["games_per_second"] = serde_json::Value::Null;
+        v["totals"]["seconds"] = serde_json::Value::Null;
+        v["totals"]["shards"] = serde_json::Value::Null;
+        v["totals"]["run"]["shards"] = serde_json::Value::Null;
+        v
+    };
+    let whole = tokensmith(&base);
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    let mut files = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let mut args = base.to_vec();
+        args.extend(["--shard", k]);
+        let out = tokensmith(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let file = dir.path().join(format!("shard{}.json", files.len() + 1));
+        std::fs::write(&file, &out.stdout).expect("write");
+        files.push(file.to_string_lossy().into_owned());
+    }
+    let merged = tokensmith(&["simulate", "merge", &files[0], &files[1], "--json"]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert_eq!(normal(&merged.stdout), normal(&whole.stdout));
+    let text = tokensmith(&["simulate", "merge", &files[1], &files[0]]);
+    assert!(
+        stdout(&text).starts_with("12 games (shard 1, 2 of 2): A (greedy with starter)"),
+        "{}",
+        stdout(&text)
+    );
+    let missing = tokensmith(&["simulate", "merge", &files[0]]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("shards missing: [2] (of 2)"));
+    let capped = tokensmith(&[
+        "--packs",
+        "base",
+        "simulate",
+        "--deck-a",
+        "starter",
+        "--deck-b",
+        "shifters",
+        "--games",
+        "4",
+        "--max-moves",
+        "3",
+    ]);
+    assert!(capped.status.success());
+    assert!(
+        stdout(&capped).contains("warning: 4 of 4 games reached the 3-move cap and count as draws (starter vs shifters: 4)"),
+        "{}",
+        stdout(&capped)
+    );
+}
