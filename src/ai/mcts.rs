@@ -83,9 +83,11 @@ impl HardAgent {
             Budget::Time(t) => Limit::Until(Instant::now() + t),
             Budget::Iterations(n) => Limit::Count(n.div_ceil(2).max(1)),
         };
+        // Both trees remember the cards whose scripts ran out of budget.
+        let spent = engine.spent();
         let tree = |seed: u64| {
             let scripts = hooks_for(catalog);
-            let engine = scripts.brain(catalog);
+            let engine = scripts.brain_sharing(catalog, &spent);
             Tree::new(obs.seat()).run(&engine, obs, seed, limit, exploration)
         };
         // Inside a pool of ours (simulation) the second tree goes to another worker;

@@ -142,7 +142,16 @@ pub fn agent(level: Level, seed: u64, options: Options) -> Box<dyn Agent> {
 pub struct Brain<'a> {
     engine: Engine<'a>,
     host: Option<&'a ScriptHost>,
+    /// Per card, with scripts loaded: its scripts ran out of their budget in a simulated
+    /// play of this brain's (or of a brain sharing the list: a search's other tree), so
+    /// look-ahead refuses it at once from then on.
+    spent: Spent,
 }
+
+/// Per card, the error its scripts gave when they ran out of budget in a look-ahead:
+/// shared by the brains of a thread over one catalog, and by a search's trees on other
+/// threads.
+pub type Spent = std::sync::Arc<Vec<std::sync::OnceLock<crate::rules::HookError>>>;
 
 impl<'a> std::ops::Deref for Brain<'a> {
     type Target = Engine<'a>;
@@ -153,6 +162,41 @@ impl<'a> std::ops::Deref for Brain<'a> {
 }
 
 impl Brain<'_> {
+    /// Play `mv` for look-ahead, as [`Engine::play_quiet`] does, except that a card whose
+    /// scripts once ran out of their budget (instructions, time, memory, depth or events)
+    /// in a look-ahead on this thread over this catalog is refused at once afterwards,
+    /// with the same error, without running them: a runaway script costs one budget per
+    /// thread, not one per simulated play. The real game never goes through this: it
+    /// plays every move with the engine.
+    pub fn play_quiet(
+        &self,
+        state: &mut crate::rules::GameState,
+        mv: crate::rules::Move,
+    ) -> Result<(), crate::rules::MoveError> {
+        if self.spent.is_empty() {
+            return self.engine.play_quiet(state, mv);
+        }
+        let card = self.engine.card_played(state, mv).ok();
+        let slot = card.and_then(|c| self.spent.get(c.index()));
+        if let Some(e) = slot.and_then(std::sync::OnceLock::get) {
+            return Err(crate::rules::MoveError::Script(e.clone()));
+        }
+        let result = self.engine.play_quiet(state, mv);
+        if let (Err(crate::rules::MoveError::Script(e)), Some(slot)) = (&result, slot)
+            && e.kind == crate::rules::HookErrorKind::Limit
+        {
+            let _ = slot.set(e.clone());
+        }
+        result
+    }
+
+    /// The list of cards whose scripts ran out of budget, to share with another brain
+    /// of the same search ([`Scripts::brain_sharing`]).
+    #[must_use]
+    pub fn spent(&self) -> Spent {
+        std::sync::Arc::clone(&self.spent)
+    }
+
     /// The engine alone.
     #[must_use]
     pub fn engine(&self) -> &Engine<'_> {
@@ -184,7 +228,8 @@ impl Brain<'_> {
 /// The scripts of a catalog on one thread: a [`ScriptHost`] when the catalog has scripts
 /// (a Lua state cannot be shared between threads), nothing otherwise.
 pub struct Scripts {
-    host: Option<ScriptHost>,
+    host: Option<std::rc::Rc<ScriptHost>>,
+    spent: Spent,
 }
 
 impl Scripts {
@@ -192,7 +237,7 @@ impl Scripts {
     #[must_use]
     pub fn hooks(&self) -> &dyn Hooks {
         match &self.host {
-            Some(host) => host,
+            Some(host) => &**host,
             None => &NoHooks,
         }
     }
@@ -200,22 +245,85 @@ impl Scripts {
     /// An engine over `catalog` with these scripts, and their heuristics.
     #[must_use]
     pub fn brain<'a>(&'a self, catalog: &'a Catalog) -> Brain<'a> {
+        self.brain_sharing(catalog, &self.spent)
+    }
+
+    /// [`Scripts::brain`] remembering runaway cards in `spent` (another brain's list).
+    #[must_use]
+    pub fn brain_sharing<'a>(&'a self, catalog: &'a Catalog, spent: &Spent) -> Brain<'a> {
+        let spent = if self.host.is_some() && spent.len() == catalog.cards().len() {
+            std::sync::Arc::clone(spent)
+        } else {
+            std::sync::Arc::new(Vec::new())
+        };
         Brain {
             engine: Engine::new(catalog, self.hooks()),
-            host: self.host.as_ref(),
+            host: self.host.as_deref(),
+            spent,
         }
     }
 }
 
-/// The scripts of `catalog` for the calling thread.
+/// Script hosts this thread made lately, by catalog stamp: a host is reused for the same
+/// catalog (each move starts from the scripts' loaded state, so what ran before leaves
+/// nothing behind). Two are kept: the catalog in play and the one before a reload.
+const KEPT_HOSTS: usize = 2;
+
+thread_local! {
+    static HOSTS: std::cell::RefCell<Vec<(u64, std::rc::Rc<ScriptHost>, Spent)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The scripts of `catalog` for the calling thread: made once per thread and catalog,
+/// then shared (starting a Lua state and compiling every script costs about a
+/// millisecond, far more than a game of built-in cards).
 #[must_use]
 pub fn hooks_for(catalog: &Catalog) -> Scripts {
+    let none = || Scripts {
+        host: None,
+        spent: std::sync::Arc::new(Vec::new()),
+    };
+    if catalog.scripts().is_empty() {
+        return none();
+    }
+    let stamp = catalog.stamp();
+    let cached = HOSTS.with(|h| {
+        h.borrow()
+            .iter()
+            .find(|(s, _, _)| *s == stamp)
+            .map(|(_, host, spent)| (std::rc::Rc::clone(host), std::sync::Arc::clone(spent)))
+    });
+    if let Some((host, spent)) = cached {
+        return Scripts {
+            host: Some(host),
+            spent,
+        };
+    }
     // The catalog's scripts compiled when it was loaded, so this only fails if a script
     // file changed on disk since; moves that need it are then refused.
-    let host = if catalog.scripts().is_empty() {
-        None
-    } else {
-        ScriptHost::new(catalog).ok()
+    let Some(host) = ScriptHost::new(catalog).ok().map(std::rc::Rc::new) else {
+        return none();
     };
-    Scripts { host }
+    let spent: Spent = std::sync::Arc::new(
+        (0..catalog.cards().len())
+            .map(|_| std::sync::OnceLock::new())
+            .collect(),
+    );
+    HOSTS.with(|h| {
+        let mut h = h.borrow_mut();
+        h.retain(|(s, _, _)| *s != stamp);
+        h.insert(
+            0,
+            (
+                stamp,
+                std::rc::Rc::clone(&host),
+                std::sync::Arc::clone(&spent),
+            ),
+        );
+        h.truncate(KEPT_HOSTS);
+    });
+    Scripts {
+        host: Some(host),
+        spent,
+    }
 }

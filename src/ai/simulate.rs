@@ -418,8 +418,9 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
             .par_iter()
             .copied()
             .map(|g| {
-                // A fresh script host per game: whatever a script keeps in Lua between
-                // calls cannot make a game depend on which games ran before it.
+                // This thread's script host (every move starts from the scripts' loaded
+                // state, so no game depends on which games ran before it on the thread)
+                // and a fresh brain: what a game's look-ahead learned stays in it.
                 let scripts = hooks_for(catalog);
                 let engine = scripts.brain(catalog);
                 let r = play_game(&engine, config, g);

@@ -455,6 +455,29 @@ pub struct Catalog {
     packs: Vec<PackInfo>,
     /// Per token type, what the engine's inner loops need, made once by [`Catalog::new`].
     kinds: Vec<KindInfo>,
+    /// Which [`Catalog::new`] made it (its clones share it).
+    stamp: Stamp,
+}
+
+/// A catalog's identity: a number no other [`Catalog::new`] of this process gives, shared
+/// by clones, for caches of what is built from a catalog (a thread's script host). Not
+/// part of equality: two catalogs with the same definitions are equal.
+#[derive(Clone, Copy, Debug)]
+struct Stamp(u64);
+
+impl PartialEq for Stamp {
+    fn eq(&self, _: &Stamp) -> bool {
+        true
+    }
+}
+
+impl Eq for Stamp {}
+
+impl Stamp {
+    fn next() -> Stamp {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Stamp(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// The definitions a [`Catalog`] is made of, in id order.
@@ -658,7 +681,15 @@ impl Catalog {
             scripts,
             packs,
             kinds,
+            stamp: Stamp::next(),
         }
+    }
+
+    /// This catalog's identity for caches: unique to the [`Catalog::new`] that made it,
+    /// shared by its clones (see [`Catalog`]'s equality, which ignores it).
+    #[must_use]
+    pub fn stamp(&self) -> u64 {
+        self.stamp.0
     }
 
     /// The definitions back, to change and make a new catalog of.

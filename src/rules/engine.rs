@@ -185,6 +185,11 @@ pub struct Engine<'a> {
     pub hooks: &'a dyn Hooks,
     /// Whether the catalog has scripts, worked out once.
     scripted: bool,
+    /// Whether a token type has a script: then hooks may run on any move (a token's
+    /// `on_destroyed`, `between_turns` or `income`). Without one, only a move whose card
+    /// has a scripted ability can run a hook, and every other move takes the path of
+    /// content without scripts.
+    token_scripts: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -195,6 +200,7 @@ impl<'a> Engine<'a> {
             catalog,
             hooks,
             scripted: catalog.has_scripts(),
+            token_scripts: catalog.token_types().iter().any(|t| t.script.is_some()),
         }
     }
 
@@ -354,20 +360,33 @@ impl<'a> Engine<'a> {
         events: Option<&mut Vec<Event>>,
     ) -> Result<(), MoveError> {
         let card = self.check(state, mv)?;
-        if !self.scripted {
-            // Without scripts nothing after the legality check can fail.
+        if !self.may_run_hooks(card) {
+            // With no hook to run, nothing after the legality check can fail.
             return self
-                .resolve(state, mv, card, events)
+                .resolve(state, mv, card, events, false)
                 .map_err(MoveError::from);
         }
         let snapshot = state.clone();
         self.hooks.begin_step(Step::Move);
-        let result = self.resolve(state, mv, card, events);
+        let result = self.resolve(state, mv, card, events, true);
         self.hooks.end_move();
         result.map_err(|e| {
             *state = snapshot;
             MoveError::from(e)
         })
+    }
+
+    /// Whether playing `card` may run a script hook: a scripted ability, or any token
+    /// type with a script in the catalog.
+    fn may_run_hooks(&self, card: CardId) -> bool {
+        self.token_scripts
+            || (self.scripted
+                && self.catalog.card(card).ability.is_some_and(|a| {
+                    matches!(
+                        self.catalog.ability(a).effect,
+                        super::catalog::Effect::Script(_)
+                    )
+                }))
     }
 
     fn resolve(
@@ -376,6 +395,7 @@ impl<'a> Engine<'a> {
         mv: Move,
         card: CardId,
         mut events: Option<&mut Vec<Event>>,
+        hooked: bool,
     ) -> Result<(), HookError> {
         let def = self.catalog.card(card);
         let seat = mv.seat;
@@ -412,7 +432,7 @@ impl<'a> Engine<'a> {
                 mv.cell,
                 &def.area,
             );
-            fx.count_events(self.scripted);
+            fx.count_events(hooked);
             // A token placed at value 0 or below is destroyed at once.
             fx.settle(index)?;
             // 2. Ability.
@@ -426,7 +446,7 @@ impl<'a> Engine<'a> {
                 fx.cycle(seat, s, card);
             }
             // 4. Between turns.
-            if self.scripted {
+            if hooked {
                 self.hooks.begin_step(Step::BetweenTurns);
             }
             self.between_turns(&mut fx)?;
@@ -556,7 +576,7 @@ impl<'a> Engine<'a> {
     /// Both seats' income on the current board: for each token
     /// `(value + aura bonuses received) × multiplier`, adjusted by `income` hooks.
     pub fn incomes(&self, state: &GameState) -> Result<[i64; 2], HookError> {
-        if self.scripted {
+        if self.token_scripts {
             return self.incomes_by_token(state);
         }
         // The common case in one tight pass: the board keeps each seat's sum of

@@ -427,3 +427,81 @@ fn a_card_whose_script_always_fails_is_reported_broken_with_its_error_not_dead()
             .all(|s| !s.broken)
     );
 }
+
+#[test]
+fn a_card_whose_script_runs_out_of_budget_is_refused_at_once_by_later_look_ahead() {
+    let packs = TempPacks::new(&[
+        (
+            "spin/pack.yaml",
+            "id: spin\nname: Spin\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n",
+        ),
+        (
+            "spin/content.yaml",
+            "abilities:\n  - id: spin\n    script: scripts/spin.lua\ncards:\n  - id: spinner\n    value: 3\n    ability: spin\n    area: cross\n",
+        ),
+        (
+            "spin/scripts/spin.lua",
+            "return {\n  on_place = function(ctx)\n    while true do end\n  end,\n}\n",
+        ),
+    ]);
+    let loaded = tokensmith::script::load(&tokensmith::content::LoadOptions {
+        folders: vec![
+            tokensmith::content::PackFolder {
+                path: root().join("content"),
+                required: true,
+            },
+            tokensmith::content::PackFolder {
+                path: packs.path().to_path_buf(),
+                required: true,
+            },
+        ],
+        only: None,
+        rules_patch: None,
+        order: Vec::new(),
+    });
+    let catalog = loaded.catalog.expect("loads");
+    let spinner = catalog.card_named("spin:spinner").expect("card");
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
+    let mut stacks = catalog.decks()[0].stacks.clone();
+    stacks[0].insert(0, spinner);
+    let mut events = Vec::new();
+    let state = brain
+        .new_game([&stacks, &stacks], 1, &mut events)
+        .expect("a game");
+    let mv = tokensmith::rules::Move {
+        seat: Seat::One,
+        play: Play::Stack(0),
+        cell: tokensmith::rules::Cell::new(0, 0),
+    };
+    let first = brain
+        .play_quiet(&mut state.clone(), mv)
+        .expect_err("runs out");
+    assert!(
+        first.to_string().contains("spin/scripts/spin.lua:3"),
+        "{first}"
+    );
+    assert!(brain.spent()[spinner.index()].get().is_some(), "remembered");
+    // Another brain of this thread over the same catalog refuses it at once, with the
+    // same error; the real engine still runs it (and refuses it the same way).
+    let again = scripts.brain(&catalog);
+    assert_eq!(
+        again
+            .play_quiet(&mut state.clone(), mv)
+            .expect_err("refused"),
+        first
+    );
+    assert_eq!(
+        brain
+            .engine()
+            .play_quiet(&mut state.clone(), mv)
+            .expect_err("runs out"),
+        first
+    );
+    // Other cards are not touched.
+    let other = tokensmith::rules::Move {
+        play: Play::Stack(1),
+        ..mv
+    };
+    assert!(brain.play_quiet(&mut state.clone(), other).is_ok());
+}
