@@ -168,6 +168,7 @@ impl Brain<'_> {
     /// with the same error, without running them: a runaway script costs one budget per
     /// thread, not one per simulated play. The real game never goes through this: it
     /// plays every move with the engine.
+    #[inline]
     pub fn play_quiet(
         &self,
         state: &mut crate::rules::GameState,

@@ -262,7 +262,12 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         ..GameRecord::default()
     };
     let mut guard = 0u32;
-    let mut probed = vec![false; engine.catalog.cards().len()];
+    // Only scripts can refuse a legal move: without them there is nothing to probe.
+    let mut probed = if engine.catalog.has_scripts() {
+        vec![false; engine.catalog.cards().len()]
+    } else {
+        Vec::new()
+    };
     while !state.is_over() {
         if guard >= config.max_moves {
             record_out.capped = Some(format!("{} vs {}", config.deck_a.id, deck_b.id));
@@ -351,12 +356,18 @@ fn probe(
         return;
     }
     *seen = true;
-    let Some(mv) = engine
-        .legal_moves(state)
-        .into_iter()
-        .find(|m| m.seat == seat && m.play == crate::rules::Play::Stack(stack))
+    let board = state.board();
+    let Some(cell) = (0..board.len())
+        .filter(|&i| board.at(i).is_none())
+        .map(|i| board.cell(i))
+        .next()
     else {
         return;
+    };
+    let mv = crate::rules::Move {
+        seat,
+        play: crate::rules::Play::Stack(stack),
+        cell,
     };
     let mut copy = state.clone();
     if let Err(e @ crate::rules::MoveError::Script(_)) = engine.play_quiet(&mut copy, mv) {
@@ -376,11 +387,11 @@ fn attempt(
     events: &mut Vec<crate::rules::Event>,
     refusals: &mut Vec<Refusal>,
 ) -> bool {
-    let card = engine.card_played(state, mv);
     match engine.play(state, mv, events) {
         Ok(()) => true,
         Err(e) => {
-            if let Ok(card) = card {
+            // A refused move changed nothing: its card is still where it was.
+            if let Ok(card) = engine.card_played(state, mv) {
                 refusals.push(Refusal {
                     card,
                     script: matches!(e, crate::rules::MoveError::Script(_)),
