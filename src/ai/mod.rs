@@ -10,6 +10,7 @@
 //! Must not: read files, touch the UI, or special-case any ability or token type.
 
 mod agents;
+pub mod balance;
 pub mod decks;
 mod eval;
 mod mcts;

@@ -455,6 +455,35 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
     summarize(totals)
 }
 
+/// A's points in each game of `config` (1 a win, ½ a draw, 0 a loss), in game order: what
+/// paired comparisons need. `tick` is called after each game.
+pub fn outcomes(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) -> Vec<f64> {
+    let run = || {
+        (0..config.games)
+            .into_par_iter()
+            .map(|g| {
+                let scripts = hooks_for(catalog);
+                let engine = scripts.brain(catalog);
+                let r = play_game(&engine, config, g);
+                tick();
+                match r.winner {
+                    Some(w) if Some(w) == r.a_seat => 1.0,
+                    Some(_) => 0.0,
+                    None => 0.5,
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(config.threads)
+        .stack_size(crate::script::THREAD_STACK)
+        .build()
+    {
+        Ok(pool) => pool.install(run),
+        Err(_) => run(),
+    }
+}
+
 fn run_info(config: &Config) -> RunInfo {
     RunInfo {
         deck_a: config.deck_a.id.clone(),

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
+mod balance;
 mod lan;
 mod pack;
 
@@ -85,6 +86,10 @@ pub enum Command {
     /// conflict report.
     #[command(subcommand)]
     Pack(pack::PackCommand),
+    /// Is a card too strong? Paired games with it and with a control card in its slot,
+    /// in several decks and both seats: the win-rate difference with a 95 % interval and
+    /// a verdict (`--pack ID`: every card of a pack, sorted by effect).
+    Balance(balance::BalanceArgs),
     /// Host LAN games (headless): each joiner gets a seat; with `--ai` the host's seat is
     /// played by the AI. Prints a `result:` line per finished game.
     Serve(lan::ServeArgs),
@@ -276,6 +281,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Simulate(SimulateCommand { args, .. }) => simulate(cli, args),
         Command::Deck(command) => deck_command(cli, command),
         Command::Pack(command) => pack::run(cli, command),
+        Command::Balance(args) => balance::run(cli, args),
         Command::Serve(args) => lan::serve(cli, args),
         Command::Join(args) => lan::join(cli, args),
         Command::Hosts(args) => lan::hosts(args),

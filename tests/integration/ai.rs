@@ -505,3 +505,59 @@ fn a_card_whose_script_runs_out_of_budget_is_refused_at_once_by_later_look_ahead
     };
     assert!(brain.play_quiet(&mut state.clone(), other).is_ok());
 }
+
+#[test]
+fn balance_gives_strong_weak_and_within_noise_verdicts_from_paired_games() {
+    use tokensmith::ai::balance::{self, Test, Verdict};
+    let packs = TempPacks::new(&[
+        (
+            "probe/pack.yaml",
+            "id: probe\nname: Probe\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n",
+        ),
+        (
+            "probe/content.yaml",
+            "cards:\n  - id: big\n    value: 40\n  - id: tiny\n    value: 1\n  - id: plain_two\n    value: 2\n",
+        ),
+    ]);
+    let loaded = tokensmith::script::load(&tokensmith::content::LoadOptions {
+        folders: vec![
+            tokensmith::content::PackFolder {
+                path: root().join("content"),
+                required: true,
+            },
+            tokensmith::content::PackFolder {
+                path: packs.path().to_path_buf(),
+                required: true,
+            },
+        ],
+        only: None,
+        rules_patch: None,
+        order: Vec::new(),
+    });
+    let catalog = loaded.catalog.expect("loads");
+    let card = |n: &str| catalog.card_named(n).expect("card");
+    let decks = vec![deck(&catalog, 0), deck(&catalog, 1)];
+    let test = |c: &str, control: Option<&str>| Test {
+        card: card(c),
+        control: control.map(card),
+        decks: decks.clone(),
+        opponents: decks.clone(),
+        games: 40,
+        level: Level::Greedy,
+        seed: 4,
+        threads: 2,
+        options: Options::default(),
+    };
+    let strong = balance::run(&catalog, &test("big", Some("tiny")), &|| {}).expect("runs");
+    assert_eq!(strong.verdict, Verdict::Strong, "{strong:?}");
+    assert!(strong.ci95[0] > 0.0 && strong.effect > 0.0);
+    assert_eq!(strong.pairs, 80);
+    let weak = balance::run(&catalog, &test("tiny", Some("big")), &|| {}).expect("runs");
+    assert_eq!(weak.verdict, Verdict::Weak, "{weak:?}");
+    // A plain card of value 2 against the plain control of value 2 made for the test:
+    // the same games exactly, so no difference at all.
+    let same = balance::run(&catalog, &test("plain_two", None), &|| {}).expect("runs");
+    assert_eq!(same.verdict, Verdict::WithinNoise);
+    assert_eq!((same.effect, same.ci95), (0.0, [0.0, 0.0]), "{same:?}");
+    assert!(same.decks.iter().all(|d| d.control == "Control (2, plain)"));
+}

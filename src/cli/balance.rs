@@ -1,0 +1,222 @@
+//! `tokensmith balance`: is a card too strong? Paired games with the card and with a
+//! control card in its slot (src/ai/balance.rs; docs/ai.md, "Judging one card").
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use super::{Cli, named_deck, play_options, saved_decks};
+use crate::ai::balance::{self, Outcome, Test};
+use crate::ai::simulate::DeckChoice;
+use crate::ai::{Budget, Level, Options};
+use crate::rules::{CardId, Catalog};
+
+/// `tokensmith balance`.
+#[derive(Debug, clap::Args)]
+pub struct BalanceArgs {
+    /// The card (`hunter` or `example_scripted:hunter`).
+    #[arg(required_unless_present = "pack", conflicts_with = "pack")]
+    pub card: Option<String>,
+    /// Judge every card of this pack instead, in a table sorted by effect.
+    #[arg(long, value_name = "ID")]
+    pub pack: Option<String>,
+    /// Try the card in this deck (repeat for several; default: every deck of the loaded
+    /// packs). The decks also serve as the opponents.
+    #[arg(long, value_name = "ID")]
+    pub deck: Vec<String>,
+    /// The control card put in the card's slot (default: per deck, the card with no
+    /// ability nearest in value that is not in the deck).
+    #[arg(long, value_name = "ID")]
+    pub control: Option<String>,
+    /// Games per deck, per variant (A takes each seat in turn).
+    #[arg(long, default_value_t = 200)]
+    pub games: u32,
+    /// Both sides' AI.
+    #[arg(long, value_enum, default_value = "greedy")]
+    pub ai: Level,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (0: every core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Search iterations per move for `hard` (reproducible; default 300).
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    pub iterations: u32,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tokensmith balance`.
+pub fn run(cli: &Cli, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
+    let loaded = crate::script::load(&play_options(cli));
+    let Some(catalog) = loaded.catalog else {
+        for d in &loaded.diagnostics {
+            eprintln!("{d}");
+        }
+        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
+    };
+    let card_id = |name: &str| -> anyhow::Result<CardId> {
+        catalog.card_named(name).map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let cards: Vec<CardId> = match (&args.card, &args.pack) {
+        (Some(c), _) => vec![card_id(c)?],
+        (None, Some(p)) => {
+            anyhow::ensure!(
+                catalog.packs().iter().any(|i| &i.id == p),
+                "no pack '{p}' is loaded (enable it, or give --packs {p})"
+            );
+            catalog
+                .card_ids()
+                .filter(|&c| catalog.card(c).meta.origin.pack == *p)
+                .collect()
+        }
+        (None, None) => anyhow::bail!("give a card, or --pack ID"),
+    };
+    anyhow::ensure!(!cards.is_empty(), "the pack has no cards");
+    let decks = decks(cli, &catalog, &args.deck)?;
+    let control = args.control.as_deref().map(card_id).transpose()?;
+    let per_card = u64::from(args.games) * 2 * decks.len() as u64;
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let bar = indicatif::ProgressBar::new(per_card * cards.len() as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} games {msg} eta {eta}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let mut results = Vec::with_capacity(cards.len());
+    for &card in &cards {
+        bar.set_message(catalog.card(card).meta.id.clone());
+        let test = Test {
+            card,
+            control,
+            decks: decks.clone(),
+            opponents: decks.clone(),
+            games: args.games.max(1),
+            level: args.ai,
+            seed: args.seed,
+            threads: args.threads,
+            options: Options {
+                budget: Budget::Iterations(args.iterations.max(1)),
+                omniscient: false,
+            },
+        };
+        results.push(balance::run(&catalog, &test, &|| bar.inc(1))?);
+    }
+    bar.finish_and_clear();
+    results.sort_by(|a, b| b.effect.total_cmp(&a.effect));
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        if args.pack.is_some() {
+            serde_json::to_writer_pretty(&mut out, &results)?;
+        } else if let Some(r) = results.first() {
+            serde_json::to_writer_pretty(&mut out, r)?;
+        }
+        writeln!(out)?;
+    } else if args.pack.is_some() {
+        table(&mut out, &results, args)?;
+    } else if let Some(r) = results.first() {
+        one(&mut out, r, args)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn decks(cli: &Cli, catalog: &Catalog, names: &[String]) -> anyhow::Result<Vec<DeckChoice>> {
+    if names.is_empty() {
+        return Ok(catalog
+            .decks()
+            .iter()
+            .map(|d| DeckChoice {
+                id: d.meta.id.clone(),
+                stacks: d.stacks.clone(),
+            })
+            .collect());
+    }
+    let saved = saved_decks(cli)?;
+    names
+        .iter()
+        .map(|n| {
+            Ok(DeckChoice {
+                id: n.clone(),
+                stacks: named_deck(catalog, &saved, n)?,
+            })
+        })
+        .collect()
+}
+
+fn pct(x: f64) -> String {
+    format!("{:+.1}", 100.0 * x)
+}
+
+fn one(out: &mut impl std::io::Write, r: &Outcome, args: &BalanceArgs) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}: {} ({} paired games per variant, {} vs {}, both seats)",
+        r.card,
+        r.verdict.words(),
+        r.pairs,
+        args.ai.name(),
+        args.ai.name()
+    )?;
+    writeln!(
+        out,
+        "win rate with it {:.1}%, with the control {:.1}%: effect {} points (95% CI {} to {})",
+        100.0 * r.win_rate_with,
+        100.0 * r.win_rate_control,
+        pct(r.effect),
+        pct(r.ci95[0]),
+        pct(r.ci95[1])
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<18} {:<18} {:>9} {:>9}",
+        "deck", "control", "with", "control"
+    )?;
+    for d in &r.decks {
+        writeln!(
+            out,
+            "{:<18} {:<18} {:>8.1}% {:>8.1}%",
+            d.deck,
+            d.control,
+            100.0 * d.win_rate_with,
+            100.0 * d.win_rate_control
+        )?;
+    }
+    Ok(())
+}
+
+fn table(
+    out: &mut impl std::io::Write,
+    results: &[Outcome],
+    args: &BalanceArgs,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} cards, {} vs {}, strongest first (effect: win-rate points with the card minus with a control)",
+        results.len(),
+        args.ai.name(),
+        args.ai.name()
+    )?;
+    writeln!(
+        out,
+        "{:<22} {:>8} {:>17} {:>7}  verdict",
+        "card", "effect", "95% CI", "pairs"
+    )?;
+    for r in results {
+        writeln!(
+            out,
+            "{:<22} {:>8} {:>17} {:>7}  {}",
+            r.card,
+            pct(r.effect),
+            format!("{} to {}", pct(r.ci95[0]), pct(r.ci95[1])),
+            r.pairs,
+            r.verdict.words()
+        )?;
+    }
+    Ok(())
+}
