@@ -1,4 +1,4 @@
-//! Random decks, exactly as RULES.md's "Random decks" says, deterministic per seed:
+//! Random decks, exactly as docs/rules.md's "Random decks" says, deterministic per seed:
 //!
 //! - *random content*: each stack starts with the rules' smallest size; one more card is
 //!   added with probability 1/2, then another with 1/3, then 1/4, … up to the largest

@@ -1,5 +1,5 @@
 //! The new-game screen: each seat's deck (a ready deck of the loaded packs, a saved deck,
-//! random from the saved decks, or random content, as RULES.md's "Random decks" says),
+//! random from the saved decks, or random content, as docs/rules.md's "Random decks" says),
 //! which seat the person plays, the AI's level and an optional seed.
 
 use std::sync::Arc;

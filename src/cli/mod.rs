@@ -136,7 +136,7 @@ pub enum DeckCommand {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Print a random-content deck (RULES.md "Random decks") as a YAML deck entry: the
+    /// Print a random-content deck (docs/rules.md "Random decks") as a YAML deck entry: the
     /// same seed gives the same deck for the same content.
     Random {
         /// The seed (default: from the clock, printed in the deck's name).

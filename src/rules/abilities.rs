@@ -1,6 +1,6 @@
 //! Built-in ability effects, each one implementation over the [`Effects`] primitives.
 //!
-//! The order rules of RULES.md live here: targets off the board are skipped; within one
+//! The order rules of docs/rules.md live here: targets off the board are skipped; within one
 //! ability a token moves at most once; `push` and `flip` visit targets farthest from the
 //! placed token first (Chebyshev distance), ties in the order the area lists them.
 

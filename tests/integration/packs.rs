@@ -67,6 +67,6 @@ fn base_pack_has_every_classic_card_and_three_decks_using_everything() {
         placed_or_made >= catalog.token_types().len(),
         "decks use every token type"
     );
-    // RULES.md's classic table: 7 + 7 + 7 + 4 + 2 + 1 + 1 + 2 + 1 + 1 + 1 + 5 cards.
+    // docs/rules.md's classic table: 7 + 7 + 7 + 4 + 2 + 1 + 1 + 2 + 1 + 1 + 1 + 5 cards.
     assert_eq!(catalog.cards().len(), 39);
 }

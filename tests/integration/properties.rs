@@ -62,7 +62,7 @@ fn play(seed: u64, decks: (usize, usize), choices: &[u16]) -> Result<Vec<Event>,
     Ok(events)
 }
 
-/// Income straight from RULES.md, recomputed from scratch: for each token
+/// Income straight from docs/rules.md, recomputed from scratch: for each token
 /// `(value + aura bonuses it receives) × multiplier`. The engine keeps sums incrementally;
 /// this is the independent check.
 fn reference_incomes(catalog: &Catalog, state: &GameState) -> [i64; 2] {
