@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod balance;
 mod lan;
+mod list;
 mod pack;
 
 use crate::content::{LoadOptions, Loaded};
@@ -90,6 +91,10 @@ pub enum Command {
     /// in several decks and both seats: the win-rate difference with a 95 % interval and
     /// a verdict (`--pack ID`: every card of a pack, sorted by effect).
     Balance(balance::BalanceArgs),
+    /// The ids of the loaded content (the enabled packs; `--packs`, `--all-packs`) with
+    /// their key fields and where each is defined: cards, abilities, token-types, areas
+    /// or decks.
+    List(list::ListArgs),
     /// Host LAN games (headless): each joiner gets a seat; with `--ai` the host's seat is
     /// played by the AI. Prints a `result:` line per finished game.
     Serve(lan::ServeArgs),
@@ -282,6 +287,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Deck(command) => deck_command(cli, command),
         Command::Pack(command) => pack::run(cli, command),
         Command::Balance(args) => balance::run(cli, args),
+        Command::List(args) => list::run(cli, args),
         Command::Serve(args) => lan::serve(cli, args),
         Command::Join(args) => lan::join(cli, args),
         Command::Hosts(args) => lan::hosts(args),

@@ -354,3 +354,59 @@ fn simulate_shards_merge_into_the_whole_runs_report_and_caps_are_reported() {
         stdout(&capped)
     );
 }
+
+#[test]
+fn list_shows_ids_with_key_fields_and_where_each_is_defined() {
+    let profile = tempfile::tempdir().expect("tmp");
+    let p = profile.path().to_string_lossy().into_owned();
+    let cards = tokensmith(&["--profile", &p, "list", "cards", "--json"]);
+    assert!(
+        cards.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cards.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&cards.stdout).expect("json");
+    let list = v.as_array().expect("a list");
+    assert_eq!(list.len(), 39, "a fresh profile plays base alone");
+    let first = &list[0];
+    assert_eq!(first["key"], "base:weaken_row");
+    assert_eq!(first["at"], "content/base/cards.yaml:5");
+    assert_eq!(first["summary"], "value 3, basic, weaken over row");
+    let types = tokensmith(&["--profile", &p, "list", "token-types"]);
+    let text = stdout(&types);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("base:golden") && l.contains("income × 2")),
+        "{text}"
+    );
+    let off = tokensmith(&[
+        "--profile",
+        &p,
+        "list",
+        "abilities",
+        "--pack",
+        "example_scripted",
+    ]);
+    assert_eq!(off.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&off.stderr).contains("pack 'example_scripted' is not enabled"),
+        "{}",
+        String::from_utf8_lossy(&off.stderr)
+    );
+    let on = tokensmith(&[
+        "--profile",
+        &p,
+        "--packs",
+        "example_scripted",
+        "list",
+        "abilities",
+        "--pack",
+        "example_scripted",
+    ]);
+    let text = stdout(&on);
+    assert!(text.starts_with("example_scripted:hunt"), "{text}");
+    assert!(
+        text.contains("(mods/example_scripted/abilities.yaml:5)"),
+        "{text}"
+    );
+}

@@ -1,0 +1,230 @@
+//! `tokensmith list`: the ids of the loaded content with their key fields and where each
+//! is defined, so authors need not search the YAML.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use super::{Cli, pack_folders, play_options, quiet_pipe};
+use crate::rules::{Catalog, Meta, Relation};
+
+/// What to list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// Cards.
+    Cards,
+    /// Abilities.
+    Abilities,
+    /// Token types.
+    TokenTypes,
+    /// Areas.
+    Areas,
+    /// Ready decks.
+    Decks,
+}
+
+/// `tokensmith list` (over the enabled packs, or `--packs`/`--all-packs`).
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// What to list.
+    #[arg(value_enum)]
+    pub kind: Kind,
+    /// Only the entries of this pack.
+    #[arg(long, value_name = "ID")]
+    pub pack: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One entry.
+#[derive(Debug, Serialize)]
+struct Entry {
+    /// `pack:id`.
+    key: String,
+    /// The id within its pack.
+    id: String,
+    /// The display name.
+    name: String,
+    /// The pack.
+    pack: String,
+    /// What matters about it, in words.
+    summary: String,
+    /// `file:line` (the file relative to the folder the pack was found in).
+    at: String,
+}
+
+fn entry(meta: &Meta, summary: String) -> Entry {
+    Entry {
+        key: meta.key(),
+        id: meta.id.clone(),
+        name: meta.name.clone(),
+        pack: meta.origin.pack.clone(),
+        summary,
+        at: format!("{}:{}", meta.origin.file, meta.origin.line),
+    }
+}
+
+fn area_name(catalog: &Catalog, area: &crate::rules::Area) -> String {
+    match area.id {
+        Some(id) => catalog.areas()[id.index()].meta.id.clone(),
+        None if area.offsets.is_empty() => "no area".into(),
+        None => format!("{} cells", area.offsets.len()),
+    }
+}
+
+fn entries(catalog: &Catalog, kind: Kind) -> Vec<Entry> {
+    match kind {
+        Kind::Cards => catalog
+            .cards()
+            .iter()
+            .map(|c| {
+                let ability = c.ability.map_or("no ability".to_string(), |a| {
+                    catalog.ability(a).meta.id.clone()
+                });
+                let area = if c.ability.is_some() {
+                    format!(" over {}", area_name(catalog, &c.area))
+                } else {
+                    String::new()
+                };
+                entry(
+                    &c.meta,
+                    format!(
+                        "value {}, {}, {ability}{area}",
+                        c.value,
+                        catalog.token_type(c.token).meta.id
+                    ),
+                )
+            })
+            .collect(),
+        Kind::Abilities => catalog
+            .abilities()
+            .iter()
+            .map(|a| entry(&a.meta, a.effect.name().to_string()))
+            .collect(),
+        Kind::TokenTypes => catalog
+            .token_types()
+            .iter()
+            .map(|t| {
+                let mut parts = Vec::new();
+                if let Some(aura) = &t.aura {
+                    let to = match aura.to {
+                        Relation::Friendly => "friendly",
+                        Relation::Enemy => "enemy",
+                        Relation::All => "any",
+                    };
+                    parts.push(format!(
+                        "aura {:+} to {to} tokens over {}",
+                        aura.income,
+                        area_name(catalog, &aura.area)
+                    ));
+                }
+                if t.income_multiplier != 1 {
+                    parts.push(format!("income × {}", t.income_multiplier));
+                }
+                if let Some(turret) = &t.between_turns {
+                    parts.push(format!(
+                        "turret: {} damage in {} directions",
+                        turret.amount,
+                        turret.directions.len()
+                    ));
+                }
+                if let Some(b) = &t.on_destroyed {
+                    parts.push(format!(
+                        "becomes {} {} when destroyed",
+                        catalog.token_type(b.kind).meta.id,
+                        b.value
+                    ));
+                }
+                if let Some(script) = t.script {
+                    let s = &catalog.scripts()[script.index()];
+                    parts.push(format!("script {}/{}", s.pack, s.path));
+                }
+                if parts.is_empty() {
+                    parts.push("plain".into());
+                }
+                entry(&t.meta, parts.join("; "))
+            })
+            .collect(),
+        Kind::Areas => catalog
+            .areas()
+            .iter()
+            .map(|a| {
+                let cells: Vec<String> = a
+                    .offsets
+                    .iter()
+                    .map(|o| format!("({},{})", o.dx, o.dy))
+                    .collect();
+                entry(&a.meta, cells.join(" "))
+            })
+            .collect(),
+        Kind::Decks => catalog
+            .decks()
+            .iter()
+            .map(|d| {
+                let sizes: Vec<String> = d.stacks.iter().map(|s| s.len().to_string()).collect();
+                entry(
+                    &d.meta,
+                    format!("{} stacks of {} cards", d.stacks.len(), sizes.join("+")),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// `tokensmith list`.
+pub fn run(cli: &Cli, args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let loaded = crate::script::load(&play_options(cli));
+    let Some(catalog) = loaded.catalog else {
+        for d in &loaded.diagnostics {
+            eprintln!("{d}");
+        }
+        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
+    };
+    if let Some(p) = &args.pack
+        && !catalog.packs().iter().any(|i| &i.id == p)
+    {
+        let (found, _) = crate::packs::set::find(&pack_folders(cli));
+        if found.iter().any(|f| f.pack.id() == p) {
+            anyhow::bail!(
+                "pack '{p}' is not enabled: give --packs {p} (or --all-packs) for this run, or `tokensmith pack enable {p}`"
+            );
+        }
+        anyhow::bail!("no pack '{p}' was found (see `tokensmith pack list`)");
+    }
+    let list: Vec<Entry> = entries(&catalog, args.kind)
+        .into_iter()
+        .filter(|e| args.pack.as_ref().is_none_or(|p| &e.pack == p))
+        .collect();
+    quiet_pipe(write(&list, args.json))
+}
+
+fn write(list: &[Entry], json: bool) -> std::io::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &list)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let key_w = list
+        .iter()
+        .map(|e| e.key.chars().count())
+        .max()
+        .unwrap_or(3)
+        .max(3);
+    let name_w = list
+        .iter()
+        .map(|e| e.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    for e in list {
+        writeln!(
+            out,
+            "{:<key_w$}  {:<name_w$}  {}  ({})",
+            e.key, e.name, e.summary, e.at
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
