@@ -769,6 +769,9 @@ pub fn run(
     packs: mods::Packs,
     profile: Option<PathBuf>,
 ) -> anyhow::Result<()> {
+    if let Some(why) = no_display() {
+        anyhow::bail!(why);
+    }
     let library = Library::load(options);
     let profile = profile
         .or_else(Profile::default_dir)
@@ -791,5 +794,52 @@ pub fn run(
             Ok(Box::new(app))
         }),
     )
-    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))
+    .map_err(|e| anyhow::anyhow!("cannot open the window: {}", plain(&e.to_string())))
+}
+
+/// Why there is no display to open a window on, when that can be told beforehand (X11
+/// and Wayland systems with neither variable set).
+fn no_display() -> Option<String> {
+    if cfg!(any(target_os = "windows", target_os = "macos")) {
+        return None;
+    }
+    let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    if set("DISPLAY") || set("WAYLAND_DISPLAY") || set("WAYLAND_SOCKET") {
+        return None;
+    }
+    Some(
+        "there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set): \
+         start Tokensmith from a desktop session, or use the command line (`tokensmith --help`)"
+            .into(),
+    )
+}
+
+/// A windowing error without the source location the library puts in it:
+/// "os error at /path/to/file.rs:765: message" becomes "message".
+fn plain(text: &str) -> String {
+    let Some(at) = text.find(" at ") else {
+        return text.to_string();
+    };
+    let rest = &text[at + 4..];
+    match rest.find(".rs:").and_then(|rs| rest[rs..].split_once(": ")) {
+        Some((_, message)) => message.trim().to_string(),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn window_errors_lose_their_source_path() {
+        assert_eq!(
+            plain(
+                "os error at /home/b/.cargo/registry/src/winit-0.30/src/x11/mod.rs:765: failed to open display"
+            ),
+            "failed to open display"
+        );
+        assert_eq!(plain("no adapter found"), "no adapter found");
+        assert_eq!(plain("seen at noon"), "seen at noon");
+    }
 }

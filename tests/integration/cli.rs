@@ -410,3 +410,24 @@ fn list_shows_ids_with_key_fields_and_where_each_is_defined() {
         "{text}"
     );
 }
+
+/// Without a display, the client's command says so in a sentence (no library path, no
+/// source line) and exits with 2, as docs/cli.md says.
+#[cfg(all(feature = "client", target_os = "linux"))]
+#[test]
+fn no_command_without_a_display_says_so_plainly() {
+    let profile = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
+        .arg("--profile")
+        .arg(profile.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .current_dir(root())
+        .output()
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no display to open the window on"), "{err}");
+    assert!(!err.contains(".rs:"), "{err}");
+}
