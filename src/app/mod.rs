@@ -473,7 +473,7 @@ impl App {
                 sandbox::SandboxAction::Menu => Some(Screen::Menu),
                 sandbox::SandboxAction::Restart(catalog) => {
                     match Sandbox::new(catalog, crate::rules::DeckId(0), menu::fresh_seed()) {
-                        Ok(s) => Some(Screen::Sandbox(Box::new(SandboxScreen::new(s)))),
+                        Ok(s) => Some(self.sandbox_screen(s)),
                         Err(e) => {
                             self.error = Some(e);
                             Some(Screen::Menu)
@@ -604,9 +604,9 @@ impl App {
         ))
     }
 
-    fn lan_screen(&mut self) -> Screen {
-        let (saved, _) = self.saved_decks();
-        let folders = self.packs.as_ref().map_or_else(
+    /// The pack folders: the packs' own, or the first two load folders.
+    fn folders(&self) -> crate::packs::Folders {
+        self.packs.as_ref().map_or_else(
             || {
                 let f = &self.library.options.folders;
                 crate::packs::Folders {
@@ -616,7 +616,49 @@ impl App {
                 }
             },
             |p| p.folders.clone(),
-        );
+        )
+    }
+
+    /// The sandbox screen for `sandbox`, saving scenarios to `tests/scenarios` when run
+    /// from a project that has one, else to the profile's `scenarios` folder.
+    fn sandbox_screen(&self, sandbox: Sandbox) -> Screen {
+        let folders = self.folders();
+        let tests = PathBuf::from("tests").join("scenarios");
+        let folder = if tests.is_dir() {
+            tests
+        } else {
+            match &self.prefs.profile {
+                Ok(p) => p.dir().join("scenarios"),
+                Err(_) => PathBuf::from("scenarios"),
+            }
+        };
+        // Installed packs are not where `tokensmith scenario` looks: name their folder.
+        let pack_dirs = folders
+            .installed
+            .iter()
+            .filter(|dir| {
+                sandbox.catalog().packs().iter().any(|p| {
+                    dir.join(&p.id).is_dir()
+                        && !folders.content.join(&p.id).is_dir()
+                        && !folders.mods.join(&p.id).is_dir()
+                })
+            })
+            .map(|d| d.display().to_string())
+            .collect();
+        let saving = sandbox::SaveTo {
+            folder,
+            packs: crate::scenario::PackPaths {
+                content: folders.content.clone(),
+                mods: folders.mods.clone(),
+            },
+            pack_dirs,
+        };
+        Screen::Sandbox(Box::new(SandboxScreen::new(sandbox).saving_to(saving)))
+    }
+
+    fn lan_screen(&mut self) -> Screen {
+        let (saved, _) = self.saved_decks();
+        let folders = self.folders();
         let cache = match &self.prefs.profile {
             Ok(p) => p.dir().to_path_buf(),
             Err(_) => std::env::temp_dir().join("tokensmith-lan"),
@@ -692,7 +734,7 @@ impl App {
                 let catalog = catalog?;
                 let deck = catalog.decks().first().map(|_| crate::rules::DeckId(0))?;
                 match Sandbox::new(catalog, deck, menu::fresh_seed()) {
-                    Ok(s) => Some(Screen::Sandbox(Box::new(SandboxScreen::new(s)))),
+                    Ok(s) => Some(self.sandbox_screen(s)),
                     Err(e) => {
                         self.error = Some(e);
                         None

@@ -44,6 +44,7 @@ pub struct Replay {
 pub struct Sandbox {
     table: Table,
     timeline: Timeline,
+    seed: u64,
 }
 
 impl Sandbox {
@@ -59,6 +60,7 @@ impl Sandbox {
         Ok(Sandbox {
             table,
             timeline: Timeline::new(start, opening, catalog),
+            seed,
         })
     }
 
@@ -242,6 +244,22 @@ impl Sandbox {
         }
     }
 
+    /// The applied moves as a scenario file named `name`, with `expect:` filled from the
+    /// present position (see [`crate::scenario::write`]).
+    pub fn scenario(&self, name: &str, pack_dirs: &[String]) -> Result<String, String> {
+        let moves: Vec<Move> = self.steps().iter().map(|s| s.mv).collect();
+        crate::scenario::write::scenario_text(
+            &self.engine(),
+            &crate::scenario::write::Recording {
+                name,
+                pack_dirs,
+                seed: self.seed,
+                start: self.timeline.start(),
+                moves: &moves,
+            },
+        )
+    }
+
     /// Back to the start, forgetting every move.
     pub fn reset(&mut self) {
         self.timeline.reset();
@@ -299,6 +317,41 @@ pub struct SandboxScreen {
     selected_event: Option<(Moment, usize)>,
     message: Option<String>,
     replay: Option<Replay>,
+    saving: SaveTo,
+    save: Option<SaveForm>,
+}
+
+/// Where "Save as scenario" writes and how the saved file is checked.
+#[derive(Clone, Debug)]
+pub struct SaveTo {
+    /// The folder offered first.
+    pub folder: std::path::PathBuf,
+    /// The folders `tokensmith scenario` looks for packs in.
+    pub packs: crate::scenario::PackPaths,
+    /// More pack folders the scenario must name (`pack_dirs:`), e.g. installed packs.
+    pub pack_dirs: Vec<String>,
+}
+
+impl Default for SaveTo {
+    fn default() -> SaveTo {
+        SaveTo {
+            folder: std::path::PathBuf::from("scenarios"),
+            packs: crate::scenario::PackPaths {
+                content: "content".into(),
+                mods: "mods".into(),
+            },
+            pack_dirs: Vec::new(),
+        }
+    }
+}
+
+/// The "Save as scenario" form and what the last save did.
+#[derive(Clone, Debug, Default)]
+struct SaveForm {
+    name: String,
+    folder: String,
+    /// The last save: the file and its check, or why it failed.
+    outcome: Option<Result<(std::path::PathBuf, String), String>>,
 }
 
 impl SandboxScreen {
@@ -317,7 +370,16 @@ impl SandboxScreen {
             selected_event: None,
             message: None,
             replay: None,
+            saving: SaveTo::default(),
+            save: None,
         }
+    }
+
+    /// Where "Save as scenario" writes and checks its files.
+    #[must_use]
+    pub fn saving_to(mut self, saving: SaveTo) -> SandboxScreen {
+        self.saving = saving;
+        self
     }
 
     /// The card picked to play.
@@ -372,6 +434,16 @@ impl SandboxScreen {
                     self.selected_event = None;
                     self.seat = self.sandbox.state().turn();
                 }
+                if ui
+                    .button("Save as scenario…")
+                    .on_hover_text(
+                        "Write the start, the moves and the present outcome as a scenario file \
+                         for `tokensmith scenario` and the test suite",
+                    )
+                    .clicked()
+                {
+                    self.open_save_form();
+                }
                 ui.separator();
                 ui.label("Placing for");
                 for seat in Seat::BOTH {
@@ -421,6 +493,7 @@ impl SandboxScreen {
                 *reload = None;
             }
         }
+        self.save_window(ui);
         egui::CentralPanel::default_margins().show(ui, |ui| self.board(ui));
         if leave {
             return SandboxAction::Menu;
@@ -507,6 +580,112 @@ impl SandboxScreen {
             }
         });
         action
+    }
+
+    fn open_save_form(&mut self) {
+        let moves = self.sandbox.steps().len();
+        self.save = Some(SaveForm {
+            name: format!(
+                "sandbox game of {moves} move{}",
+                if moves == 1 { "" } else { "s" }
+            ),
+            folder: self.saving.folder.display().to_string(),
+            outcome: None,
+        });
+    }
+
+    fn save_window(&mut self, ui: &mut Ui) {
+        let Some(mut form) = self.save.take() else {
+            return;
+        };
+        let mut open = true;
+        let mut save = false;
+        egui::Window::new("Save as scenario")
+            .open(&mut open)
+            .collapsible(false)
+            .resizable(false)
+            .anchor(egui::Align2::CENTER_TOP, [0.0, 48.0])
+            .show(ui.ctx(), |ui| {
+                let moves = self.sandbox.steps().len();
+                ui.label(format!(
+                    "The start, {moves} move{} and the present board, scores, income and \
+                     next seat as `expect:`.",
+                    if moves == 1 { "" } else { "s" }
+                ));
+                egui::Grid::new("save-form").num_columns(2).show(ui, |ui| {
+                    ui.label("Name");
+                    ui.add(egui::TextEdit::singleline(&mut form.name).desired_width(320.0))
+                        .accessible_name("Scenario name");
+                    ui.end_row();
+                    ui.label("Folder");
+                    ui.add(egui::TextEdit::singleline(&mut form.folder).desired_width(320.0))
+                        .accessible_name("Scenario folder");
+                    ui.end_row();
+                });
+                if ui.button("Save").clicked() {
+                    save = true;
+                }
+                match &form.outcome {
+                    Some(Ok((path, check))) => {
+                        ui.label(
+                            RichText::new(format!("Saved {}", crate::fsutil::shown(path)))
+                                .color(theme::GOOD),
+                        );
+                        ui.label(check);
+                        ui.code(format!(
+                            "tokensmith scenario {}",
+                            crate::fsutil::shown(path)
+                        ));
+                    }
+                    Some(Err(e)) => {
+                        ui.colored_label(theme::DANGER, e);
+                    }
+                    None => {}
+                }
+            });
+        if save {
+            form.outcome = Some(self.save_scenario(&form.name, &form.folder));
+        }
+        if open {
+            self.save = Some(form);
+        }
+    }
+
+    /// Write the sandbox's game to a new file in `folder` and run it as a scenario.
+    fn save_scenario(
+        &self,
+        name: &str,
+        folder: &str,
+    ) -> Result<(std::path::PathBuf, String), String> {
+        let name = if name.trim().is_empty() {
+            "sandbox game"
+        } else {
+            name.trim()
+        };
+        let text = self.sandbox.scenario(name, &self.saving.pack_dirs)?;
+        let folder = std::path::PathBuf::from(folder.trim());
+        std::fs::create_dir_all(&folder).map_err(|e| {
+            format!(
+                "cannot make the folder {}: {e}",
+                crate::fsutil::shown(&folder)
+            )
+        })?;
+        let path = write_new(&folder, &file_stem(name), text.as_bytes())?;
+        let check = match crate::scenario::run_file(&path, &self.saving.packs) {
+            Ok(run) => match run.outcome {
+                crate::scenario::Outcome::Pass => "It runs and passes.".to_string(),
+                crate::scenario::Outcome::Fail(report) => {
+                    format!(
+                        "It runs but does not pass (the content plays it differently):\n{report}"
+                    )
+                }
+            },
+            Err(e) => {
+                let lines: Vec<String> = e.diagnostics.iter().map(ToString::to_string).collect();
+                format!("It cannot run as saved:\n{}", lines.join("\n"))
+            }
+        };
+        Ok((path, check))
     }
 
     fn keys(&mut self, ui: &Ui) {
@@ -779,6 +958,52 @@ impl SandboxScreen {
             cause_details(ui, self.sandbox.catalog_of(s), e);
         }
     }
+}
+
+/// A file name from a scenario's name: lower case, words joined by `_`.
+fn file_stem(name: &str) -> String {
+    let mut stem = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            stem.push(c);
+        } else if !stem.is_empty() && !stem.ends_with('_') {
+            stem.push('_');
+        }
+        if stem.len() >= 60 {
+            break;
+        }
+    }
+    let stem = stem.trim_end_matches('_');
+    if stem.is_empty() {
+        "sandbox".to_string()
+    } else {
+        stem.to_string()
+    }
+}
+
+/// Write `bytes` to `STEM.yaml` in `folder`, or `STEM_2.yaml`… when taken: never over a
+/// file. Returns the path written.
+fn write_new(
+    folder: &std::path::Path,
+    stem: &str,
+    bytes: &[u8],
+) -> Result<std::path::PathBuf, String> {
+    for n in 1..1000 {
+        let path = if n == 1 {
+            folder.join(format!("{stem}.yaml"))
+        } else {
+            folder.join(format!("{stem}_{n}.yaml"))
+        };
+        match crate::fsutil::write_atomic_new(&path, bytes) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("cannot write {}: {e}", crate::fsutil::shown(&path))),
+        }
+    }
+    Err(format!(
+        "{stem}.yaml and 999 numbered names are taken in {}",
+        crate::fsutil::shown(folder)
+    ))
 }
 
 fn action_dismisses(action: &SandboxAction) -> bool {

@@ -124,6 +124,7 @@ fn write(node: &Node, s: &mut String) {
         Value::Null => s.push_str("null"),
         Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => s.push_str(&i.to_string()),
+        Value::Big(u) => s.push_str(&u.to_string()),
         Value::Float(f) => s.push_str(&f.to_string()),
         Value::Str(t) => s.push_str(t),
         Value::Seq(items) => {

@@ -53,6 +53,8 @@ pub enum Value {
     Bool(bool),
     /// An integer.
     Int(i64),
+    /// An integer above `i64::MAX` (up to `u64::MAX`: seeds, hashes).
+    Big(u64),
     /// A float.
     Float(f64),
     /// A string.
@@ -70,7 +72,7 @@ impl Value {
         match self {
             Value::Null => "nothing (null)",
             Value::Bool(_) => "a boolean",
-            Value::Int(_) => "an integer",
+            Value::Int(_) | Value::Big(_) => "an integer",
             Value::Float(_) => "a number",
             Value::Str(_) => "a string",
             Value::Seq(_) => "a list",
@@ -129,9 +131,7 @@ impl<'de> Visitor<'de> for RawVisitor {
     }
 
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        // Integers beyond i64 are kept as numbers so that range checks can report them.
-        #[allow(clippy::cast_precision_loss)]
-        Ok(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int))
+        Ok(i64::try_from(v).map_or(Value::Big(v), Value::Int))
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
@@ -270,24 +270,48 @@ impl de::Error for DeError {
     }
 
     fn invalid_type(unexp: de::Unexpected<'_>, exp: &dyn de::Expected) -> Self {
-        Self::custom(format!(
-            "expected {}, found {}",
-            expected(exp),
-            unexpected(unexp)
-        ))
+        Self::custom(mismatch(unexp, exp))
     }
 
     fn invalid_value(unexp: de::Unexpected<'_>, exp: &dyn de::Expected) -> Self {
-        Self::custom(format!(
-            "expected {}, found {}",
-            expected(exp),
-            unexpected(unexp)
-        ))
+        Self::custom(mismatch(unexp, exp))
     }
 
     fn invalid_length(len: usize, exp: &dyn de::Expected) -> Self {
         Self::custom(format!("expected {}, found {len} items", expected(exp)))
     }
+}
+
+/// "expected …, found …", or for a whole number out of the field's range, the range.
+fn mismatch(unexp: de::Unexpected<'_>, exp: &dyn de::Expected) -> String {
+    let range = integer_range(&exp.to_string());
+    match (unexp, range) {
+        (de::Unexpected::Signed(_) | de::Unexpected::Unsigned(_), Some((lo, hi))) => {
+            format!(
+                "{} is out of range: this number must be from {lo} to {hi}",
+                unexpected(unexp)
+            )
+        }
+        (de::Unexpected::Float(f), Some((lo, hi))) if f.fract() == 0.0 && f.abs() >= 9.2e18 => {
+            format!("this whole number is out of range: it must be from {lo} to {hi}")
+        }
+        _ => format!("expected {}, found {}", expected(exp), unexpected(unexp)),
+    }
+}
+
+/// The smallest and largest value of a Rust integer type, by its name.
+fn integer_range(name: &str) -> Option<(i128, i128)> {
+    Some(match name {
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "i64" | "isize" => (i64::MIN.into(), i64::MAX.into()),
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" | "usize" => (0, u64::MAX.into()),
+        _ => return None,
+    })
 }
 
 /// What was expected, in the words of the content docs rather than Rust's.
@@ -344,6 +368,7 @@ impl<'de> Deserializer<'de> for NodeDe<'de> {
             Value::Null => v.visit_unit(),
             Value::Bool(b) => v.visit_bool(*b),
             Value::Int(i) => v.visit_i64(*i),
+            Value::Big(u) => v.visit_u64(*u),
             Value::Float(f) => v.visit_f64(*f),
             Value::Str(s) => v.visit_borrowed_str(s),
             Value::Seq(items) => {

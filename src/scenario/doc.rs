@@ -69,6 +69,11 @@ pub struct MoveDoc {
     pub card: Located<String>,
     /// The cell `[x, y]`.
     pub at: Located<[i64; 2]>,
+    /// Played as the sandbox plays: the seat is given the turn and the card comes from
+    /// outside its stacks, which stay as they are (default false). Scenarios saved from
+    /// the sandbox use it.
+    #[serde(default)]
+    pub sandbox: bool,
 }
 
 /// The result of a game: a seat, or a draw.

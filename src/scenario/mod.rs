@@ -8,6 +8,7 @@
 
 pub mod doc;
 mod report;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 
@@ -144,41 +145,59 @@ fn run_doc(
     let mut failures = Vec::new();
     let last = moves.len().checked_sub(1);
     let mut refusal: Option<String> = None;
-    for (i, (seat, card, cell, loc)) in moves.into_iter().enumerate() {
+    for (i, (seat, card, cell, loc, sandbox)) in moves.into_iter().enumerate() {
         let seat = seat.unwrap_or(state.turn());
         let before = state.clone();
-        let result = match state.seat(seat).stack_of(card) {
-            Some(stack) => engine
-                .play(
-                    &mut state,
-                    Move {
-                        seat,
-                        play: Play::Stack(stack),
-                        cell,
-                    },
-                    &mut events,
-                )
-                .map_err(|e| e.to_string()),
-            // Report what the engine would refuse first; the hand is checked last.
-            None => Err(engine
-                .check(
-                    &state,
-                    Move {
-                        seat,
-                        play: Play::Card(card),
-                        cell,
-                    },
-                )
-                .err()
-                .map_or_else(
-                    || {
-                        format!(
-                            "card '{}' is not in seat {seat}'s hand",
-                            catalog.card(card).meta.id
-                        )
-                    },
-                    |e| e.to_string(),
-                )),
+        let result = if sandbox {
+            state.set_turn(seat);
+            let played = engine.play(
+                &mut state,
+                Move {
+                    seat,
+                    play: Play::Card(card),
+                    cell,
+                },
+                &mut events,
+            );
+            if played.is_err() {
+                // A refused move changes nothing, the turn included.
+                state.set_turn(before.turn());
+            }
+            played.map_err(|e| e.to_string())
+        } else {
+            match state.seat(seat).stack_of(card) {
+                Some(stack) => engine
+                    .play(
+                        &mut state,
+                        Move {
+                            seat,
+                            play: Play::Stack(stack),
+                            cell,
+                        },
+                        &mut events,
+                    )
+                    .map_err(|e| e.to_string()),
+                // Report what the engine would refuse first; the hand is checked last.
+                None => Err(engine
+                    .check(
+                        &state,
+                        Move {
+                            seat,
+                            play: Play::Card(card),
+                            cell,
+                        },
+                    )
+                    .err()
+                    .map_or_else(
+                        || {
+                            format!(
+                                "card '{}' is not in seat {seat}'s hand",
+                                catalog.card(card).meta.id
+                            )
+                        },
+                        |e| e.to_string(),
+                    )),
+            }
         };
         if let Err(message) = result {
             if state != before {
@@ -258,7 +277,9 @@ pub(crate) struct Setup<'a> {
     problems: Vec<Diagnostic>,
 }
 
-type PlannedMove = (Option<Seat>, CardId, Cell, Loc);
+/// A move to play: its seat (or the seat to move), card, cell, line, and whether it is
+/// played as the sandbox plays.
+type PlannedMove = (Option<Seat>, CardId, Cell, Loc, bool);
 
 impl Setup<'_> {
     fn problem(&mut self, loc: Loc, message: impl Into<String>) {
@@ -401,7 +422,7 @@ impl Setup<'_> {
                 None => None,
             };
             let card = self.card(&m.card)?;
-            out.push((seat, card, Self::cell(&m.at), m.loc));
+            out.push((seat, card, Self::cell(&m.at), m.loc, m.sandbox));
         }
         Some(out)
     }

@@ -202,6 +202,56 @@ fn hovering_a_cell_previews_a_push_before_the_click() {
     assert!(cell_label(&h, Cell::new(1, 0)).contains("empty"));
 }
 
+/// A sandbox game becomes a scenario file in one click: the file is written where the
+/// form says, runs, passes, and holds the moves and the present outcome.
+#[test]
+fn the_sandbox_saves_its_game_as_a_passing_scenario() {
+    let mut h = harness(base_library());
+    h.run();
+    open_sandbox(&mut h);
+    pick_card(&mut h, "push_column", "Column Pusher");
+    h.get_by_label_contains("cell (5, 5): empty").click();
+    h.run();
+    pick_card(&mut h, "weaken_row", "Row Weakener");
+    h.get_by_label_contains("cell (4, 5): empty").click();
+    h.run();
+    h.get_by_label("Save as scenario…").click();
+    h.run();
+    let dir = tempfile::tempdir().expect("temp dir");
+    h.get_by_label("Scenario folder").click();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.run();
+    h.get_by_label("Scenario folder")
+        .type_text(&dir.path().display().to_string());
+    h.run();
+    h.get_by_label("Save").click();
+    h.run();
+    assert!(
+        h.query_by_label("It runs and passes.").is_some(),
+        "the saved scenario is checked and passes"
+    );
+    let path = dir.path().join("sandbox_game_of_2_moves.yaml");
+    let text = std::fs::read_to_string(&path).expect("the scenario is written");
+    assert!(
+        text.contains("card: push_column, at: [5, 5], sandbox: true"),
+        "{text}"
+    );
+    assert!(
+        text.contains("card: weaken_row, at: [4, 5], sandbox: true"),
+        "{text}"
+    );
+    assert!(text.contains("expect:"), "{text}");
+    // A second save never overwrites the first.
+    h.get_by_label("Save").click();
+    h.run();
+    assert!(dir.path().join("sandbox_game_of_2_moves_2.yaml").is_file());
+    assert_eq!(
+        std::fs::read_to_string(&path).ok().as_deref(),
+        Some(text.as_str())
+    );
+}
+
 #[test]
 fn the_preview_reads_predicted_values_of_damage() {
     let mut h = harness(base_library());

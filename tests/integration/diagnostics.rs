@@ -1066,3 +1066,13 @@ fn decks_are_still_checked_when_the_rules_have_errors() {
         ],
     );
 }
+
+#[test]
+fn a_whole_number_beyond_the_fields_range_names_the_range_not_a_rounded_float() {
+    check(
+        &Packs::base().replace(BASE, "value: 3\n", "value: 18446744073709551616\n"),
+        &[
+            "base/cards.yaml:27:12: error: this whole number is out of range: it must be from -9223372036854775808 to 9223372036854775807",
+        ],
+    );
+}

@@ -32,3 +32,118 @@ fn an_expectation_for_a_seat_that_does_not_exist_fails() {
         }
     }
 }
+
+/// A game played as the sandbox plays (any seat, any card, out of turn) and written out
+/// by `scenario::write` runs as a passing scenario; the same file with one expectation
+/// changed fails. With the scripted example pack too, whose hooks the moves run.
+#[test]
+fn a_game_saved_as_a_scenario_replays_and_passes() {
+    use tokensmith::rules::{Cell, Engine, Move, Play, Seat};
+    use tokensmith::scenario::write::{Recording, scenario_text};
+    for (packs, cards) in [
+        (
+            vec!["base"],
+            ["weaken_row", "push_row", "weaken_cross", "spawn_row"],
+        ),
+        (
+            vec!["example_scripted"],
+            ["hunter", "leech", "powder_keg", "scripted_weaken_row"],
+        ),
+    ] {
+        let loaded = tokensmith::script::load(&tokensmith::content::LoadOptions {
+            only: Some(packs.iter().map(|s| (*s).to_string()).collect()),
+            ..tokensmith::content::LoadOptions::standard(
+                &root().join("content"),
+                &root().join("mods"),
+            )
+        });
+        let catalog = loaded.catalog.expect("the packs load");
+        let host = tokensmith::script::ScriptHost::new(&catalog).expect("scripts start");
+        let engine = Engine::new(&catalog, &host);
+        let deck = &catalog.decks()[0].stacks;
+        let mut events = Vec::new();
+        let start = engine
+            .new_game([deck, deck], 11, &mut events)
+            .expect("deals");
+        let mut state = start.clone();
+        let mut moves = Vec::new();
+        // Seat 1 twice in a row, then seat 2, then two more: out of turn is allowed.
+        let plan = [
+            (Seat::One, 0, (1, 1)),
+            (Seat::One, 1, (2, 1)),
+            (Seat::Two, 2, (2, 2)),
+            (Seat::Two, 3, (3, 1)),
+            (Seat::One, 0, (3, 2)),
+        ];
+        for (seat, card, (x, y)) in plan {
+            let card = catalog.card_named(cards[card]).expect("the card exists");
+            let mv = Move {
+                seat,
+                play: Play::Card(card),
+                cell: Cell::new(x, y),
+            };
+            if state.board().get(mv.cell).is_some() {
+                continue;
+            }
+            state.set_turn(seat);
+            engine
+                .play_quiet(&mut state, mv)
+                .expect("the move is played");
+            moves.push(mv);
+        }
+        assert!(moves.len() >= 4, "{packs:?}: too few moves were played");
+        let text = scenario_text(
+            &engine,
+            &Recording {
+                name: "saved from the sandbox",
+                pack_dirs: &[],
+                seed: 11,
+                start: &start,
+                moves: &moves,
+            },
+        )
+        .expect("the game is written");
+        assert!(text.contains("sandbox: true"), "{text}");
+        assert!(
+            text.contains(&format!("  next: {}", state.turn())),
+            "{text}"
+        );
+        let score = format!(
+            "  scores: {{ 1: {}, 2: {} }}",
+            state.score(Seat::One),
+            state.score(Seat::Two)
+        );
+        assert!(text.contains(&score), "{text}");
+        assert_eq!(
+            run(&text),
+            Outcome::Pass,
+            "{packs:?}: the saved game does not pass:\n{text}"
+        );
+        let wrong = text.replace(&score, "  scores: { 1: -1, 2: -1 }");
+        assert!(
+            matches!(run(&wrong), Outcome::Fail(_)),
+            "a changed score still passes"
+        );
+    }
+}
+
+/// The schema says a seed is any `uint64`: 2^63 and above are taken, and a seed past
+/// 2^64 is refused with the range, not a rounded number.
+#[test]
+fn seeds_up_to_u64_max_are_taken() {
+    let text = |seed: &str| format!("name: big seed\nseed: {seed}\nmoves: []\n");
+    assert_eq!(run(&text("9223372036854775808")), Outcome::Pass);
+    assert_eq!(run(&text("18446744073709551615")), Outcome::Pass);
+    let dir = TempPacks::new(&[("s.yaml", text("18446744073709551616").as_str())]);
+    let paths = PackPaths {
+        content: root().join("content"),
+        mods: root().join("mods"),
+    };
+    let err = scenario::run_file(&dir.path().join("s.yaml"), &paths)
+        .expect_err("a seed past u64 is refused");
+    let message = err.diagnostics[0].to_string();
+    assert!(
+        message.ends_with("2:7: error: this whole number is out of range: it must be from 0 to 18446744073709551615"),
+        "{message}"
+    );
+}

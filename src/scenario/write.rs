@@ -1,0 +1,163 @@
+//! A played game written out as a scenario file: its packs, start position, moves and
+//! the outcome as `expect:` (the sandbox's "Save as scenario"). The file runs with
+//! `tokensmith scenario` and passes as long as the content plays the game the same way.
+
+use std::fmt::Write as _;
+
+use crate::rules::{CardId, Catalog, Engine, GameState, Move, Play, Seat};
+
+/// A game to write as a scenario.
+pub struct Recording<'a> {
+    /// What the scenario guards, in a few words.
+    pub name: &'a str,
+    /// Folders to look for packs in besides the content and mods folders (written as
+    /// `pack_dirs:`, as given).
+    pub pack_dirs: &'a [String],
+    /// The seed the start was dealt with.
+    pub seed: u64,
+    /// The position before the first move.
+    pub start: &'a GameState,
+    /// The moves, in order. A [`Play::Card`] move is written as the sandbox plays it
+    /// (`sandbox: true`: the seat takes the turn, the stacks stay).
+    pub moves: &'a [Move],
+}
+
+/// The scenario file for `game`, played under `engine` (whose content's packs it loads).
+/// Fails, saying which, when a move is refused: the file would not replay.
+pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String, String> {
+    let catalog = engine.catalog;
+    let mut out = String::new();
+    let _ = writeln!(out, "name: {}", quoted(game.name));
+    let packs: Vec<&str> = catalog.packs().iter().map(|p| p.id.as_str()).collect();
+    let _ = writeln!(out, "packs: [{}]", packs.join(", "));
+    if !game.pack_dirs.is_empty() {
+        let dirs: Vec<String> = game.pack_dirs.iter().map(|d| quoted(d)).collect();
+        let _ = writeln!(out, "pack_dirs: [{}]", dirs.join(", "));
+    }
+    let decks: [Vec<Vec<CardId>>; 2] = Seat::BOTH.map(|seat| {
+        game.start
+            .seat(seat)
+            .stacks()
+            .iter()
+            .map(|s| s.cards().collect())
+            .collect()
+    });
+    let mut dealt_events = Vec::new();
+    let dealt = engine
+        .new_game([&decks[0], &decks[1]], game.seed, &mut dealt_events)
+        .map_err(|e| format!("the start cannot be dealt again: {e}"))?;
+    let explicit = !same_position(&dealt, game.start);
+    if explicit {
+        // The start is not what these decks and seed deal (content changed since, or
+        // the position was edited): write it out whole.
+        out.push_str("rules: { opening_token: null }\n");
+    }
+    let _ = writeln!(out, "seed: {}", game.seed);
+    out.push_str("decks:\n");
+    for seat in Seat::BOTH {
+        let stacks: Vec<String> = decks[seat.index()]
+            .iter()
+            .map(|s| {
+                let names: Vec<String> = s.iter().map(|&c| card_name(catalog, c)).collect();
+                format!("[{}]", names.join(", "))
+            })
+            .collect();
+        let _ = writeln!(out, "  {seat}: [{}]", stacks.join(", "));
+    }
+    if explicit {
+        write_start(&mut out, catalog, game.start);
+    }
+    let mut state = game.start.clone();
+    if game.moves.is_empty() {
+        out.push_str("moves: []\n");
+    } else {
+        out.push_str("moves:\n");
+    }
+    for (n, &mv) in game.moves.iter().enumerate() {
+        let (card, sandbox) = match mv.play {
+            Play::Card(card) => {
+                state.set_turn(mv.seat);
+                (card, true)
+            }
+            Play::Stack(s) => {
+                let top = state
+                    .seat(mv.seat)
+                    .stacks()
+                    .get(usize::from(s))
+                    .and_then(crate::rules::Stack::top);
+                let Some(top) = top else {
+                    return Err(format!("move {}: stack {} is empty", n + 1, s + 1));
+                };
+                (top, false)
+            }
+        };
+        engine
+            .play_quiet(&mut state, mv)
+            .map_err(|e| format!("move {} is refused by the content now loaded: {e}", n + 1))?;
+        let _ = writeln!(
+            out,
+            "  - {{ seat: {}, card: {}, at: [{}, {}]{} }}",
+            mv.seat,
+            card_name(catalog, card),
+            mv.cell.x,
+            mv.cell.y,
+            if sandbox { ", sandbox: true" } else { "" }
+        );
+    }
+    out.push_str(&super::report::actual(engine, &state, None));
+    Ok(out)
+}
+
+/// The start position's board, scores and turn, for a start written out whole.
+fn write_start(out: &mut String, catalog: &Catalog, start: &GameState) {
+    let tokens: Vec<_> = start.board().tokens().collect();
+    if !tokens.is_empty() {
+        out.push_str("board:\n");
+        for (cell, t) in tokens {
+            let _ = writeln!(
+                out,
+                "  - {{ at: [{}, {}], seat: {}, value: {}, type: {} }}",
+                cell.x,
+                cell.y,
+                t.seat,
+                t.value,
+                catalog.token_type(t.kind).meta.id
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "scores: {{ 1: {}, 2: {} }}",
+        start.score(Seat::One),
+        start.score(Seat::Two)
+    );
+    let _ = writeln!(out, "turn: {}", start.turn());
+}
+
+/// Whether two positions agree on everything a scenario can state.
+fn same_position(a: &GameState, b: &GameState) -> bool {
+    let tokens = |s: &GameState| {
+        s.board()
+            .tokens()
+            .map(|(c, t)| (c, t.seat, t.value, t.kind))
+            .collect::<Vec<_>>()
+    };
+    tokens(a) == tokens(b)
+        && a.turn() == b.turn()
+        && Seat::BOTH.iter().all(|&s| a.score(s) == b.score(s))
+}
+
+/// The card's id, or its `pack:id` when the bare id names another card.
+fn card_name(catalog: &Catalog, card: CardId) -> String {
+    let meta = &catalog.card(card).meta;
+    if catalog.card_named(&meta.id).ok() == Some(card) {
+        meta.id.clone()
+    } else {
+        meta.key()
+    }
+}
+
+/// Text as a YAML double-quoted string (JSON's string syntax is YAML's).
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
+}
