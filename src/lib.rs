@@ -18,6 +18,7 @@ pub mod net;
 pub mod packs;
 pub mod profile;
 pub mod reload;
+pub mod replay;
 pub mod rules;
 pub mod scenario;
 pub mod script;

@@ -87,6 +87,12 @@ impl Timeline {
         &self.steps[..self.applied]
     }
 
+    /// How many moves are applied, and how many are kept (redo can reach them).
+    #[must_use]
+    pub fn position(&self) -> (usize, usize) {
+        (self.applied, self.steps.len())
+    }
+
     /// The opening token's events.
     #[must_use]
     pub fn opening(&self) -> &[Event] {

@@ -24,6 +24,8 @@ pub enum GameAction {
     MainMenu,
     /// A new game with the same setup and a new seed.
     PlayAgain,
+    /// Save the finished game as a replay (the app answers in `replay_saved`).
+    SaveReplay,
 }
 
 /// What a cached preview was computed for: stack, cell, and moves played.
@@ -42,6 +44,8 @@ pub struct GameScreen {
     message: Option<String>,
     /// This frame's click skipped an animation: it plays nothing.
     click_spent: bool,
+    /// Where the game's replay was saved, or why it was not.
+    pub replay_saved: Option<Result<std::path::PathBuf, String>>,
 }
 
 impl GameScreen {
@@ -63,6 +67,7 @@ impl GameScreen {
             deck_open: false,
             message: None,
             click_spent: false,
+            replay_saved: None,
         }
     }
 
@@ -624,10 +629,34 @@ impl GameScreen {
                     if !self.session.is_remote() && ui.button("Play again").clicked() {
                         action = GameAction::PlayAgain;
                     }
+                    if !self.session.is_remote()
+                        && self.replay_saved.is_none()
+                        && ui
+                            .button("Save replay")
+                            .on_hover_text(
+                                "Keep this game in the profile to watch it again or check it \
+                                 against changed content (tokensmith replay FILE)",
+                            )
+                            .clicked()
+                    {
+                        action = GameAction::SaveReplay;
+                    }
                     if ui.button("Main menu").clicked() {
                         action = GameAction::MainMenu;
                     }
                 });
+                match &self.replay_saved {
+                    Some(Ok(path)) => {
+                        ui.label(
+                            RichText::new(format!("Replay saved: {}", crate::fsutil::shown(path)))
+                                .color(theme::GOOD),
+                        );
+                    }
+                    Some(Err(e)) => {
+                        ui.colored_label(theme::DANGER, e);
+                    }
+                    None => {}
+                }
             });
         action
     }

@@ -15,6 +15,8 @@ pub enum MenuChoice {
     Lan,
     /// The sandbox.
     Sandbox,
+    /// Saved games: watch or check them.
+    Replays,
     /// The deck editor.
     Decks,
     /// The content browser.
@@ -66,6 +68,7 @@ pub fn main_menu(ui: &mut Ui, library: &Library, info: &MenuInfo<'_>) -> Option<
                 ("Hotseat", MenuChoice::Hotseat, true),
                 ("Play on LAN", MenuChoice::Lan, true),
                 ("Sandbox", MenuChoice::Sandbox, true),
+                ("Replays", MenuChoice::Replays, false),
                 ("Decks", MenuChoice::Decks, true),
                 ("Cards", MenuChoice::Cards, true),
                 ("Mods", MenuChoice::Mods, false),
@@ -74,7 +77,7 @@ pub fn main_menu(ui: &mut Ui, library: &Library, info: &MenuInfo<'_>) -> Option<
             ] {
                 let blocked = if needs && !ready {
                     Some(why)
-                } else if c == MenuChoice::Decks {
+                } else if matches!(c, MenuChoice::Decks | MenuChoice::Replays) {
                     info.no_profile
                 } else {
                     None

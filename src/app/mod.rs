@@ -16,6 +16,7 @@ mod menu;
 pub mod mods;
 mod new_game;
 pub mod preview;
+mod replays;
 pub mod sandbox;
 pub mod session;
 pub mod theme;
@@ -160,6 +161,7 @@ enum Screen {
     Browser(browser::Browser),
     Mods(Box<mods::ModsScreen>),
     Lan(Box<lan::LanScreen>),
+    Replays(Box<replays::ReplaysScreen>),
 }
 
 /// The client.
@@ -459,6 +461,29 @@ impl App {
             },
             Screen::Game(game) => match game.show(ui, &settings) {
                 GameAction::None => None,
+                GameAction::SaveReplay => {
+                    let saved = match &self.prefs.profile {
+                        Ok(profile) => {
+                            let session = &game.session;
+                            let catalog = session.catalog();
+                            let replay = crate::replay::record(
+                                session.timeline(),
+                                catalog,
+                                session.setup.seed,
+                                crate::replay::stamps(catalog, &self.library.options.folders),
+                                session.conceded(),
+                            );
+                            crate::replay::save(
+                                &replays::folder(profile.dir()),
+                                &replay_stem(),
+                                &replay,
+                            )
+                        }
+                        Err(why) => Err(format!("there is no profile to save to: {why}")),
+                    };
+                    game.replay_saved = Some(saved);
+                    None
+                }
                 GameAction::MainMenu => Some(Screen::Menu),
                 GameAction::PlayAgain => {
                     // The same decks need the content they were resolved in.
@@ -478,6 +503,22 @@ impl App {
                             self.error = Some(e);
                             Some(Screen::Menu)
                         }
+                    }
+                }
+            },
+            Screen::Replays(screen) => match screen.show(
+                ui,
+                self.library.catalog.as_ref(),
+                &self.library.options.folders,
+            ) {
+                replays::ReplaysAction::Stay => None,
+                replays::ReplaysAction::Back => Some(Screen::Menu),
+                replays::ReplaysAction::Watch(sandbox, name, refused) => {
+                    match self.sandbox_screen(*sandbox) {
+                        Screen::Sandbox(s) => {
+                            Some(Screen::Sandbox(Box::new(s.watching(name, refused))))
+                        }
+                        other => Some(other),
                     }
                 }
             },
@@ -723,6 +764,12 @@ impl App {
             menu::MenuChoice::PlayAi => Some(self.new_game_screen(true)),
             menu::MenuChoice::Hotseat => Some(self.new_game_screen(false)),
             menu::MenuChoice::Lan => Some(self.lan_screen()),
+            menu::MenuChoice::Replays => match &self.prefs.profile {
+                Ok(profile) => Some(Screen::Replays(Box::new(replays::ReplaysScreen::new(
+                    replays::folder(profile.dir()),
+                )))),
+                Err(_) => None,
+            },
             menu::MenuChoice::Decks => match &mut self.prefs.profile {
                 Ok(profile) => Some(Screen::Decks(Box::new(DeckEditor::new(
                     profile,
@@ -839,6 +886,39 @@ pub fn run(
     .map_err(|e| anyhow::anyhow!("cannot open the window: {}", plain(&e.to_string())))
 }
 
+/// A replay file's name from the clock: `game-2026-11-25-0142` (UTC).
+fn replay_stem() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_date(i64::try_from(secs / 86_400).unwrap_or(0));
+    let minutes = secs % 86_400 / 60;
+    format!(
+        "game-{y:04}-{m:02}-{d:02}-{:02}{:02}",
+        minutes / 60,
+        minutes % 60
+    )
+}
+
+/// The calendar date of a day counted from 1970-01-01 (the proleptic Gregorian
+/// calendar, H. Hinnant's days-to-civil).
+fn civil_date(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (
+        year,
+        u32::try_from(month).unwrap_or(1),
+        u32::try_from(day).unwrap_or(1),
+    )
+}
+
 /// Why there is no display to open a window on, when that can be told beforehand (X11
 /// and Wayland systems with neither variable set).
 fn no_display() -> Option<String> {
@@ -872,6 +952,13 @@ fn plain(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::plain;
+
+    #[test]
+    fn civil_dates_match_the_calendar() {
+        assert_eq!(super::civil_date(0), (1970, 1, 1));
+        assert_eq!(super::civil_date(11_016), (2000, 2, 29));
+        assert_eq!(super::civil_date(20_782), (2026, 11, 25));
+    }
 
     #[test]
     fn window_errors_lose_their_source_path() {

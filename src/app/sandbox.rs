@@ -64,6 +64,36 @@ impl Sandbox {
         })
     }
 
+    /// A saved game to step through: dealt and played under `catalog`, then taken back
+    /// to the start (Redo steps forward). Fails when the content lacks one of its cards
+    /// or cannot deal its decks; a move the content refuses ends the game there, and the
+    /// second value says which.
+    pub fn from_replay(
+        catalog: Arc<Catalog>,
+        replay: &crate::replay::Replay,
+    ) -> Result<(Sandbox, Option<String>), String> {
+        let resolved = crate::replay::resolve(replay, &catalog)?;
+        let table = Table::new(Arc::clone(&catalog));
+        let (start, opening) = table.deal([&resolved.decks[0], &resolved.decks[1]], replay.seed)?;
+        let mut sandbox = Sandbox {
+            table,
+            timeline: Timeline::new(start, opening, catalog),
+            seed: replay.seed,
+        };
+        let mut refused = None;
+        for (n, (mv, _)) in resolved.moves.iter().enumerate() {
+            if let Err(e) = sandbox.play(*mv) {
+                refused = Some(format!(
+                    "move {} is refused by the content now loaded: {e}",
+                    n + 1
+                ));
+                break;
+            }
+        }
+        while sandbox.undo() {}
+        Ok((sandbox, refused))
+    }
+
     /// The content.
     #[must_use]
     pub fn catalog(&self) -> &Arc<Catalog> {
@@ -319,6 +349,8 @@ pub struct SandboxScreen {
     replay: Option<Replay>,
     saving: SaveTo,
     save: Option<SaveForm>,
+    /// The saved game being stepped through (its name, and a move refused now).
+    watching: Option<(String, Option<String>)>,
 }
 
 /// Where "Save as scenario" writes and how the saved file is checked.
@@ -372,7 +404,15 @@ impl SandboxScreen {
             replay: None,
             saving: SaveTo::default(),
             save: None,
+            watching: None,
         }
+    }
+
+    /// Step through a saved game called `name` (see [`Sandbox::from_replay`]).
+    #[must_use]
+    pub fn watching(mut self, name: String, refused: Option<String>) -> SandboxScreen {
+        self.watching = Some((name, refused));
+        self
     }
 
     /// Where "Save as scenario" writes and checks its files.
@@ -472,6 +512,21 @@ impl SandboxScreen {
             });
             ui.add_space(4.0);
         });
+        if let Some((name, refused)) = &self.watching {
+            egui::Panel::top("replay-bar").show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    ui.label(RichText::new(format!("Replay: {name}")).strong());
+                    let (at, of) = self.sandbox.timeline().position();
+                    ui.label(format!("move {at} of {of}"));
+                    ui.weak(
+                        "Redo or → steps forward, Undo or ← back; a move of your own branches off.",
+                    );
+                });
+                if let Some(why) = refused {
+                    ui.colored_label(theme::DANGER, why);
+                }
+            });
+        }
         egui::Panel::left("picker")
             .resizable(true)
             .default_size(250.0)
@@ -697,7 +752,9 @@ impl SandboxScreen {
             // Ctrl+Shift+Z first: Ctrl+Z alone would also match it.
             let redo = i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z)
                 || i.consume_key(Modifiers::COMMAND, Key::Y);
-            let undo = i.consume_key(Modifiers::COMMAND, Key::Z);
+            let redo = redo || i.consume_key(Modifiers::NONE, Key::ArrowRight);
+            let undo = i.consume_key(Modifiers::COMMAND, Key::Z)
+                || i.consume_key(Modifiers::NONE, Key::ArrowLeft);
             (undo, redo)
         });
         if undo {
@@ -922,7 +979,11 @@ impl SandboxScreen {
                 for (n, step) in self.sandbox.steps().iter().enumerate() {
                     let name = match step.mv.play {
                         Play::Card(c) => catalog.card(c).meta.name.clone(),
-                        Play::Stack(s) => format!("stack {}", s + 1),
+                        Play::Stack(s) => format!(
+                            "{} (stack {})",
+                            step.catalog.card(step.card).meta.name,
+                            s + 1
+                        ),
                     };
                     ui.label(
                         RichText::new(format!(

@@ -11,6 +11,7 @@ mod balance;
 mod lan;
 mod list;
 mod pack;
+mod replay;
 
 use crate::content::{LoadOptions, Loaded};
 use crate::rules::describe;
@@ -103,6 +104,10 @@ pub enum Command {
     Join(lan::JoinArgs),
     /// List the games hosts offer on the local network.
     Hosts(lan::HostsArgs),
+    /// Play a saved game (a replay file) again under the content loaded now: the first
+    /// move whose events differ, moves refused now, and both final results. Exit 0 when
+    /// it plays the same, 1 when it differs, 2 when it cannot be re-run.
+    Replay(replay::ReplayArgs),
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
     Schema {
         /// The folder to write them to.
@@ -291,6 +296,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => lan::serve(cli, args),
         Command::Join(args) => lan::join(cli, args),
         Command::Hosts(args) => lan::hosts(args),
+        Command::Replay(args) => replay::run(cli, args),
         Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
         Command::Validate { json, .. } => validate(cli, *json),
         Command::Scenario {

@@ -252,6 +252,86 @@ fn the_sandbox_saves_its_game_as_a_passing_scenario() {
     );
 }
 
+/// A finished game is saved as a replay, listed on the Replays screen, watched step by
+/// step in the sandbox (the same board as the game's after each move), and checked
+/// against the content loaded now.
+#[test]
+fn a_finished_game_is_saved_watched_step_by_step_and_checked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let profile = tokensmith::profile::Profile::open(dir.path()).map_err(|e| e.to_string());
+    let mut h = harness_for(App::with_profile(base_library(), profile));
+    h.run();
+    start_hotseat(&mut h);
+    let mut boards = Vec::new();
+    for cell in [Cell::new(0, 0), Cell::new(5, 5), Cell::new(0, 5)] {
+        h.key_press(Key::Num1);
+        h.run();
+        h.get_by_label_contains(&format!("cell {cell}: empty"))
+            .click();
+        h.run();
+        let game = h.state().game().expect("the game screen");
+        boards.push(game.session.state().board().clone());
+    }
+    h.get_by_label("Menu (Esc)").click();
+    h.run();
+    h.get_by_label("Concede").click();
+    h.run();
+    h.get_by_label("Save replay").click();
+    h.run();
+    assert!(
+        h.query_by_label_contains("Replay saved:").is_some(),
+        "the save is confirmed"
+    );
+    let saved: Vec<_> = std::fs::read_dir(dir.path().join("replays"))
+        .expect("the folder")
+        .flatten()
+        .collect();
+    assert_eq!(saved.len(), 1, "one replay file");
+    let name = saved[0]
+        .path()
+        .file_stem()
+        .expect("a name")
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("game-20"), "{name}");
+    h.get_by_label("Main menu").click();
+    h.run();
+    h.get_by_label("Replays").click();
+    h.run();
+    assert!(
+        h.query_by_label_contains("3 moves").is_some(),
+        "the replay is listed with its moves"
+    );
+    h.get_by_label(&format!("Check {name}")).click();
+    h.run();
+    assert!(
+        h.query_by_label("every move does exactly what it did")
+            .is_some(),
+        "the same content plays it the same"
+    );
+    h.get_by_label(&format!("Watch {name}")).click();
+    h.run();
+    assert!(
+        h.query_by_label("move 0 of 3").is_some(),
+        "the replay starts at the start"
+    );
+    for (n, board) in boards.iter().enumerate() {
+        h.key_press(Key::ArrowRight);
+        h.run();
+        let sandbox = h.state().sandbox().expect("the sandbox shows the replay");
+        assert_eq!(
+            sandbox.sandbox.state().board(),
+            board,
+            "after move {}",
+            n + 1
+        );
+    }
+    assert!(h.query_by_label("move 3 of 3").is_some());
+    h.key_press(Key::ArrowLeft);
+    h.run();
+    assert!(h.query_by_label("move 2 of 3").is_some(), "and back");
+}
+
 #[test]
 fn the_preview_reads_predicted_values_of_damage() {
     let mut h = harness(base_library());

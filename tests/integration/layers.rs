@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("profile", 4),
     ("packs", 4),
     ("net", 5),
+    ("replay", 5),
     ("app", 6),
     ("cli", 7),
 ];

@@ -19,6 +19,7 @@
 //!   atomic saves (a saving process killed half-way leaves one whole deck).
 //! - `timeline`: the game timeline: moves, undo/redo, carry-over to changed content.
 //! - `remap`: a game carried over to changed content.
+//! - `replay`: saved games re-run under the same and changed content, hostile replay files.
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 
@@ -38,6 +39,7 @@ mod profile;
 mod properties;
 mod reload;
 mod remap;
+mod replay;
 mod scenarios;
 mod scripts;
 mod support;
