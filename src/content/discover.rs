@@ -124,6 +124,15 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
                     continue;
                 }
                 read_manifest(&dir, packs, diags);
+            } else if let Some(name) = near_manifest(&dir) {
+                diags.warning(
+                    &dir.join(&name),
+                    Loc::default(),
+                    format!(
+                        "a pack's manifest must be named `pack.yaml`, not `{name}`: rename it, \
+                         and this folder loads as a pack"
+                    ),
+                );
             } else if has_yaml(&dir) {
                 diags.warning(
                     &dir,
@@ -134,6 +143,17 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
         }
     }
     found
+}
+
+/// A file in `dir` named like a manifest but not exactly `pack.yaml` (`pack.yml`,
+/// `Pack.yaml`, `PACK.YML`): its name.
+fn near_manifest(dir: &Path) -> Option<String> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .take(crate::content::MAX_PACK_ENTRIES)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .find(|n| n != "pack.yaml" && matches!(n.to_lowercase().as_str(), "pack.yaml" | "pack.yml"))
 }
 
 /// Whether `dir` has a `pack.yaml` entry (a file, or something the reader will refuse

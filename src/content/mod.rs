@@ -311,6 +311,13 @@ fn read_document(pack: usize, file: usize, sections: &mut Sections, r: &mut Read
             r.diags
                 .error(path, e.loc, format!("YAML syntax: {}", e.message));
             sections.rules_incomplete = true;
+            // Its entries are unknown: references to them would each be reported.
+            let shown = crate::fsutil::shown(path);
+            sections.areas.mark_unreadable(pack, &shown);
+            sections.token_types.mark_unreadable(pack, &shown);
+            sections.abilities.mark_unreadable(pack, &shown);
+            sections.cards.mark_unreadable(pack, &shown);
+            sections.decks.mark_unreadable(pack, &shown);
             return;
         }
     };
@@ -330,6 +337,26 @@ fn read_document(pack: usize, file: usize, sections: &mut Sections, r: &mut Read
             return;
         }
     };
+    if let Some(key) = entries
+        .iter()
+        .map(|(k, _)| k)
+        .find(|k| matches!(&k.value, Value::Str(n) if n == "moves" || n == "expect"))
+    {
+        // A scenario saved among the pack's files: not content (its `rules:` would patch
+        // the game for everyone), so it is left out, with one word of why.
+        let Value::Str(name) = &key.value else { return };
+        r.diags.warning(
+            path,
+            key.loc,
+            format!(
+                "this is a scenario (it has `{name}:`), not content, so the pack does not read \
+                 it: run it with `tokensmith scenario {}`, and keep scenarios outside pack \
+                 folders (e.g. in tests/scenarios/)",
+                crate::fsutil::shown(path)
+            ),
+        );
+        return;
+    }
     for (key, value) in entries {
         let Value::Str(name) = &key.value else {
             r.diags.error(path, key.loc, "section names are strings");

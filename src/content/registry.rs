@@ -17,15 +17,21 @@ pub trait Entry: Sized {
     fn id(&self) -> &Located<String>;
     /// Replace the fields `other` gives; the names of the fields replaced.
     fn patch(&mut self, other: Self) -> Vec<&'static str>;
+    /// The built-in effect it has (abilities only): for "`damage` is an effect, not an
+    /// ability" advice.
+    fn effect(&self) -> Option<super::doc::EffectDoc> {
+        None
+    }
 }
 
 macro_rules! entry {
     ($ty:ty, $kind:literal, [$($field:ident),*]) => {
         entry!($ty, $kind, [$($field),*], |_this, _other| {});
     };
-    ($ty:ty, $kind:literal, [$($field:ident),*], $before:expr) => {
+    ($ty:ty, $kind:literal, [$($field:ident),*], $before:expr $(, { $($extra:tt)* })?) => {
         impl Entry for $ty {
             const KIND: &'static str = $kind;
+            $($($extra)*)?
 
             fn id(&self) -> &Located<String> {
                 &self.id
@@ -104,6 +110,11 @@ entry!(
             this.into = None;
             this.max_value = None;
         }
+    },
+    {
+        fn effect(&self) -> Option<super::doc::EffectDoc> {
+            self.effect.as_ref().map(|e| e.value)
+        }
     }
 );
 entry!(
@@ -155,6 +166,11 @@ pub struct Registry<T> {
     index: HashMap<(usize, String), usize>,
     /// Entries that could not be read (their error is already reported), by pack and id.
     broken: std::collections::HashSet<(usize, String)>,
+    /// Files that could not be parsed, by pack: any of their entries is unknown.
+    unreadable: Vec<(usize, String)>,
+    /// The referring packs (`usize::MAX` for a view of all) already told that an unknown
+    /// name may come from an unreadable file: told once, then quiet.
+    told: std::cell::RefCell<std::collections::HashSet<usize>>,
 }
 
 impl<T> Default for Registry<T> {
@@ -163,6 +179,8 @@ impl<T> Default for Registry<T> {
             records: Vec::new(),
             index: HashMap::new(),
             broken: std::collections::HashSet::new(),
+            unreadable: Vec::new(),
+            told: std::cell::RefCell::new(std::collections::HashSet::new()),
         }
     }
 }
@@ -175,6 +193,8 @@ pub struct View<'a> {
     pub deps: &'a [usize],
     /// Every pack id, by load index.
     pub pack_ids: &'a [String],
+    /// Where the pack lists its requirements (`DIR/pack.yaml:LINE`), for advice.
+    pub requires_at: Option<String>,
 }
 
 impl View<'_> {
@@ -209,6 +229,76 @@ impl<T: Entry> Registry<T> {
             None => (pack, id),
         };
         self.broken.insert((pack, id.to_string()));
+    }
+
+    /// Remember that `file` of `pack` could not be parsed.
+    pub fn mark_unreadable(&mut self, pack: usize, file: &str) {
+        self.unreadable.push((pack, file.to_string()));
+    }
+
+    /// For an unknown name in `view`: when a file the view sees could not be parsed, the
+    /// one message to give (the first time for this referring pack), or `Some(None)` to
+    /// say nothing more; `None` when no such file explains it.
+    fn unknown_after_unreadable(&self, view: &View<'_>, written: &str) -> Option<Option<String>> {
+        let (_, file) = self.unreadable.iter().find(|(p, _)| view.sees(*p))?;
+        let who = view.pack.unwrap_or(usize::MAX);
+        if !self.told.borrow_mut().insert(who) {
+            return Some(None);
+        }
+        Some(Some(format!(
+            "unknown {} '{written}', perhaps because {file} could not be read (see its error): \
+             fix that file first; other unknown {} names are not listed until then",
+            T::KIND,
+            T::KIND
+        )))
+    }
+
+    /// For an unknown ability named like a built-in effect: say so, with the abilities
+    /// the view sees that use that effect.
+    fn effect_named(&self, view: &View<'_>, written: &str) -> Option<String> {
+        if T::KIND != "ability" {
+            return None;
+        }
+        let effect: super::doc::EffectDoc =
+            serde_json::from_value(serde_json::Value::String(written.to_string())).ok()?;
+        let users: Vec<String> = self
+            .records
+            .iter()
+            .filter(|r| view.sees(r.pack) && r.doc.effect() == Some(effect))
+            .map(|r| format!("'{}'", r.id))
+            .take(8)
+            .collect();
+        let users = if users.is_empty() {
+            "no ability loaded uses it".to_string()
+        } else {
+            format!("abilities that use it: {}", users.join(", "))
+        };
+        Some(format!(
+            "'{written}' is an effect, not an {kind}: name an {kind} here ({users}), or \
+             define one with `effect: {written}` in `abilities:`",
+            kind = T::KIND
+        ))
+    }
+
+    /// For an unknown name: a loaded pack the view does not see that has an entry with
+    /// this id, in words ("it exists, but this pack does not require its pack").
+    fn hidden(&self, view: &View<'_>, written: &str) -> Option<String> {
+        let own = view.pack?;
+        let r = self
+            .records
+            .iter()
+            .find(|r| r.id == written && !view.sees(r.pack))?;
+        let other = &view.pack_ids[r.pack];
+        let at = view
+            .requires_at
+            .as_deref()
+            .map_or_else(String::new, |a| format!(" ({a})"));
+        Some(format!(
+            "unknown {kind} '{written}' in pack '{me}': pack '{other}' has a {kind} '{written}', \
+             but '{me}' does not require '{other}'; add `- {{ id: {other} }}` to `requires`{at}",
+            kind = T::KIND,
+            me = view.pack_ids[own],
+        ))
     }
 
     fn is_broken(&self, view: &View<'_>, written: &str) -> bool {
@@ -378,6 +468,12 @@ impl<T: Entry> Registry<T> {
             return match self.index.get(&(pack, id.to_string())) {
                 Some(&i) => Some(i),
                 None if self.is_broken(view, written) => None,
+                None if let Some(told) = self.unknown_after_unreadable(view, written) => {
+                    if let Some(message) = told {
+                        diags.error(path, name.loc, message);
+                    }
+                    None
+                }
                 None => {
                     let ids = self
                         .records
@@ -421,6 +517,20 @@ impl<T: Entry> Registry<T> {
         match candidates.as_slice() {
             [one] => Some(*one),
             [] if self.is_broken(view, written) => None,
+            [] if let Some(told) = self.unknown_after_unreadable(view, written) => {
+                if let Some(message) = told {
+                    diags.error(path, name.loc, message);
+                }
+                None
+            }
+            [] if let Some(message) = self.effect_named(view, written) => {
+                diags.error(path, name.loc, message);
+                None
+            }
+            [] if let Some(message) = self.hidden(view, written) => {
+                diags.error(path, name.loc, message);
+                None
+            }
             [] => {
                 let visible = self
                     .records

@@ -29,6 +29,20 @@ pub(super) fn explain(text: &str, error: SyntaxError) -> SyntaxError {
             loc: Loc { line, column: 1 },
         };
     }
+    if is_structure_error(message)
+        && let Some(bad) = misindented(text, error.loc.line)
+    {
+        return SyntaxError {
+            message: format!(
+                "check the indentation of line {} (it is at column {}; the entry above starts at column {})",
+                bad.line, bad.column, bad.above
+            ),
+            loc: Loc {
+                line: bad.line,
+                column: bad.column,
+            },
+        };
+    }
     if let Some((bracket, loc)) = unclosed_bracket(text, error.loc) {
         let message = match bracket {
             '[' => "this `[` is never closed; end the list with `]`",
@@ -134,4 +148,143 @@ fn unclosed_bracket(text: &str, until: Loc) -> Option<(char, Loc)> {
         }
     }
     open.pop()
+}
+
+/// The parser's messages for a block structure it could not follow, which is nearly
+/// always a line indented more or less than its neighbours.
+fn is_structure_error(message: &str) -> bool {
+    [
+        "mapping values are not allowed",
+        "did not find expected key",
+        "did not find expected '-'",
+        "block sequence entries are not allowed",
+        "did not find expected <document start>",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
+}
+
+/// A line whose indentation fits neither the entry above it nor any enclosing one.
+#[derive(Debug, PartialEq, Eq)]
+struct Misindented {
+    line: u32,
+    column: u32,
+    above: u32,
+}
+
+/// The first block line, up to one past `until`, indented so that it belongs to no
+/// entry: deeper than the line above when that line opens nothing, or shallower than it
+/// at a column no enclosing entry uses. Columns are 1-based, of the key (after a `- `).
+fn misindented(text: &str, until: u32) -> Option<Misindented> {
+    // Key columns of the entries open above, innermost last.
+    let mut open: Vec<usize> = Vec::new();
+    let mut above: Option<(usize, bool)> = None;
+    let mut block: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        if number > until.saturating_add(1) {
+            break;
+        }
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let body = line.trim();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        if let Some(b) = block {
+            if indent > b {
+                continue;
+            }
+            block = None;
+        }
+        if body.starts_with("---") || body.starts_with('%') || line.starts_with('\t') {
+            return None;
+        }
+        // `- key: v` puts the entry's key two columns in.
+        let mut key = indent;
+        let mut rest = body;
+        let mut dashes = Vec::new();
+        while let Some(after) = rest.strip_prefix("- ") {
+            dashes.push(key);
+            key += 2 + (after.len() - after.trim_start().len());
+            rest = after.trim_start();
+        }
+        let value = rest.split(" #").next().unwrap_or("").trim_end();
+        let opens = value.ends_with(':')
+            || value.ends_with('|')
+            || value.ends_with('>')
+            || value.ends_with("|-")
+            || value.ends_with(">-")
+            || rest == "-";
+        if let Some((prev, prev_opens)) = above {
+            let known = open.contains(&indent) || dashes.first().is_some_and(|d| open.contains(d));
+            let deeper = indent > prev && !prev_opens;
+            let stray = indent < prev && !known;
+            if deeper || stray {
+                return Some(Misindented {
+                    line: number,
+                    column: u32::try_from(indent + 1).unwrap_or(u32::MAX),
+                    above: u32::try_from(prev + 1).unwrap_or(u32::MAX),
+                });
+            }
+        }
+        // Entries deeper than this line are closed.
+        open.retain(|&c| c < indent || dashes.contains(&c));
+        for d in &dashes {
+            if !open.contains(d) {
+                open.push(*d);
+            }
+        }
+        if !open.contains(&key) {
+            open.push(key);
+        }
+        if value.ends_with('|')
+            || value.ends_with('>')
+            || value.ends_with("|-")
+            || value.ends_with(">-")
+        {
+            block = Some(indent);
+        }
+        above = Some((key, opens));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Misindented, misindented};
+
+    fn bad(text: &str) -> Option<(u32, u32, u32)> {
+        misindented(text, 100).map(
+            |Misindented {
+                 line,
+                 column,
+                 above,
+             }| (line, column, above),
+        )
+    }
+
+    #[test]
+    fn a_line_off_its_entry_is_found() {
+        let good =
+            "cards:\n  - id: a\n    value: 2\n    area: row\n  - id: b\n    value: 1\nareas: []\n";
+        assert_eq!(bad(good), None);
+        // Deeper than its sibling.
+        assert_eq!(
+            bad("cards:\n  - id: a\n    value: 2\n      ability: w\n"),
+            Some((4, 7, 5))
+        );
+        // Shallower than its sibling, at no enclosing column.
+        assert_eq!(
+            bad("cards:\n  - id: a\n    value: 2\n   ability: w\n"),
+            Some((4, 4, 5))
+        );
+        // A list entry at a column no list uses.
+        assert_eq!(
+            bad("cards:\n  - id: a\n    value: 2\n - id: b\n"),
+            Some((4, 2, 5))
+        );
+        // Nested mappings and block text are fine.
+        let nested = "rules:\n  board: { width: 4 }\n  stack_size:\n    min: 1\n    max: 3\n  score_limit: 9\ncards:\n- id: a\n  description: |\n    two\n      lines\n  value: 1\n";
+        assert_eq!(bad(nested), None);
+    }
 }

@@ -155,7 +155,8 @@ impl DeckError {
                     Whose::Seat => format!("seat {seat}'s stack {}", stack + 1),
                     Whose::Deck => format!("stack {}", stack + 1),
                 };
-                format!("{stack} has {found} cards; stacks hold {min} to {max}")
+                let plural = if *found == 1 { "" } else { "s" };
+                format!("{stack} has {found} card{plural}; stacks hold {min} to {max}")
             }
             DeckError::Duplicate { seat, card } => {
                 format!("{} has card '{card}' more than once", deck(seat))
@@ -700,11 +701,11 @@ mod tests {
         };
         assert_eq!(
             size.to_string(),
-            "seat 1's stack 2 has 1 cards; stacks hold 2 to 5"
+            "seat 1's stack 2 has 1 card; stacks hold 2 to 5"
         );
         assert_eq!(
             size.message(Whose::Deck),
-            "stack 2 has 1 cards; stacks hold 2 to 5"
+            "stack 2 has 1 card; stacks hold 2 to 5"
         );
     }
 }

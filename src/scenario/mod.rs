@@ -111,6 +111,8 @@ fn run_doc(
         path,
         catalog: &catalog,
         problems: Vec::new(),
+        every: Some(every_pack(path, doc, packs)),
+        others: None,
     };
     let name = doc.name.clone().unwrap_or_else(|| {
         path.file_stem()
@@ -247,7 +249,8 @@ fn run_doc(
     })
 }
 
-fn load(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Catalog, ScenarioError> {
+/// Every pack the scenario could name: its folders, with no `only`.
+fn every_pack(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> LoadOptions {
     let base = path.parent().unwrap_or(Path::new("."));
     let mut options = LoadOptions::standard(&packs.content, &packs.mods);
     for dir in &doc.pack_dirs {
@@ -256,6 +259,11 @@ fn load(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Catalog, Sc
             required: true,
         });
     }
+    options
+}
+
+fn load(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Catalog, ScenarioError> {
+    let mut options = every_pack(path, doc, packs);
     options.only = Some(match &doc.packs {
         Some(ids) => ids.iter().map(|i| i.value.clone()).collect(),
         None => vec!["base".to_string()],
@@ -275,6 +283,10 @@ pub(crate) struct Setup<'a> {
     path: &'a Path,
     catalog: &'a Catalog,
     problems: Vec<Diagnostic>,
+    /// How to load every pack the scenario's folders hold, to say which pack has a
+    /// name the loaded ones lack (loaded on the first such name, once).
+    every: Option<LoadOptions>,
+    others: Option<Option<Catalog>>,
 }
 
 /// A move to play: its seat (or the seat to move), card, cell, line, and whether it is
@@ -304,9 +316,42 @@ impl Setup<'_> {
         match self.catalog.card_named(&name.value) {
             Ok(id) => Some(id),
             Err(e) => {
-                self.problem(name.loc, e.to_string());
+                let more = self.elsewhere(&name.value, |c, n| {
+                    c.card_named(n)
+                        .ok()
+                        .map(|id| c.card(id).meta.origin.pack.clone())
+                });
+                self.problem(name.loc, format!("{e}{more}"));
                 None
             }
+        }
+    }
+
+    /// For a name the loaded packs lack: the pack among every one the scenario's folders
+    /// hold that has it, as advice (`; it is in pack 'frost', …`), or nothing.
+    fn elsewhere(&mut self, name: &str, find: impl Fn(&Catalog, &str) -> Option<String>) -> String {
+        if self.others.is_none() {
+            self.others = Some(
+                self.every
+                    .take()
+                    .and_then(|options| crate::content::load(&options).catalog),
+            );
+        }
+        let Some(Some(all)) = &self.others else {
+            return String::new();
+        };
+        match find(all, name) {
+            Some(pack) if !self.catalog.packs().iter().any(|p| p.id == pack) => {
+                let mut ids: Vec<String> =
+                    self.catalog.packs().iter().map(|p| p.id.clone()).collect();
+                ids.push(pack.clone());
+                format!(
+                    "; it is in pack '{pack}', which this scenario does not load: add it to \
+                     `packs:` (packs: [{}])",
+                    ids.join(", ")
+                )
+            }
+            _ => String::new(),
         }
     }
 
@@ -325,7 +370,13 @@ impl Setup<'_> {
         let kind = match kind {
             Ok(k) => Some(k),
             Err((loc, e)) => {
-                self.problem(loc, e.to_string());
+                let written = t.kind.as_ref().map_or("basic", |k| k.value.as_str());
+                let more = self.elsewhere(written, |c, n| {
+                    c.token_type_named(n)
+                        .ok()
+                        .map(|id| c.token_type(id).meta.origin.pack.clone())
+                });
+                self.problem(loc, format!("{e}{more}"));
                 None
             }
         };

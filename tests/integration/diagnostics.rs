@@ -1076,3 +1076,116 @@ fn a_whole_number_beyond_the_fields_range_names_the_range_not_a_rounded_float() 
         ],
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// What a newcomer trips on: plain words for structure, ids that exist elsewhere, files in
+// the wrong place.
+
+#[test]
+fn a_misindented_line_is_named_with_its_column_and_the_entry_above() {
+    check(
+        &Packs::base().replace(
+            BASE,
+            "  - id: push_row\n    value: 2\n",
+            "  - id: push_row\n     value: 2\n",
+        ),
+        &[
+            "base/cards.yaml:35:6: error: YAML syntax: check the indentation of line 35 (it is at column 6; the entry above starts at column 5)",
+        ],
+    );
+}
+
+#[test]
+fn unknown_names_after_an_unreadable_file_are_reported_once() {
+    let packs = Packs::base()
+        .with("base/zap.yaml", "abilities:\n  - id: zap\n    effect: damage\n     amount: 2\n")
+        .with(
+            "base/more.yaml",
+            "cards:\n  - id: zap_row\n    value: 2\n    ability: zap\n    area: row\n  - id: zap_cross\n    value: 2\n    ability: zap\n    area: cross\n",
+        );
+    check(
+        &packs,
+        &[
+            "base/more.yaml:4:14: error: unknown ability 'zap', perhaps because base/zap.yaml could not be read (see its error): fix that file first; other unknown ability names are not listed until then",
+            "base/zap.yaml:4:6: error: YAML syntax: check the indentation of line 4 (it is at column 6; the entry above starts at column 5)",
+        ],
+    );
+}
+
+#[test]
+fn an_id_of_a_pack_not_required_is_named_with_the_pack_and_requires() {
+    let packs = Packs::base()
+        .with("other/pack.yaml", &manifest("other", "{ id: base }"))
+        .with(
+            "other/cards.yaml",
+            "cards:\n  - id: zapper\n    value: 2\n    ability: weaken\n    area: row\n",
+        )
+        .with("mine/pack.yaml", &manifest("mine", "{ id: base }"))
+        .with(
+            "mine/decks.yaml",
+            "decks:\n  - id: mine\n    stacks: [[zapper, boost], [push_cross, push_row]]\n",
+        );
+    check(
+        &packs,
+        &[
+            "mine/decks.yaml:3:15: error: unknown card 'zapper' in pack 'mine': pack 'other' has a card 'zapper', but 'mine' does not require 'other'; add `- { id: other }` to `requires` (mine/pack.yaml:4)",
+        ],
+    );
+}
+
+#[test]
+fn an_effect_named_as_an_ability_lists_the_abilities_that_use_it() {
+    check(
+        &Packs::base().replace(
+            BASE,
+            "    value: 3\n    ability: weaken\n",
+            "    value: 3\n    ability: damage\n",
+        ),
+        &[
+            "base/cards.yaml:28:14: error: 'damage' is an effect, not an ability: name an ability here (abilities that use it: 'weaken'), or define one with `effect: damage` in `abilities:`",
+        ],
+    );
+}
+
+#[test]
+fn a_manifest_named_pack_yml_is_named_as_such() {
+    for name in ["pack.yml", "Pack.yaml"] {
+        let packs = Packs::base()
+            .with(&format!("other/{name}"), &manifest("other", "{ id: base }"))
+            .with("other/cards.yaml", "cards: []\n");
+        let expected = format!(
+            "other/{name}:1:1: warning: a pack's manifest must be named `pack.yaml`, not `{name}`: rename it, and this folder loads as a pack"
+        );
+        check(&packs, &[expected.as_str()]);
+    }
+}
+
+#[test]
+fn a_scenario_saved_in_a_pack_is_recognised_and_left_out() {
+    let packs = Packs::base().with(
+        "base/regression.yaml",
+        "name: a bug\nrules: { score_limit: 5 }\nmoves:\n  - { seat: 1, card: weaken_row, at: [0, 0] }\nexpect:\n  next: 2\n",
+    );
+    check(
+        &packs,
+        &[
+            "base/regression.yaml:3:1: warning: this is a scenario (it has `moves:`), not content, so the pack does not read it: run it with `tokensmith scenario base/regression.yaml`, and keep scenarios outside pack folders (e.g. in tests/scenarios/)",
+        ],
+    );
+}
+
+#[test]
+fn a_scripted_ability_reading_its_area_on_a_card_without_one_is_a_warning() {
+    let packs = Packs::base()
+        .with("base/scripts/zap.lua", "return {\n  on_place = function(ctx)\n    -- every target\n    for _, c in ipairs(ctx:targets()) do ctx:damage(c.x, c.y, 1) end\n  end\n}\n")
+        .with(
+            "base/zap.yaml",
+            "abilities:\n  - id: zap\n    script: scripts/zap.lua\ncards:\n  - id: zap_card\n    value: 2\n    ability: zap\n  - id: zap_row\n    value: 2\n    ability: zap\n    area: row\n",
+        );
+    check(
+        &packs,
+        &[
+            "base/zap.yaml:5:9: warning: card 'zap_card' has no area, but the script of its ability 'zap' reads one (base/scripts/zap.lua:4 calls `ctx:targets`), which is then empty; add `area:`",
+        ],
+    );
+}

@@ -147,3 +147,29 @@ fn seeds_up_to_u64_max_are_taken() {
         "{message}"
     );
 }
+
+/// A card or token type that a pack the scenario does not load has: the message names
+/// the pack and the `packs:` line to write.
+#[test]
+fn a_name_from_a_pack_the_scenario_does_not_load_names_that_pack() {
+    let paths = PackPaths {
+        content: root().join("content"),
+        mods: root().join("mods"),
+    };
+    for (body, wanted) in [
+        (
+            "moves:\n  - { seat: 1, card: glacier_wall, at: [0, 0] }\n",
+            "3:22: error: unknown card 'glacier_wall'; it is in pack 'frost', which this scenario does not load: add it to `packs:` (packs: [base, frost])",
+        ),
+        (
+            "board:\n  - { at: [1, 1], seat: 1, value: 2, type: frost_lantern }\n",
+            "3:44: error: unknown token type 'frost_lantern'; it is in pack 'frost', which this scenario does not load: add it to `packs:` (packs: [base, frost])",
+        ),
+    ] {
+        let dir = TempPacks::new(&[("s.yaml", &format!("name: x\n{body}"))]);
+        let err =
+            scenario::run_file(&dir.path().join("s.yaml"), &paths).expect_err("it cannot run");
+        let message = err.diagnostics[0].to_string();
+        assert!(message.ends_with(wanted), "{message}");
+    }
+}

@@ -328,6 +328,29 @@ fn builtin_effect(
     })
 }
 
+/// Where a script first reads its card's area: the 1-based line and the call
+/// (`ctx:targets`, `ctx:target_count`, `ctx:target`), ignoring `--` comments.
+fn reads_area(source: &str) -> Option<(usize, &'static str)> {
+    source.lines().enumerate().find_map(|(i, line)| {
+        let code = line.split("--").next().unwrap_or("");
+        ["targets", "target_count", "target"]
+            .iter()
+            .find_map(|name| {
+                [':', '.']
+                    .iter()
+                    .any(|sep| code.contains(&format!("ctx{sep}{name}(")))
+                    .then(|| {
+                        let call = match *name {
+                            "targets" => "ctx:targets",
+                            "target_count" => "ctx:target_count",
+                            _ => "ctx:target",
+                        };
+                        (i + 1, call)
+                    })
+            })
+    })
+}
+
 /// Whether an effect needs an area to do anything.
 fn needs_area(effect: &Effect) -> Option<bool> {
     match effect {
@@ -413,6 +436,25 @@ pub(super) fn compile_card(
                     );
                 }
             }
+            (None, None) => {
+                if let Effect::Script(script) = &def.effect
+                    && let Some(reads) = cx
+                        .scripts
+                        .get(script.index())
+                        .and_then(|s| reads_area(&s.source).map(|(line, call)| (s, line, call)))
+                {
+                    let (s, line, call) = reads;
+                    cx.warning(
+                        r.defined,
+                        doc.id.loc,
+                        format!(
+                            "card '{}' has no area, but the script of its ability '{}' reads one \
+                             ({}/{}:{line} calls `{call}`), which is then empty; add `area:`",
+                            r.id, def.meta.id, s.pack, s.path
+                        ),
+                    );
+                }
+            }
             _ => {}
         }
     } else if ability.is_none()
@@ -479,19 +521,26 @@ pub(super) fn compile_deck(
             && (stack.len() < usize::from(rules.stack_min)
                 || stack.len() > usize::from(rules.stack_max))
         {
-            let note = [
+            let (min, max) = (
                 cx.rule_note("stack_size.min", r.pack),
                 cx.rule_note("stack_size.max", r.pack),
-            ]
-            .concat();
+            );
+            // One note when one place sets both.
+            let both = min.replace("stack_size.min", "stack_size");
+            let note = if both == max.replace("stack_size.max", "stack_size") {
+                both
+            } else {
+                min + &max
+            };
             cx.error(
                 source,
                 stack.loc,
                 format!(
-                    "stack {} of deck '{}' has {} cards; stacks hold {} to {}{note}",
+                    "stack {} of deck '{}' has {} card{}; stacks hold {} to {}{note}",
                     i + 1,
                     r.id,
                     stack.len(),
+                    if stack.len() == 1 { "" } else { "s" },
                     rules.stack_min,
                     rules.stack_max
                 ),

@@ -138,6 +138,17 @@ fn compile_all<T, D>(
     registry.records.iter().map(|r| f(cx, r)).collect()
 }
 
+/// Where pack `pack` lists what it requires: `DIR/pack.yaml:LINE` of its last
+/// requirement, or its manifest when it has none.
+fn requires_at(ordered: &Ordered, pack: Option<usize>) -> Option<String> {
+    let p = ordered.packs.get(pack?)?;
+    let manifest = crate::fsutil::shown(&p.dir.join("pack.yaml"));
+    Some(match p.manifest.requires.last() {
+        Some(r) => format!("{manifest}:{}", r.loc.line),
+        None => manifest,
+    })
+}
+
 impl Ctx<'_> {
     fn path(&self, source: Source) -> &Path {
         self.files.path(source.file)
@@ -172,6 +183,7 @@ impl Ctx<'_> {
             pack,
             deps: pack.map_or(&[][..], |p| &self.ordered.deps[p]),
             pack_ids: self.pack_ids,
+            requires_at: requires_at(self.ordered, pack),
         }
     }
 
@@ -187,6 +199,7 @@ impl Ctx<'_> {
             pack,
             deps: pack.map_or(&[][..], |p| &self.ordered.deps[p]),
             pack_ids: self.pack_ids,
+            requires_at: requires_at(self.ordered, pack),
         };
         registry.resolve(name, &view, &path, self.files, self.diags)
     }
