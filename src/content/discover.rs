@@ -145,6 +145,18 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
     found
 }
 
+/// A semver parse error in a designer's words (the crate speaks of `u64::MAX`).
+fn semver_words(e: &semver::Error) -> String {
+    let text = e.to_string();
+    match text.find(" exceeds u64::MAX") {
+        Some(at) => format!(
+            "the {} is larger than any version number can be (at most 18446744073709551615)",
+            text[..at].trim_start_matches("value of ")
+        ),
+        None => text,
+    }
+}
+
 /// A file in `dir` named like a manifest but not exactly `pack.yaml` (`pack.yml`,
 /// `Pack.yaml`, `PACK.YML`): its name.
 fn near_manifest(dir: &Path) -> Option<String> {
@@ -284,8 +296,9 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
                 &path,
                 manifest.version.loc,
                 format!(
-                    "version '{}' is not a semantic version like 1.2.0: {e}",
-                    manifest.version.value
+                    "version '{}' is not a semantic version like 1.2.0: {}",
+                    crate::rules::echo(&manifest.version.value),
+                    semver_words(&e)
                 ),
             );
             None
@@ -299,8 +312,9 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
                 &path,
                 v.loc,
                 format!(
-                    "version requirement '{}' is not valid semver (e.g. ^1.2): {e}",
-                    v.value
+                    "version requirement '{}' is not valid semver (e.g. ^1.2): {}",
+                    crate::rules::echo(&v.value),
+                    semver_words(&e)
                 ),
             );
             ok = false;

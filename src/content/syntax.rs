@@ -6,6 +6,47 @@ use super::yaml::{Loc, SyntaxError};
 /// Rewrite a parser error about `text` so it names the real mistake and its place.
 pub(super) fn explain(text: &str, error: SyntaxError) -> SyntaxError {
     let message = error.message.as_str();
+    if message.starts_with("recursion limit exceeded") {
+        return SyntaxError {
+            message: budget("Depth"),
+            loc: error.loc,
+        };
+    }
+    if let Some(limit) = message.strip_prefix("budget breached: ") {
+        return SyntaxError {
+            message: budget(limit),
+            loc: error.loc,
+        };
+    }
+    if message.starts_with("unexpected character") {
+        if let Some(c) = char_at(text, error.loc) {
+            return SyntaxError {
+                message: format!(
+                    "{} cannot appear in YAML here; remove it (is this a text file?)",
+                    describe_char(c)
+                ),
+                loc: error.loc,
+            };
+        }
+    }
+    if let Some(kind) = message.strip_prefix("invalid ")
+        && let Some(rest) = line_from(text, error.loc)
+    {
+        let kind = match kind {
+            "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "i32" | "i64" => "a whole number",
+            "f32" | "f64" => "a number",
+            "bool" => "true or false",
+            _ => "a value of that kind",
+        };
+        let value = rest.split(" #").next().unwrap_or(rest).trim();
+        return SyntaxError {
+            message: format!(
+                "a tag here asks for {kind}, but the value is `{}`; remove the `!!` tag or write {kind}",
+                crate::rules::echo(value)
+            ),
+            loc: error.loc,
+        };
+    }
     if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
         let key = rest.split(", set ").next().unwrap_or(rest).trim();
         return SyntaxError {
@@ -286,5 +327,56 @@ mod tests {
         // Nested mappings and block text are fine.
         let nested = "rules:\n  board: { width: 4 }\n  stack_size:\n    min: 1\n    max: 3\n  score_limit: 9\ncards:\n- id: a\n  description: |\n    two\n      lines\n  value: 1\n";
         assert_eq!(bad(nested), None);
+    }
+}
+
+/// A YAML reader limit in words: `Depth { depth: 65 }`, `Nodes { nodes: 250001 }`, ….
+fn budget(limit: &str) -> String {
+    let what = limit.split([' ', '{']).next().unwrap_or(limit);
+    match what {
+        "Depth" => "lists and mappings nest deeper than the YAML reader allows; content \
+                    never needs that many levels: flatten it"
+            .to_string(),
+        "Nodes" | "Events" | "AliasAnchorRatio" | "Aliases" | "Anchors" => {
+            "this file expands to more values than the YAML reader allows (through `&anchor` \
+             and `*alias` repeats, or sheer size); write the entries out plainly or split the file"
+                .to_string()
+        }
+        _ => format!(
+            "this file is beyond a limit of the YAML reader ({}); make it smaller or simpler",
+            crate::rules::echo(what)
+        ),
+    }
+}
+
+/// The character at a 1-based location.
+fn char_at(text: &str, loc: Loc) -> Option<char> {
+    let line = text
+        .lines()
+        .nth(usize::try_from(loc.line).ok()?.checked_sub(1)?)?;
+    line.chars()
+        .nth(usize::try_from(loc.column).ok()?.checked_sub(1)?)
+}
+
+/// The rest of the line from a 1-based location.
+fn line_from(text: &str, loc: Loc) -> Option<&str> {
+    let line = text
+        .lines()
+        .nth(usize::try_from(loc.line).ok()?.checked_sub(1)?)?;
+    let start = line
+        .char_indices()
+        .nth(usize::try_from(loc.column).ok()?.checked_sub(1)?)
+        .map(|(i, _)| i)?;
+    Some(&line[start..])
+}
+
+/// A character as a designer would name it: `a NUL byte (U+0000)`, `U+200B`, `'é'`.
+fn describe_char(c: char) -> String {
+    let code = format!("U+{:04X}", u32::from(c));
+    match c {
+        '\0' => format!("a NUL byte ({code})"),
+        c if c.is_control() => format!("the control character {code}"),
+        c if c.is_whitespace() => format!("the space-like character {code}"),
+        c => format!("the character '{c}' ({code})"),
     }
 }

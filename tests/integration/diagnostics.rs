@@ -1189,3 +1189,45 @@ fn a_scripted_ability_reading_its_area_on_a_card_without_one_is_a_warning() {
         ],
     );
 }
+
+#[test]
+fn the_yaml_readers_words_become_the_designers() {
+    let deep = format!("cards: {}{}\n", "[".repeat(300), "]".repeat(300));
+    let mut bomb = String::from("a0: &a0 [x, x]\n");
+    for i in 1..30 {
+        let p = i - 1;
+        bomb.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}]\n"));
+    }
+    let cases: Vec<(String, &str)> = vec![
+        (
+            "cards:\n  - id: c\0x\n    value: 2\n".to_string(),
+            "base/more.yaml:2:10: error: YAML syntax: a NUL byte (U+0000) cannot appear in YAML here; remove it (is this a text file?)",
+        ),
+        (
+            "cards:\n  - id: c1\n    value: !!int two\n".to_string(),
+            "base/more.yaml:3:18: error: YAML syntax: a tag here asks for a whole number, but the value is `two`; remove the `!!` tag or write a whole number",
+        ),
+        (
+            deep,
+            "base/more.yaml:1:263: error: YAML syntax: lists and mappings nest deeper than the YAML reader allows; content never needs that many levels: flatten it",
+        ),
+        (
+            bomb,
+            "base/more.yaml:9:25: error: YAML syntax: this file expands to more values than the YAML reader allows (through `&anchor` and `*alias` repeats, or sheer size); write the entries out plainly or split the file",
+        ),
+    ];
+    for (text, wanted) in cases {
+        check(&Packs::base().with("base/more.yaml", &text), &[wanted]);
+    }
+    check(
+        &Packs::base()
+            .with(
+                "big/pack.yaml",
+                &manifest("big", "{ id: base, version: \"^99999999999999999999\" }"),
+            )
+            .with("big/cards.yaml", "cards: []\n"),
+        &[
+            "big/pack.yaml:4:33: error: version requirement '^99999999999999999999' is not valid semver (e.g. ^1.2): the major version number is larger than any version number can be (at most 18446744073709551615)",
+        ],
+    );
+}
