@@ -18,16 +18,16 @@ pub(super) fn explain(text: &str, error: SyntaxError) -> SyntaxError {
             loc: error.loc,
         };
     }
-    if message.starts_with("unexpected character") {
-        if let Some(c) = char_at(text, error.loc) {
-            return SyntaxError {
-                message: format!(
-                    "{} cannot appear in YAML here; remove it (is this a text file?)",
-                    describe_char(c)
-                ),
-                loc: error.loc,
-            };
-        }
+    if message.starts_with("unexpected character")
+        && let Some(c) = char_at(text, error.loc)
+    {
+        return SyntaxError {
+            message: format!(
+                "{} cannot appear in YAML here; remove it (is this a text file?)",
+                describe_char(c)
+            ),
+            loc: error.loc,
+        };
     }
     if let Some(kind) = message.strip_prefix("invalid ")
         && let Some(rest) = line_from(text, error.loc)
@@ -290,46 +290,6 @@ fn misindented(text: &str, until: u32) -> Option<Misindented> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{Misindented, misindented};
-
-    fn bad(text: &str) -> Option<(u32, u32, u32)> {
-        misindented(text, 100).map(
-            |Misindented {
-                 line,
-                 column,
-                 above,
-             }| (line, column, above),
-        )
-    }
-
-    #[test]
-    fn a_line_off_its_entry_is_found() {
-        let good =
-            "cards:\n  - id: a\n    value: 2\n    area: row\n  - id: b\n    value: 1\nareas: []\n";
-        assert_eq!(bad(good), None);
-        // Deeper than its sibling.
-        assert_eq!(
-            bad("cards:\n  - id: a\n    value: 2\n      ability: w\n"),
-            Some((4, 7, 5))
-        );
-        // Shallower than its sibling, at no enclosing column.
-        assert_eq!(
-            bad("cards:\n  - id: a\n    value: 2\n   ability: w\n"),
-            Some((4, 4, 5))
-        );
-        // A list entry at a column no list uses.
-        assert_eq!(
-            bad("cards:\n  - id: a\n    value: 2\n - id: b\n"),
-            Some((4, 2, 5))
-        );
-        // Nested mappings and block text are fine.
-        let nested = "rules:\n  board: { width: 4 }\n  stack_size:\n    min: 1\n    max: 3\n  score_limit: 9\ncards:\n- id: a\n  description: |\n    two\n      lines\n  value: 1\n";
-        assert_eq!(bad(nested), None);
-    }
-}
-
 /// A YAML reader limit in words: `Depth { depth: 65 }`, `Nodes { nodes: 250001 }`, ….
 fn budget(limit: &str) -> String {
     let what = limit.split([' ', '{']).next().unwrap_or(limit);
@@ -378,5 +338,45 @@ fn describe_char(c: char) -> String {
         c if c.is_control() => format!("the control character {code}"),
         c if c.is_whitespace() => format!("the space-like character {code}"),
         c => format!("the character '{c}' ({code})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Misindented, misindented};
+
+    fn bad(text: &str) -> Option<(u32, u32, u32)> {
+        misindented(text, 100).map(
+            |Misindented {
+                 line,
+                 column,
+                 above,
+             }| (line, column, above),
+        )
+    }
+
+    #[test]
+    fn a_line_off_its_entry_is_found() {
+        let good =
+            "cards:\n  - id: a\n    value: 2\n    area: row\n  - id: b\n    value: 1\nareas: []\n";
+        assert_eq!(bad(good), None);
+        // Deeper than its sibling.
+        assert_eq!(
+            bad("cards:\n  - id: a\n    value: 2\n      ability: w\n"),
+            Some((4, 7, 5))
+        );
+        // Shallower than its sibling, at no enclosing column.
+        assert_eq!(
+            bad("cards:\n  - id: a\n    value: 2\n   ability: w\n"),
+            Some((4, 4, 5))
+        );
+        // A list entry at a column no list uses.
+        assert_eq!(
+            bad("cards:\n  - id: a\n    value: 2\n - id: b\n"),
+            Some((4, 2, 5))
+        );
+        // Nested mappings and block text are fine.
+        let nested = "rules:\n  board: { width: 4 }\n  stack_size:\n    min: 1\n    max: 3\n  score_limit: 9\ncards:\n- id: a\n  description: |\n    two\n      lines\n  value: 1\n";
+        assert_eq!(bad(nested), None);
     }
 }

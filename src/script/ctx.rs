@@ -6,6 +6,7 @@
 //! the engine's primitives, tagged with the script and the line of the call.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use mlua::{Lua, Table, Value};
@@ -195,12 +196,27 @@ fn caller_line(lua: &Lua) -> u32 {
         .unwrap_or(0)
 }
 
-/// An error message with the calling script's `file:line:` in front.
+/// The scripts' sources by name (`pack/scripts/x.lua`), for advice on the failing line.
+#[derive(Default)]
+pub(super) struct Sources(pub HashMap<String, String>);
+
+/// An error message with the calling script's `file:line:` in front, and a word on a
+/// `ctx.name(…)` call on that line (which passes no ctx).
 fn located(lua: &Lua, message: &str) -> mlua::Error {
-    let place = caller(lua)
-        .map(|(file, line)| format!("{file}:{line}: "))
+    let Some((file, line)) = caller(lua) else {
+        return mlua::Error::RuntimeError(message.to_string());
+    };
+    let hint = lua
+        .app_data_ref::<Sources>()
+        .and_then(|s| {
+            let text = s.0.get(&file)?;
+            let code = text.lines().nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
+            super::dot_calls(code).first().map(|&(_, _, name)| {
+                format!(" (`ctx.{name}(…)` passes no ctx, so the arguments shift: write `ctx:{name}(…)`)")
+            })
+        })
         .unwrap_or_default();
-    mlua::Error::RuntimeError(format!("{place}{message}"))
+    mlua::Error::RuntimeError(format!("{file}:{line}: {message}{hint}"))
 }
 
 /// A whole-number argument of a ctx call. A wrong value is reported at the calling
@@ -376,6 +392,32 @@ fn key_name(key: &Value) -> String {
         other => format!("a {} key", other.type_name()),
     }
 }
+
+/// Every function of `ctx` (called `ctx:name(…)`); a test checks it against the table.
+pub(super) const METHODS: &[&str] = &[
+    "add_score",
+    "damage",
+    "extra_turn",
+    "height",
+    "log",
+    "move",
+    "on_board",
+    "random",
+    "remove",
+    "score",
+    "set_type",
+    "set_value",
+    "spawn",
+    "target",
+    "target_count",
+    "targets",
+    "token",
+    "tokens",
+    "width",
+];
+
+/// The fields set on `ctx` for each hook call (`ctx.seat`).
+pub(super) const FIELDS: &[&str] = &["seat", "opponent", "x", "y"];
 
 /// Build the `ctx` table for a state; its functions act on `slot`, charged to `budget`.
 pub(super) fn make(

@@ -402,6 +402,14 @@ impl PackState {
     /// the script's state to put back before moves, if it has any.
     fn compile(&self, path: &Path, name: &str, source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         let fail = |loc: Loc, msg: String| vec![Diagnostic::error(path, loc, msg)];
+        // Kept for advice in error messages (a `ctx.name(…)` on the failing line).
+        if let Some(mut sources) = self.lua.app_data_mut::<ctx::Sources>() {
+            sources.0.insert(name.to_string(), source.to_string());
+        } else {
+            let mut sources = ctx::Sources::default();
+            sources.0.insert(name.to_string(), source.to_string());
+            self.lua.set_app_data(sources);
+        }
         if let Some(loc) = close_attribute(source) {
             return Err(fail(
                 loc,
@@ -444,7 +452,8 @@ impl PackState {
         self.budget.leave();
         let (returned, snapshot) = returned.map_err(|e| {
             let (line, text) = split_location(&message(&e), name);
-            fail(Loc { line, column: 1 }, text)
+            let column = near_column(source, line, &text).unwrap_or(1);
+            fail(Loc { line, column }, text)
         })?;
         let Value::Table(table) = returned else {
             return Err(fail(
@@ -552,7 +561,90 @@ fn split_location(text: &str, name: &str) -> (u32, String) {
 
 /// The message of a Lua error, without mlua's wrapping and tracebacks.
 pub(super) fn message(e: &mlua::Error) -> String {
-    clean(&raw_message(e))
+    let text = clean(&raw_message(e));
+    match ctx_name_hint(&text) {
+        Some(hint) => format!("{text}{hint}"),
+        None => text,
+    }
+}
+
+/// For "… (method 'damge')" or "… (field 'opponnent')": the ctx name meant, when one is
+/// close (`; ctx has no 'damge': did you mean ctx:damage?`).
+fn ctx_name_hint(text: &str) -> Option<String> {
+    let rest = ["(method '", "(field '"]
+        .iter()
+        .find_map(|open| text.rfind(open).map(|at| &text[at + open.len()..]))?;
+    let name = rest.split('\'').next()?;
+    if ctx::METHODS.contains(&name) || ctx::FIELDS.contains(&name) {
+        return None;
+    }
+    let candidates = ctx::METHODS.iter().chain(ctx::FIELDS).copied();
+    let near = crate::rules::nearest(name, candidates)?;
+    let written = if ctx::METHODS.contains(&near.as_str()) {
+        format!("ctx:{near}(…)")
+    } else {
+        format!("ctx.{near}")
+    };
+    Some(format!("; ctx has no '{name}': did you mean {written}?"))
+}
+
+/// The column of the token a Lua syntax error is "near" (`near '='`), when it appears
+/// exactly once on the error's line; Lua itself gives only the line.
+fn near_column(source: &str, line: u32, message: &str) -> Option<u32> {
+    let token = message.rsplit_once("near '")?.1.strip_suffix('\'')?;
+    if token.is_empty() || token.starts_with('<') {
+        return None;
+    }
+    let text = source
+        .lines()
+        .nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
+    let mut found = text.match_indices(token);
+    let (at, _) = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    u32::try_from(text[..at].chars().count() + 1).ok()
+}
+
+/// The names of ctx's functions (`ctx:name(…)`), for tools and tests.
+#[must_use]
+pub fn ctx_functions() -> &'static [&'static str] {
+    ctx::METHODS
+}
+
+/// Calls of a ctx function with a dot (`ctx.damage(…)`), which pass no ctx and shift
+/// every argument: each as (line, column, name), comments left out.
+#[must_use]
+pub fn dot_calls(source: &str) -> Vec<(u32, u32, &'static str)> {
+    let mut out = Vec::new();
+    for (i, line) in source.lines().enumerate() {
+        let code = line.split("--").next().unwrap_or("");
+        for (at, _) in code.match_indices("ctx.") {
+            let after = &code[at + 4..];
+            let Some(&name) = ctx::METHODS.iter().find(|m| {
+                after
+                    .strip_prefix(**m)
+                    .is_some_and(|r| r.trim_start().starts_with('('))
+            }) else {
+                continue;
+            };
+            // `myctx.damage(` is another table.
+            if code[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let column = code[..at].chars().count() + 1;
+            out.push((
+                u32::try_from(i + 1).unwrap_or(u32::MAX),
+                u32::try_from(column).unwrap_or(u32::MAX),
+                name,
+            ));
+        }
+    }
+    out
 }
 
 /// The longest message a script error may give, in characters; the rest is cut.
@@ -865,16 +957,31 @@ impl ScriptHost {
 #[must_use]
 pub fn load(options: &LoadOptions) -> Loaded {
     let mut loaded = content::load(options);
-    if let Some(catalog) = &loaded.catalog
-        && !catalog.scripts().is_empty()
-        && let Err(problems) = ScriptHost::new(catalog)
-    {
+    let Some(catalog) = &loaded.catalog else {
+        return loaded;
+    };
+    if catalog.scripts().is_empty() {
+        return loaded;
+    }
+    for script in catalog.scripts() {
+        for (line, column, name) in dot_calls(&script.source) {
+            loaded.diagnostics.push(Diagnostic::warning(
+                Path::new(&script.file),
+                Loc { line, column },
+                format!(
+                    "`ctx.{name}(…)` calls ctx's function without ctx, so every argument \
+                     shifts by one: write `ctx:{name}(…)` with a colon"
+                ),
+            ));
+        }
+    }
+    if let Err(problems) = ScriptHost::new(catalog) {
         loaded.diagnostics.extend(problems);
-        loaded
-            .diagnostics
-            .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
         loaded.catalog = None;
     }
+    loaded
+        .diagnostics
+        .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
     loaded
 }
 

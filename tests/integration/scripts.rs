@@ -1126,7 +1126,7 @@ fn errors_load_time_problems_are_diagnostics_at_the_script_and_line() {
         "t/scripts/not_function.lua:2:3: error: hook 'on_place' must be a function, found a string",
         "t/scripts/nothing.lua:1:1: error: a script returns a table of hooks (`return { on_place = function(ctx) ... end }`), but this one returns nothing",
         "t/scripts/number.lua:1:1: error: a script returns a table of hooks (`return { on_place = function(ctx) ... end }`), but this one returns an integer",
-        "t/scripts/syntax.lua:3:1: error: <name> expected near '='",
+        "t/scripts/syntax.lua:3:11: error: <name> expected near '='",
         "t/scripts/top_error.lua:2:1: error: this script needs a limit of 3",
     ];
     for line in expected {
@@ -1172,7 +1172,7 @@ fn errors_validate_command_reports_script_problems() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("scripts/syntax.lua:3:1: error: <name> expected near '='"),
+        stdout.contains("scripts/syntax.lua:3:11: error: <name> expected near '='"),
         "{stdout}"
     );
 }
@@ -1581,4 +1581,94 @@ fn hook_errors_say_their_kind_and_place() {
             assert_eq!(place.line, line, "{card}: {}", e.message);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Messages a newcomer needs.
+
+#[test]
+fn a_dot_call_of_a_ctx_function_is_warned_at_load_and_named_when_it_fails() {
+    let dot =
+        "return {\n  on_place = function(ctx)\n    ctx.damage(ctx.x + 1, ctx.y, 1)\n  end,\n}\n";
+    let dir = temp(&pack_files("t", "", &[("dotted", dot)]));
+    let loaded = load(dir.path());
+    let warnings: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0].ends_with("t/scripts/dotted.lua:3:5: warning: `ctx.damage(…)` calls ctx's function without ctx, so every argument shifts by one: write `ctx:damage(…)` with a colon"),
+        "{warnings:#?}"
+    );
+    let catalog = loaded.catalog.expect("a warning does not stop the load");
+    let host = ScriptHost::new(&catalog).expect("scripts start");
+    let mut game = Game::new(&catalog, &host);
+    let refused = game.refused("dotted", 0, 0);
+    assert!(
+        refused.contains(
+            "(`ctx.damage(…)` passes no ctx, so the arguments shift: write `ctx:damage(…)`)"
+        ),
+        "{refused}"
+    );
+}
+
+#[test]
+fn a_misspelt_ctx_name_suggests_the_nearest() {
+    let fixture = pack(&[
+        (
+            "method",
+            "return {\n  on_place = function(ctx)\n    ctx:damge(ctx.x, ctx.y, 1)\n  end,\n}\n",
+        ),
+        (
+            "field",
+            "return {\n  on_place = function(ctx)\n    local s = ctx.opponnent + 1\n  end,\n}\n",
+        ),
+    ]);
+    let host = ScriptHost::new(&fixture.catalog).expect("scripts start");
+    let mut game = Game::new(&fixture.catalog, &host);
+    let method = game.refused("method", 0, 0);
+    assert!(
+        method.ends_with("(method 'damge'); ctx has no 'damge': did you mean ctx:damage(…)?"),
+        "{method}"
+    );
+    let field = game.refused("field", 0, 0);
+    assert!(
+        field.ends_with("(field 'opponnent'); ctx has no 'opponnent': did you mean ctx.opponent?"),
+        "{field}"
+    );
+}
+
+#[test]
+fn a_lua_syntax_error_points_at_the_token_when_it_is_unambiguous() {
+    let bad = "return {\n  on_place = function(ctx)\n    local y = ctx.x +* 2\n  end,\n}\n";
+    let dir = temp(&pack_files("t", "", &[("broken", bad)]));
+    let loaded = load(dir.path());
+    let errors: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.ends_with("t/scripts/broken.lua:3:22: error: unexpected symbol near '*'")),
+        "{errors:#?}"
+    );
+}
+
+#[test]
+fn every_listed_ctx_function_exists_and_every_function_is_listed() {
+    let names = tokensmith::script::ctx_functions();
+    let checks: String = names
+        .iter()
+        .map(|n| format!("    if type(ctx.{n}) ~= 'function' then error('missing {n}') end\n"))
+        .collect();
+    let probe = format!("return {{\n  on_place = function(ctx)\n{checks}  end,\n}}\n");
+    let fixture = pack(&[("probe", &probe)]);
+    let host = ScriptHost::new(&fixture.catalog).expect("scripts start");
+    Game::new(&fixture.catalog, &host).played("probe", 0, 0);
+    // Each `func!("name", …)` in the source defines one function.
+    let source = std::fs::read_to_string(root().join("src/script/ctx.rs")).expect("source");
+    let defined =
+        source.matches("    func!(\n        \"").count() + source.matches("    func!(\"").count();
+    assert_eq!(
+        defined,
+        names.len(),
+        "ctx defines {defined} functions, the list has {}",
+        names.len()
+    );
 }
