@@ -7,17 +7,184 @@
 use std::sync::Arc;
 
 use crate::rules::{
-    CardId, Catalog, Engine, Event, GameState, IdMap, Lost, Move, MoveError, Play, Seat, remap_with,
+    CardId, Catalog, Cell, Engine, Event, GameState, IdMap, Lost, Move, MoveError, Play, Seat,
+    Token, remap_with,
 };
 
-/// One move of a timeline and what it did.
+/// A change made by hand to a position (the sandbox's position editor): not a move of
+/// the game, but a step of its timeline, undone and redone like one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Edit {
+    /// Put a token on a cell, replacing what was there.
+    Put {
+        /// The cell.
+        cell: Cell,
+        /// The token.
+        token: Token,
+    },
+    /// Take the token off a cell.
+    Remove {
+        /// The cell.
+        cell: Cell,
+    },
+    /// Set a seat's score.
+    Score {
+        /// The seat.
+        seat: Seat,
+        /// Its new score.
+        score: i64,
+    },
+    /// Set a seat's banked extra turns.
+    ExtraTurns {
+        /// The seat.
+        seat: Seat,
+        /// How many it has banked.
+        banked: u8,
+    },
+    /// Replace a seat's stacks (each top card first).
+    Stacks {
+        /// The seat.
+        seat: Seat,
+        /// The stacks.
+        stacks: Vec<Vec<CardId>>,
+    },
+}
+
+impl Edit {
+    /// Apply the edit to `state`; an edit that cannot apply (a cell off the board) is
+    /// refused and changes nothing.
+    pub fn apply(&self, catalog: &Catalog, state: &mut GameState) -> Result<(), String> {
+        match self {
+            Edit::Put { cell, token } => {
+                if token.kind.index() >= catalog.token_types().len() {
+                    return Err("that token type is not in the content".to_string());
+                }
+                if !state.set_token(catalog, *cell, Some(*token)) {
+                    return Err(format!("cell {cell} is off the board"));
+                }
+            }
+            Edit::Remove { cell } => {
+                if state.board().get(*cell).is_none() {
+                    return Err(format!("there is no token at {cell}"));
+                }
+                state.set_token(catalog, *cell, None);
+            }
+            Edit::Score { seat, score } => state.set_score(*seat, *score),
+            Edit::ExtraTurns { seat, banked } => state.set_extra_turns(*seat, *banked),
+            Edit::Stacks { seat, stacks } => {
+                if stacks.len() > crate::rules::MAX_STACKS {
+                    return Err(format!(
+                        "a seat has at most {} stacks",
+                        crate::rules::MAX_STACKS
+                    ));
+                }
+                if stacks
+                    .iter()
+                    .flatten()
+                    .any(|c| c.index() >= catalog.cards().len())
+                {
+                    return Err("a card of those stacks is not in the content".to_string());
+                }
+                state.set_stacks(*seat, stacks);
+            }
+        }
+        Ok(())
+    }
+
+    /// The edit in words, for the event log: `put seat 1 Booster 3 at (2, 2)`.
+    #[must_use]
+    pub fn describe(&self, catalog: &Catalog) -> String {
+        match self {
+            Edit::Put { cell, token } => format!(
+                "put seat {} {} {} at {cell}",
+                token.seat,
+                catalog.token_type(token.kind).meta.name,
+                token.value
+            ),
+            Edit::Remove { cell } => format!("removed the token at {cell}"),
+            Edit::Score { seat, score } => format!("set seat {seat}'s score to {score}"),
+            Edit::ExtraTurns { seat, banked } => {
+                format!("set seat {seat}'s banked extra turns to {banked}")
+            }
+            Edit::Stacks { seat, stacks } => {
+                let stacks: Vec<String> = stacks
+                    .iter()
+                    .map(|s| {
+                        let names: Vec<&str> = s
+                            .iter()
+                            .map(|&c| catalog.card(c).meta.id.as_str())
+                            .collect();
+                        format!("[{}]", names.join(", "))
+                    })
+                    .collect();
+                format!("set seat {seat}'s stacks to {}", stacks.join(" "))
+            }
+        }
+    }
+
+    /// The edit with `old`'s ids as `new`'s, or what is gone.
+    fn carried(&self, old: &Catalog, map: &IdMap) -> Result<Edit, String> {
+        Ok(match self {
+            Edit::Put { cell, token } => {
+                let kind = map.kind(token.kind).ok_or_else(|| {
+                    format!(
+                        "token type {} is gone",
+                        old.token_type(token.kind).meta.key()
+                    )
+                })?;
+                let card = token.card.and_then(|c| map.card(c));
+                Edit::Put {
+                    cell: *cell,
+                    token: Token {
+                        kind,
+                        card,
+                        ..*token
+                    },
+                }
+            }
+            Edit::Stacks { seat, stacks } => {
+                let mut out = Vec::with_capacity(stacks.len());
+                for s in stacks {
+                    let mut cards = Vec::with_capacity(s.len());
+                    for &c in s {
+                        cards.push(
+                            map.card(c).ok_or_else(|| {
+                                format!("card {} is gone", old.card(c).meta.key())
+                            })?,
+                        );
+                    }
+                    out.push(cards);
+                }
+                Edit::Stacks {
+                    seat: *seat,
+                    stacks: out,
+                }
+            }
+            other => other.clone(),
+        })
+    }
+}
+
+/// What a step of a timeline did: a move of the game, or an edit by hand.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// A move and the card it played.
+    Move {
+        /// The move.
+        mv: Move,
+        /// The card it played.
+        card: CardId,
+    },
+    /// A change to the position made by hand.
+    Edit(Edit),
+}
+
+/// One step of a timeline (a move, or an edit) and what it did.
 #[derive(Clone, Debug)]
 pub struct Step {
-    /// The move.
-    pub mv: Move,
-    /// The card it played.
-    pub card: CardId,
-    /// Its events, in order.
+    /// The move or edit.
+    pub action: Action,
+    /// Its events, in order (none for an edit).
     pub events: Vec<Event>,
     /// The state after it.
     pub after: GameState,
@@ -26,6 +193,15 @@ pub struct Step {
 }
 
 impl Step {
+    /// The move and its card, when the step is a move.
+    #[must_use]
+    pub fn played(&self) -> Option<(Move, CardId)> {
+        match &self.action {
+            Action::Move { mv, card } => Some((*mv, *card)),
+            Action::Edit(_) => None,
+        }
+    }
+
     /// Both scores after the move.
     #[must_use]
     pub fn scores(&self) -> [i64; 2] {
@@ -135,9 +311,24 @@ impl Timeline {
         let card = card?;
         self.steps.truncate(self.applied);
         self.steps.push(Step {
-            mv,
-            card,
+            action: Action::Move { mv, card },
             events,
+            after: state,
+            catalog: Arc::clone(catalog),
+        });
+        self.applied = self.steps.len();
+        Ok(&self.steps[self.applied - 1])
+    }
+
+    /// Apply `edit` to the current state and add it as a step; steps undone before are
+    /// dropped. A refused edit changes nothing.
+    pub fn edit(&mut self, catalog: &Arc<Catalog>, edit: Edit) -> Result<&Step, String> {
+        let mut state = self.state().clone();
+        edit.apply(catalog, &mut state)?;
+        self.steps.truncate(self.applied);
+        self.steps.push(Step {
+            action: Action::Edit(edit),
+            events: Vec::new(),
             after: state,
             catalog: Arc::clone(catalog),
         });
@@ -234,25 +425,34 @@ impl Timeline {
                 return Err(problems);
             }
         };
-        let mut plays = Vec::with_capacity(self.steps.len());
-        let mut cards = Vec::with_capacity(self.steps.len());
+        let mut actions = Vec::with_capacity(self.steps.len());
         for (n, step) in self.steps.iter().enumerate() {
+            let (mv, card) = match &step.action {
+                Action::Move { mv, card } => (*mv, *card),
+                Action::Edit(edit) => {
+                    match edit.carried(old, map) {
+                        Ok(e) => actions.push(Action::Edit(e)),
+                        Err(gone) => problems.push(format!("edit {}: {gone}", n + 1)),
+                    }
+                    continue;
+                }
+            };
             let gone = || {
                 format!(
                     "move {} plays card {}, which is gone",
                     n + 1,
-                    old.card(step.card).meta.key()
+                    old.card(card).meta.key()
                 )
             };
-            match (step.mv.play, map.card(step.card)) {
-                (Play::Card(_), Some(card)) => {
-                    plays.push(Play::Card(card));
-                    cards.push(card);
-                }
-                (stack @ Play::Stack(_), Some(card)) => {
-                    plays.push(stack);
-                    cards.push(card);
-                }
+            match (mv.play, map.card(card)) {
+                (Play::Card(_), Some(card)) => actions.push(Action::Move {
+                    mv: Move {
+                        play: Play::Card(card),
+                        ..mv
+                    },
+                    card,
+                }),
+                (Play::Stack(_), Some(card)) => actions.push(Action::Move { mv, card }),
                 // A card played from a stack is still in it: the states above have
                 // said so already, unless nothing else is missing.
                 (Play::Stack(_), None) if !problems.is_empty() => {}
@@ -262,11 +462,9 @@ impl Timeline {
         if !problems.is_empty() {
             return Err(problems);
         }
-        for (((step, after), play), card) in self.steps.iter_mut().zip(states).zip(plays).zip(cards)
-        {
+        for ((step, after), action) in self.steps.iter_mut().zip(states).zip(actions) {
             step.after = after;
-            step.mv.play = play;
-            step.card = card;
+            step.action = action;
         }
         self.start = start;
         Ok(())

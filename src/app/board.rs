@@ -22,6 +22,8 @@ pub struct Overlay<'a> {
     pub highlight: &'a [Cell],
     /// Whether empty cells take clicks (a card is selected and it is a person's turn).
     pub targets: bool,
+    /// Whether every cell takes clicks, occupied or not (the sandbox's position editor).
+    pub every_cell: bool,
 }
 
 /// What the pointer did on the board this frame.
@@ -65,7 +67,7 @@ pub fn show(
             let c = Cell::new(x, y);
             let r = rect_of(c);
             let occupied = board.get(c).is_some();
-            let open = overlay.targets && !occupied;
+            let open = (overlay.targets && !occupied) || overlay.every_cell;
             let id = ui.scope_id().with(("cell", x, y));
             let sense = if open { Sense::click() } else { Sense::hover() };
             let response = ui.interact(r, id, sense);

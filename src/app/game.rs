@@ -448,6 +448,7 @@ impl GameScreen {
             hint: &[],
             highlight: &highlight,
             targets: can_play && self.selected.is_some(),
+            every_cell: false,
         };
         let input = ui
             .with_layout(Layout::top_down(Align::Center), |ui| {
@@ -501,20 +502,24 @@ impl GameScreen {
             .stick_to_bottom(true)
             .show(ui, |ui| {
                 for (i, p) in played.iter().enumerate().rev().take(12).rev() {
-                    let def = catalog.card(p.card);
+                    // A game's steps are all moves (only the sandbox edits).
+                    let Some((mv, card)) = p.played() else {
+                        continue;
+                    };
+                    let def = catalog.card(card);
                     let text = format!(
                         "{}. {} · {} · {}",
                         i + 1,
-                        theme::seat_name(p.mv.seat),
+                        theme::seat_name(mv.seat),
                         def.meta.name,
-                        p.mv.cell
+                        mv.cell
                     );
                     let r = ui.add(
-                        egui::Label::new(RichText::new(text).color(theme::seat_color(p.mv.seat)))
+                        egui::Label::new(RichText::new(text).color(theme::seat_color(mv.seat)))
                             .sense(Sense::hover()),
                     );
                     let r = r.on_hover_ui(|ui| {
-                        cards::card_tooltip(ui, &catalog, p.card);
+                        cards::card_tooltip(ui, &catalog, card);
                         ui.separator();
                         for e in &p.events {
                             ui.small(crate::rules::describe::event(&catalog, e));

@@ -14,7 +14,7 @@ use crate::rules::{
     CardId, Catalog, Cause, Cell, DeckId, Engine, Event, GameState, IdMap, Move, Play, Seat,
     describe,
 };
-use crate::timeline::{Moment, Step, Timeline};
+use crate::timeline::{Action, Edit, Moment, Step, Timeline};
 
 use super::anim;
 use super::board::{self, Overlay};
@@ -217,9 +217,19 @@ impl Sandbox {
             cells: Vec::new(),
         };
         for (n, step) in self.steps().iter().enumerate() {
-            state.set_turn(step.mv.seat);
+            let mv = match &step.action {
+                Action::Move { mv, .. } => *mv,
+                Action::Edit(edit) => {
+                    if let Err(e) = edit.apply(self.catalog(), &mut state) {
+                        report.refused = Some((n + 1, e));
+                        break;
+                    }
+                    continue;
+                }
+            };
+            state.set_turn(mv.seat);
             let mut events = Vec::new();
-            if let Err(e) = engine.play(&mut state, step.mv, &mut events) {
+            if let Err(e) = engine.play(&mut state, mv, &mut events) {
                 report.refused = Some((n + 1, e.to_string()));
                 break;
             }
@@ -265,26 +275,49 @@ impl Sandbox {
     /// Replace the game with its replay under the content now loaded (after
     /// [`Sandbox::replay`]): the moves the new content accepts, played again.
     pub fn adopt_replay(&mut self) {
-        let moves: Vec<Move> = self.steps().iter().map(|s| s.mv).collect();
+        let actions: Vec<Action> = self.steps().iter().map(|s| s.action.clone()).collect();
         self.reset();
-        for mv in moves {
-            if self.play(mv).is_err() {
+        for action in actions {
+            let done = match action {
+                Action::Move { mv, .. } => self.play(mv).is_ok(),
+                Action::Edit(edit) => self.edit(edit).is_ok(),
+            };
+            if !done {
                 break;
             }
         }
     }
 
+    /// Change the position by hand (the position editor): an undoable step.
+    pub fn edit(&mut self, edit: Edit) -> Result<&Step, String> {
+        let catalog = Arc::clone(self.table.catalog());
+        self.timeline.edit(&catalog, edit)
+    }
+
     /// The applied moves as a scenario file named `name`, with `expect:` filled from the
     /// present position (see [`crate::scenario::write`]).
     pub fn scenario(&self, name: &str, pack_dirs: &[String]) -> Result<String, String> {
-        let moves: Vec<Move> = self.steps().iter().map(|s| s.mv).collect();
+        // A scenario starts from a position and plays moves: the position after the last
+        // edit by hand is its start, and the moves after it are its moves.
+        let steps = self.steps();
+        let last_edit = steps
+            .iter()
+            .rposition(|s| matches!(s.action, Action::Edit(_)));
+        let (start, rest) = match last_edit {
+            Some(i) => (&steps[i].after, &steps[i + 1..]),
+            None => (self.timeline.start(), steps),
+        };
+        let moves: Vec<Move> = rest
+            .iter()
+            .filter_map(|s| s.played().map(|p| p.0))
+            .collect();
         crate::scenario::write::scenario_text(
             &self.engine(),
             &crate::scenario::write::Recording {
                 name,
                 pack_dirs,
                 seed: self.seed,
-                start: self.timeline.start(),
+                start,
                 moves: &moves,
             },
         )
@@ -351,6 +384,41 @@ pub struct SandboxScreen {
     save: Option<SaveForm>,
     /// The saved game being stepped through (its name, and a move refused now).
     watching: Option<(String, Option<String>)>,
+    /// The position editor's tool and inputs.
+    editor: Editor,
+}
+
+/// What a click on the board does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tool {
+    /// Play the picked card.
+    Play,
+    /// Put a token of the editor's type and value for the seat placing.
+    Put,
+    /// Take a token off.
+    Remove,
+}
+
+/// The position editor's inputs.
+#[derive(Clone, Debug)]
+struct Editor {
+    tool: Tool,
+    kind: crate::rules::TokenTypeId,
+    value: i32,
+    scores: [i64; 2],
+    banked: [u8; 2],
+}
+
+impl Default for Editor {
+    fn default() -> Editor {
+        Editor {
+            tool: Tool::Play,
+            kind: crate::rules::TokenTypeId(0),
+            value: 1,
+            scores: [0, 0],
+            banked: [0, 0],
+        }
+    }
 }
 
 /// Where "Save as scenario" writes and how the saved file is checked.
@@ -405,6 +473,7 @@ impl SandboxScreen {
             saving: SaveTo::default(),
             save: None,
             watching: None,
+            editor: Editor::default(),
         }
     }
 
@@ -743,6 +812,160 @@ impl SandboxScreen {
         Ok((path, check))
     }
 
+    /// The position editor: tools for the board, scores, banked turns and stacks; every
+    /// change is a step of the timeline (undo takes it back).
+    fn editor_panel(&mut self, ui: &mut Ui) {
+        let catalog = Arc::clone(self.sandbox.catalog());
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.editor.tool, Tool::Play, "Play cards");
+            ui.selectable_value(&mut self.editor.tool, Tool::Put, "Put token");
+            ui.selectable_value(&mut self.editor.tool, Tool::Remove, "Remove token");
+        });
+        match self.editor.tool {
+            Tool::Play => {
+                ui.weak("Clicks on the board play the picked card.");
+            }
+            Tool::Put => {
+                if self.editor.kind.index() >= catalog.token_types().len() {
+                    self.editor.kind = crate::rules::TokenTypeId(0);
+                }
+                egui::ComboBox::from_label("Token type")
+                    .selected_text(catalog.token_type(self.editor.kind).meta.name.clone())
+                    .show_ui(ui, |ui| {
+                        for (i, t) in catalog.token_types().iter().enumerate() {
+                            let id =
+                                crate::rules::TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX));
+                            ui.selectable_value(&mut self.editor.kind, id, &t.meta.name);
+                        }
+                    });
+                ui.horizontal(|ui| {
+                    ui.label("Value");
+                    ui.add(egui::DragValue::new(&mut self.editor.value).range(1..=1_000_000))
+                        .accessible_name("Token value");
+                });
+                ui.weak(format!(
+                    "Click a cell to put it there for {} (Placing for); it replaces what is there.",
+                    theme::seat_name(self.seat)
+                ));
+            }
+            Tool::Remove => {
+                ui.weak("Click a token to take it off the board.");
+            }
+        }
+        ui.separator();
+        let state = self.sandbox.state().clone();
+        let mut edits = Vec::new();
+        egui::Grid::new("editor-numbers")
+            .num_columns(3)
+            .show(ui, |ui| {
+                ui.label("");
+                ui.label("Score");
+                ui.label("Extra turns");
+                ui.end_row();
+                for seat in Seat::BOTH {
+                    let i = seat.index();
+                    ui.label(RichText::new(theme::seat_name(seat)).color(theme::seat_color(seat)));
+                    ui.add(egui::DragValue::new(&mut self.editor.scores[i]))
+                        .accessible_name(format!("{} score", theme::seat_name(seat)));
+                    ui.add(egui::DragValue::new(&mut self.editor.banked[i]).range(0..=9))
+                        .accessible_name(format!("{} extra turns", theme::seat_name(seat)));
+                    ui.end_row();
+                }
+            });
+        ui.horizontal(|ui| {
+            if ui.button("Set scores and turns").clicked() {
+                for seat in Seat::BOTH {
+                    let i = seat.index();
+                    if self.editor.scores[i] != state.score(seat) {
+                        edits.push(Edit::Score {
+                            seat,
+                            score: self.editor.scores[i],
+                        });
+                    }
+                    if self.editor.banked[i] != state.seat(seat).extra_turns {
+                        edits.push(Edit::ExtraTurns {
+                            seat,
+                            banked: self.editor.banked[i],
+                        });
+                    }
+                }
+            }
+            if ui.button("Read from the board").clicked() {
+                for seat in Seat::BOTH {
+                    self.editor.scores[seat.index()] = state.score(seat);
+                    self.editor.banked[seat.index()] = state.seat(seat).extra_turns;
+                }
+            }
+        });
+        ui.separator();
+        ui.label(format!(
+            "{}'s stacks (top first)",
+            theme::seat_name(self.seat)
+        ));
+        let stacks: Vec<Vec<CardId>> = state
+            .seat(self.seat)
+            .stacks()
+            .iter()
+            .map(|s| s.cards().collect())
+            .collect();
+        for (n, stack) in stacks.iter().enumerate() {
+            ui.horizontal_wrapped(|ui| {
+                let names: Vec<&str> = stack
+                    .iter()
+                    .map(|&c| catalog.card(c).meta.name.as_str())
+                    .collect();
+                ui.label(format!("{}: {}", n + 1, names.join(", ")));
+                if let Some(card) = self.card
+                    && ui
+                        .small_button(format!("+ top {}", n + 1))
+                        .on_hover_text("Put the picked card on top of this stack")
+                        .clicked()
+                {
+                    let mut new = stacks.clone();
+                    new[n].insert(0, card);
+                    edits.push(Edit::Stacks {
+                        seat: self.seat,
+                        stacks: new,
+                    });
+                }
+                if !stack.is_empty()
+                    && ui
+                        .small_button(format!("− top {}", n + 1))
+                        .on_hover_text("Take the top card off this stack")
+                        .clicked()
+                {
+                    let mut new = stacks.clone();
+                    new[n].remove(0);
+                    edits.push(Edit::Stacks {
+                        seat: self.seat,
+                        stacks: new,
+                    });
+                }
+            });
+        }
+        for edit in edits {
+            self.apply_edit(edit);
+        }
+    }
+
+    /// Make an edit a step of the game, or say why it cannot be.
+    fn apply_edit(&mut self, edit: Edit) {
+        if let Edit::Stacks { seat, stacks } = &edit
+            && let Err(e) = self.sandbox.engine().check_deck(*seat, stacks)
+        {
+            self.message = Some(format!("refused: {e}"));
+            return;
+        }
+        match self.sandbox.edit(edit) {
+            Ok(_) => {
+                self.message = None;
+                self.selected_event = None;
+                self.hint = None;
+            }
+            Err(e) => self.message = Some(format!("refused: {e}")),
+        }
+    }
+
     fn keys(&mut self, ui: &Ui) {
         if ui.ctx().egui_wants_keyboard_input() {
             // Typing in the search field: its own undo, not the game's.
@@ -781,6 +1004,10 @@ impl SandboxScreen {
 
     fn picker(&mut self, ui: &mut Ui) {
         ui.add_space(6.0);
+        egui::CollapsingHeader::new("Position editor")
+            .default_open(false)
+            .show(ui, |ui| self.editor_panel(ui));
+        ui.separator();
         ui.strong("Card to play");
         let catalog = self.sandbox.catalog().clone();
         if let Some(card) = self.card {
@@ -858,6 +1085,7 @@ impl SandboxScreen {
             hint: &hint_labels,
             highlight: if preview.is_some() { &[] } else { &highlight },
             targets: self.card.is_some(),
+            every_cell: self.editor.tool != Tool::Play,
         };
         let input = ui
             .with_layout(egui::Layout::top_down(egui::Align::Center), |ui| {
@@ -873,6 +1101,25 @@ impl SandboxScreen {
                 theme::seat_name(Seat::Two),
                 d[1]
             ));
+        }
+        if self.editor.tool != Tool::Play {
+            self.preview = None;
+            if let Some(cell) = input.clicked {
+                let edit = match self.editor.tool {
+                    Tool::Put => Edit::Put {
+                        cell,
+                        token: crate::rules::Token {
+                            value: self.editor.value,
+                            kind: self.editor.kind,
+                            card: None,
+                            seat: self.seat,
+                        },
+                    },
+                    _ => Edit::Remove { cell },
+                };
+                self.apply_edit(edit);
+            }
+            return;
         }
         let Some(card) = self.card else {
             self.preview = None;
@@ -977,24 +1224,37 @@ impl SandboxScreen {
                     }
                 }
                 for (n, step) in self.sandbox.steps().iter().enumerate() {
-                    let name = match step.mv.play {
+                    let (mv, card) = match &step.action {
+                        Action::Move { mv, card } => (*mv, *card),
+                        Action::Edit(edit) => {
+                            ui.label(
+                                RichText::new(format!(
+                                    "Step {}: edit: {}",
+                                    n + 1,
+                                    edit.describe(&step.catalog)
+                                ))
+                                .strong()
+                                .color(theme::HINT),
+                            );
+                            continue;
+                        }
+                    };
+                    let name = match mv.play {
                         Play::Card(c) => catalog.card(c).meta.name.clone(),
-                        Play::Stack(s) => format!(
-                            "{} (stack {})",
-                            step.catalog.card(step.card).meta.name,
-                            s + 1
-                        ),
+                        Play::Stack(s) => {
+                            format!("{} (stack {})", step.catalog.card(card).meta.name, s + 1)
+                        }
                     };
                     ui.label(
                         RichText::new(format!(
                             "Move {}: {} plays {} at {}",
                             n + 1,
-                            theme::seat_name(step.mv.seat),
+                            theme::seat_name(mv.seat),
                             name,
-                            step.mv.cell
+                            mv.cell
                         ))
                         .strong()
-                        .color(theme::seat_color(step.mv.seat)),
+                        .color(theme::seat_color(mv.seat)),
                     );
                     for (i, e) in step.events.iter().enumerate() {
                         let text = describe::event(&step.catalog, e);

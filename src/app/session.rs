@@ -293,12 +293,14 @@ impl Session {
                         .map_err(|_| format!("the host played an unknown card {}", played.card))?;
                     let (x, y) = played.cell.unwrap_or_default();
                     let step = Step {
-                        mv: Move {
-                            seat,
-                            play: Play::Stack(played.stack),
-                            cell: Cell::new(x, y),
+                        action: crate::timeline::Action::Move {
+                            mv: Move {
+                                seat,
+                                play: Play::Stack(played.stack),
+                                cell: Cell::new(x, y),
+                            },
+                            card,
                         },
-                        card,
                         events: crate::net::events::from_wire(&catalog, &events)?,
                         after: state,
                         catalog,

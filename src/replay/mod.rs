@@ -154,18 +154,22 @@ pub fn record(
             .map(|s| s.cards().map(|c| catalog.card(c).meta.key()).collect())
             .collect()
     });
+    // A game's steps are moves; edits by hand (the sandbox's) are not part of a game.
     let moves = timeline
         .steps()
         .iter()
-        .map(|step| MoveRecord {
-            seat: step.mv.seat.number(),
-            stack: match step.mv.play {
-                Play::Stack(s) => Some(s),
-                Play::Card(_) => None,
-            },
-            card: step.catalog.card(step.card).meta.key(),
-            at: [step.mv.cell.x, step.mv.cell.y],
-            events: event_lines(&step.catalog, &step.events),
+        .filter_map(|step| {
+            let (mv, card) = step.played()?;
+            Some(MoveRecord {
+                seat: mv.seat.number(),
+                stack: match mv.play {
+                    Play::Stack(s) => Some(s),
+                    Play::Card(_) => None,
+                },
+                card: step.catalog.card(card).meta.key(),
+                at: [mv.cell.x, mv.cell.y],
+                events: event_lines(&step.catalog, &step.events),
+            })
         })
         .collect();
     let state = timeline.state();

@@ -266,6 +266,11 @@ impl GameState {
         self.seats[seat.index()].score = score;
     }
 
+    /// Setup (the sandbox's position editor): set a seat's banked extra turns.
+    pub fn set_extra_turns(&mut self, seat: Seat, banked: u8) {
+        self.seats[seat.index()].extra_turns = banked;
+    }
+
     /// Setup: set the seat to move.
     pub fn set_turn(&mut self, seat: Seat) {
         self.turn = seat;

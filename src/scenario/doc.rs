@@ -34,6 +34,9 @@ pub struct ScenarioDoc {
     /// Scores before the first move.
     #[serde(default)]
     pub scores: BTreeMap<u8, i64>,
+    /// Extra turns each seat has banked before the first move.
+    #[serde(default)]
+    pub extra_turns: BTreeMap<u8, u8>,
     /// The seat to move first (default 1).
     pub turn: Option<Located<i64>>,
     /// The moves, in order.

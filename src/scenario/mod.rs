@@ -457,6 +457,15 @@ impl Setup<'_> {
                 ),
             }
         }
+        for (&n, &banked) in &doc.extra_turns {
+            match Seat::from_number(i64::from(n)) {
+                Some(seat) => state.set_extra_turns(seat, banked),
+                None => self.problem(
+                    Loc::default(),
+                    format!("extra turns are given per seat, 1 or 2; found {n}"),
+                ),
+            }
+        }
         if let Some(turn) = &doc.turn
             && let Some(seat) = self.seat(turn)
         {

@@ -131,6 +131,10 @@ fn write_start(out: &mut String, catalog: &Catalog, start: &GameState) {
         start.score(Seat::One),
         start.score(Seat::Two)
     );
+    let banked = Seat::BOTH.map(|s| start.seat(s).extra_turns);
+    if banked != [0, 0] {
+        let _ = writeln!(out, "extra_turns: {{ 1: {}, 2: {} }}", banked[0], banked[1]);
+    }
     let _ = writeln!(out, "turn: {}", start.turn());
 }
 
@@ -144,7 +148,9 @@ fn same_position(a: &GameState, b: &GameState) -> bool {
     };
     tokens(a) == tokens(b)
         && a.turn() == b.turn()
-        && Seat::BOTH.iter().all(|&s| a.score(s) == b.score(s))
+        && Seat::BOTH
+            .iter()
+            .all(|&s| a.score(s) == b.score(s) && a.seat(s).extra_turns == b.seat(s).extra_turns)
 }
 
 /// The card's id, or its `pack:id` when the bare id names another card.

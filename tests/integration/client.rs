@@ -332,6 +332,80 @@ fn a_finished_game_is_saved_watched_step_by_step_and_checked() {
     assert!(h.query_by_label("move 2 of 3").is_some(), "and back");
 }
 
+/// The position editor: tokens put and removed by clicks, each an undoable step shown
+/// in the event log; a card played after them; and the edited game saved as a scenario
+/// that passes.
+#[test]
+fn the_position_editor_puts_and_removes_tokens_as_undoable_steps() {
+    let mut h = harness(base_library());
+    h.run();
+    open_sandbox(&mut h);
+    h.get_by_label("Position editor").click();
+    h.run();
+    h.get_by_label("Put token").click();
+    h.run();
+    h.get_by_label_contains("cell (0, 0): empty").click();
+    h.run();
+    assert!(
+        cell_label(&h, Cell::new(0, 0)).contains("Basic 1"),
+        "{}",
+        cell_label(&h, Cell::new(0, 0))
+    );
+    assert!(
+        h.query_by_label_contains("edit: put seat 1 Basic 1 at (0, 0)")
+            .is_some(),
+        "the edit is in the event log"
+    );
+    h.get_by_label("Undo").click();
+    h.run();
+    assert!(cell_label(&h, Cell::new(0, 0)).contains("empty"), "undone");
+    h.get_by_label("Redo").click();
+    h.run();
+    assert!(
+        cell_label(&h, Cell::new(0, 0)).contains("Basic 1"),
+        "redone"
+    );
+    h.get_by_label_contains("cell (5, 0): empty").click();
+    h.run();
+    h.get_by_label("Remove token").click();
+    h.run();
+    h.get_by_label_contains("cell (5, 0):").click();
+    h.run();
+    assert!(cell_label(&h, Cell::new(5, 0)).contains("empty"), "removed");
+    assert!(
+        h.query_by_label_contains("edit: removed the token at (5, 0)")
+            .is_some()
+    );
+    h.get_by_label("Play cards").click();
+    h.run();
+    pick_card(&mut h, "push_row", "Row Pusher");
+    h.get_by_label_contains("cell (1, 0): empty").click();
+    h.run();
+    assert!(
+        cell_label(&h, Cell::new(0, 0)).contains("empty"),
+        "the put token was pushed off"
+    );
+    let steps = h.state().sandbox().map(|s| s.sandbox.steps().len());
+    assert_eq!(steps, Some(4), "three edits and a move");
+    // Saved: the position after the last edit is the scenario's start.
+    h.get_by_label("Save as scenario…").click();
+    h.run();
+    let dir = tempfile::tempdir().expect("temp dir");
+    h.get_by_label("Scenario folder").click();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.run();
+    h.get_by_label("Scenario folder")
+        .type_text(&dir.path().display().to_string());
+    h.run();
+    h.get_by_label("Save").click();
+    h.run();
+    assert!(
+        h.query_by_label("It runs and passes.").is_some(),
+        "the edited game replays as a scenario"
+    );
+}
+
 #[test]
 fn the_preview_reads_predicted_values_of_damage() {
     let mut h = harness(base_library());

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use tokensmith::rules::{Catalog, Cell, Engine, IdMap, Move, NoHooks, Play};
-use tokensmith::timeline::{Moment, Timeline};
+use tokensmith::rules::{Catalog, Cell, Engine, IdMap, Move, NoHooks, Play, Seat, Token};
+use tokensmith::timeline::{Edit, Moment, Timeline};
 
 use crate::support::base_catalog;
 
@@ -55,7 +55,10 @@ fn moves_undo_redo_and_a_new_move_drops_what_was_undone() {
     assert_eq!(t.state(), t.start());
     play(&mut t, &catalog, 2);
     assert!(!t.can_redo(), "a new move drops the moves undone before it");
-    assert_eq!(t.steps()[0].mv.cell, Cell::new(2, 0));
+    assert_eq!(
+        t.steps()[0].played().map(|p| p.0.cell),
+        Some(Cell::new(2, 0))
+    );
 }
 
 #[test]
@@ -90,12 +93,18 @@ fn carrying_over_keeps_every_move_or_changes_nothing() {
         .unwrap_or_else(|p| panic!("{p:?}"));
     let key = |c: &Catalog, card| c.card(card).meta.key();
     assert_eq!(
-        key(&shuffled, moved.steps()[0].card),
-        key(&catalog, t.steps()[0].card)
+        key(
+            &shuffled,
+            moved.steps()[0].played().map(|p| p.1).expect("a move")
+        ),
+        key(
+            &catalog,
+            t.steps()[0].played().map(|p| p.1).expect("a move")
+        )
     );
     assert!(moved.redo());
     // A card the game uses gone: nothing changes, and the problems say what.
-    let first = t.steps()[0].card;
+    let first = t.steps()[0].played().map(|p| p.1).expect("a move");
     let fewer = (*catalog)
         .clone()
         .edited(|p| p.cards[first.index()].meta.id = "renamed".into());
@@ -111,5 +120,135 @@ fn carrying_over_keeps_every_move_or_changes_nothing() {
         "{problems:?}"
     );
     assert_eq!(t.state(), before.state());
-    assert_eq!(t.steps()[0].card, before.steps()[0].card);
+    assert_eq!(
+        t.steps()[0].played().map(|p| p.1).expect("a move"),
+        before.steps()[0].played().map(|p| p.1).expect("a move")
+    );
+}
+
+/// Edits by hand (the sandbox's position editor) are steps: they change the position,
+/// undo and redo like moves, drop what was undone, a refused one changes nothing, and
+/// they carry over to changed content.
+#[test]
+fn edits_are_undoable_steps_and_carry_over() {
+    let catalog = Arc::new(base_catalog());
+    let mut t = dealt(&catalog);
+    let booster = catalog.token_type_named("booster").expect("booster");
+    let token = Token {
+        value: 4,
+        kind: booster,
+        card: None,
+        seat: Seat::Two,
+    };
+    t.edit(
+        &catalog,
+        Edit::Put {
+            cell: Cell::new(5, 5),
+            token,
+        },
+    )
+    .expect("put");
+    assert_eq!(t.state().board().get(Cell::new(5, 5)), Some(token));
+    t.edit(
+        &catalog,
+        Edit::Score {
+            seat: Seat::One,
+            score: 40,
+        },
+    )
+    .expect("score");
+    t.edit(
+        &catalog,
+        Edit::ExtraTurns {
+            seat: Seat::Two,
+            banked: 2,
+        },
+    )
+    .expect("turns");
+    let card = catalog.card_named("gift").expect("gift");
+    let mut stacks: Vec<Vec<_>> = t
+        .state()
+        .seat(Seat::One)
+        .stacks()
+        .iter()
+        .map(|s| s.cards().collect())
+        .collect();
+    stacks[0].insert(0, card);
+    t.edit(
+        &catalog,
+        Edit::Stacks {
+            seat: Seat::One,
+            stacks,
+        },
+    )
+    .expect("stacks");
+    assert_eq!(t.state().score(Seat::One), 40);
+    assert_eq!(t.state().seat(Seat::Two).extra_turns, 2);
+    assert_eq!(t.state().seat(Seat::One).stacks()[0].top(), Some(card));
+    assert_eq!(t.steps().len(), 4);
+    assert!(
+        t.steps()
+            .iter()
+            .all(|s| s.played().is_none() && s.events.is_empty())
+    );
+    // A move after edits is played on the edited position.
+    play(&mut t, &catalog, 0);
+    assert_eq!(
+        t.steps()[4].played().map(|p| p.1),
+        Some(card),
+        "the edited top card is played"
+    );
+    // Refused: nothing changes.
+    let before = t.state().clone();
+    assert!(
+        t.edit(
+            &catalog,
+            Edit::Remove {
+                cell: Cell::new(4, 4)
+            }
+        )
+        .is_err(),
+        "no token there"
+    );
+    assert!(
+        t.edit(
+            &catalog,
+            Edit::Put {
+                cell: Cell::new(9, 9),
+                token
+            }
+        )
+        .is_err(),
+        "off the board"
+    );
+    assert_eq!(t.state(), &before);
+    assert_eq!(t.steps().len(), 5);
+    // Undo back through the edits.
+    assert!(t.undo() && t.undo() && t.undo() && t.undo());
+    assert_eq!(t.state().score(Seat::One), t.start().score(Seat::One));
+    assert_eq!(t.state().board().get(Cell::new(5, 5)), Some(token));
+    assert!(t.undo());
+    assert_eq!(t.state(), t.start());
+    assert!(t.redo());
+    t.edit(
+        &catalog,
+        Edit::Remove {
+            cell: Cell::new(5, 5),
+        },
+    )
+    .expect("remove");
+    assert!(!t.can_redo(), "an edit drops the steps undone before it");
+    assert_eq!(t.state().board().get(Cell::new(5, 5)), None);
+    // Carried over to a copy of the content, the edits keep their meaning.
+    let copy = Arc::new(base_catalog());
+    let map = IdMap::new(&catalog, &copy);
+    t.carry_over(&catalog, &copy, &map)
+        .expect("nothing is gone");
+    assert_eq!(t.steps().len(), 2);
+    assert!(t.undo() && t.undo());
+    assert!(t.redo());
+    assert_eq!(
+        t.state().board().get(Cell::new(5, 5)).map(|t| t.value),
+        Some(4)
+    );
 }
