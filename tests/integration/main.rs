@@ -7,6 +7,7 @@
 //!   `tests/scenarios.rs`).
 //! - `packs`: every shipped pack loads with zero diagnostics.
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
+//! - `docs`: every command line the README and docs show is one the binary accepts.
 //! - `layers`: tidy checks: no module imports from a layer above it; the codemap names
 //!   only files that exist.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
@@ -31,6 +32,7 @@ mod client;
 #[cfg(feature = "client")]
 mod decks;
 mod diagnostics;
+mod docs;
 mod lan;
 mod layers;
 mod pack_life;
