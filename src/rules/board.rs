@@ -21,7 +21,7 @@ pub struct Token {
 }
 
 /// Words of the occupancy bitset (64 cells each).
-const WORDS: usize = MAX_CELLS.div_ceil(64);
+pub(crate) const WORDS: usize = MAX_CELLS.div_ceil(64);
 /// The stored card of a token no card placed.
 const NO_CARD: u16 = u16::MAX;
 
@@ -40,6 +40,10 @@ pub struct Board {
     auras: [u64; WORDS],
     turrets: [u64; WORDS],
     scripted: [u64; WORDS],
+    /// Each seat's tokens (seat 1, seat 2).
+    seats: [[u64; WORDS]; 2],
+    /// Tokens whose type's income multiplier is not 1.
+    scaled: [u64; WORDS],
     base: [i64; 2],
     value: [i32; MAX_CELLS],
     kind: [u16; MAX_CELLS],
@@ -81,6 +85,8 @@ impl Clone for Board {
             auras: self.auras,
             turrets: self.turrets,
             scripted: self.scripted,
+            seats: self.seats,
+            scaled: self.scaled,
             base: self.base,
             value: self.value,
             kind: self.kind,
@@ -99,6 +105,8 @@ impl Clone for Board {
         self.auras = source.auras;
         self.turrets = source.turrets;
         self.scripted = source.scripted;
+        self.seats = source.seats;
+        self.scaled = source.scaled;
         self.base = source.base;
         self.value[..n].copy_from_slice(&source.value[..n]);
         self.kind[..n].copy_from_slice(&source.kind[..n]);
@@ -132,6 +140,8 @@ impl Board {
             auras: [0; WORDS],
             turrets: [0; WORDS],
             scripted: [0; WORDS],
+            seats: [[0; WORDS]; 2],
+            scaled: [0; WORDS],
             base: [0; 2],
             value: [0; MAX_CELLS],
             kind: [0; MAX_CELLS],
@@ -243,10 +253,14 @@ impl Board {
             _ => {}
         }
         let (word, mask) = (index / 64, 1u64 << (index % 64));
+        let [one, two] = &mut self.seats;
         for (set, has) in [
             (&mut self.auras, kind.aura),
             (&mut self.turrets, kind.turret),
             (&mut self.scripted, kind.script),
+            (&mut self.scaled, kind.multiplier != 1),
+            (one, self.seat[index] == 1),
+            (two, self.seat[index] == 2),
         ] {
             if sign > 0 && has {
                 set[word] |= mask;
@@ -323,6 +337,8 @@ impl Board {
         self.auras = [0; WORDS];
         self.turrets = [0; WORDS];
         self.scripted = [0; WORDS];
+        self.seats = [[0; WORDS]; 2];
+        self.scaled = [0; WORDS];
         for index in self.occupied() {
             self.account(index, 1, catalog);
         }
@@ -335,6 +351,16 @@ impl Board {
     }
 
     /// The storage indices of tokens whose type has an aura.
+    /// The cells of `seat`'s tokens, as a bitset of storage indices.
+    pub(crate) fn seat_bits(&self, seat: Seat) -> &[u64; WORDS] {
+        &self.seats[seat.index()]
+    }
+
+    /// The cells of tokens whose income multiplier is not 1, as a bitset.
+    pub(crate) fn scaled_bits(&self) -> &[u64; WORDS] {
+        &self.scaled
+    }
+
     pub(crate) fn aura_cells(&self) -> impl Iterator<Item = usize> + use<> {
         Bits {
             words: self.auras,
@@ -440,4 +466,9 @@ impl Board {
 /// clamp in the engine's sums.
 pub(crate) fn token_income(value: i32, bonus: i64, multiplier: i32) -> i64 {
     (i64::from(value) + bonus) * i64::from(multiplier)
+}
+
+/// The set bits of a bitset of storage indices, lowest first.
+pub(crate) fn bits(words: [u64; WORDS]) -> impl Iterator<Item = usize> {
+    Bits { words, word: 0 }
 }

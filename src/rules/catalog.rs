@@ -6,6 +6,7 @@
 //! descriptions are kept beside the definitions for tools and the UI, never read on the
 //! hot path of move resolution.
 
+use super::board::WORDS;
 use super::ids::{
     AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
 };
@@ -455,6 +456,10 @@ pub struct Catalog {
     packs: Vec<PackInfo>,
     /// Per token type, what the engine's inner loops need, made once by [`Catalog::new`].
     kinds: Vec<KindInfo>,
+    /// For each token type with an aura, the cells its aura reaches from each cell of the
+    /// board, as bitsets of storage indices (empty for the others): what
+    /// `Engine::incomes` counts with bit operations.
+    aura_reach: Vec<Vec<[u64; WORDS]>>,
     /// Which [`Catalog::new`] made it (its clones share it).
     stamp: Stamp,
 }
@@ -671,6 +676,15 @@ impl Catalog {
             scripts,
             packs,
         } = parts;
+        let aura_reach = token_types
+            .iter()
+            .map(|t| {
+                t.aura
+                    .as_ref()
+                    .map(|a| reach(&a.area, rules.width, rules.height))
+                    .unwrap_or_default()
+            })
+            .collect();
         Catalog {
             rules,
             areas,
@@ -681,8 +695,16 @@ impl Catalog {
             scripts,
             packs,
             kinds,
+            aura_reach,
             stamp: Stamp::next(),
         }
+    }
+
+    /// The cells the aura of token type `kind` reaches from each cell of the board (see
+    /// the field); empty when it has no aura.
+    #[must_use]
+    pub(crate) fn aura_reach(&self, kind: TokenTypeId) -> &[[u64; WORDS]] {
+        self.aura_reach.get(kind.index()).map_or(&[], Vec::as_slice)
     }
 
     /// This catalog's identity for caches: unique to the [`Catalog::new`] that made it,
@@ -844,4 +866,21 @@ impl Catalog {
             .any(|a| matches!(a.effect, Effect::Script(_)))
             || self.token_types.iter().any(|t| t.script.is_some())
     }
+}
+
+/// For each cell of a `width` × `height` board (storage order), the cells `area` covers
+/// from it on the board, as a bitset of storage indices.
+fn reach(area: &Area, width: u8, height: u8) -> Vec<[u64; WORDS]> {
+    let board = super::board::Board::new(width, height);
+    (0..board.len())
+        .map(|from| {
+            let mut bits = [0u64; WORDS];
+            for target in area.cells_from(board.cell(from)) {
+                if let Some(j) = board.index(target) {
+                    bits[j / 64] |= 1 << (j % 64);
+                }
+            }
+            bits
+        })
+        .collect()
 }

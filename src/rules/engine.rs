@@ -8,6 +8,7 @@ use rand::RngExt;
 
 use super::abilities;
 use super::board::{Board, Token, token_income};
+use super::board::{WORDS, bits};
 use super::catalog::{Catalog, MAX_CELLS, NO_AREA};
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
@@ -586,12 +587,49 @@ impl<'a> Engine<'a> {
         // token by token, since `token_income` is linear in value and bonus and no sum
         // here can reach the clamp (see `token_income`).
         let catalog = self.catalog;
-        let mut totals = state.board.base_income();
-        self.for_each_aura_bonus(&state.board, |_, kind, seat, bonus| {
-            let multiplier = catalog.kind(kind).multiplier;
-            let total = &mut totals[seat.index()];
-            *total += token_income(0, i64::from(bonus), multiplier);
-        });
+        let board = &state.board;
+        let mut totals = board.base_income();
+        let rules = catalog.rules();
+        if board.width() != i32::from(rules.width) || board.height() != i32::from(rules.height) {
+            // A board not of this content's size: the reach bitsets do not apply.
+            self.for_each_aura_bonus(board, |_, kind, seat, bonus| {
+                let multiplier = catalog.kind(kind).multiplier;
+                totals[seat.index()] += token_income(0, i64::from(bonus), multiplier);
+            });
+            return Ok(totals);
+        }
+        // Each aura adds `income × multiplier` to each token it reaches: per aura, the
+        // receivers are one bitset AND away; only tokens whose multiplier is not 1 are
+        // visited one by one.
+        let scaled = board.scaled_bits();
+        for index in board.aura_cells() {
+            let Some((kind, owner)) = board.occupant(index) else {
+                continue;
+            };
+            let (Some(aura), Some(reach)) = (
+                &catalog.token_type(kind).aura,
+                catalog.aura_reach(kind).get(index),
+            ) else {
+                continue;
+            };
+            for receiver in Seat::BOTH {
+                if !aura.to.includes(owner, receiver) {
+                    continue;
+                }
+                let mut weight = 0i64;
+                let mut others = [0u64; WORDS];
+                for w in 0..WORDS {
+                    let reached = reach[w] & board.seat_bits(receiver)[w];
+                    weight += i64::from((reached & !scaled[w]).count_ones());
+                    others[w] = reached & scaled[w];
+                }
+                for j in bits(others) {
+                    let (k, _) = board.kind_seat(j);
+                    weight += i64::from(catalog.kind(TokenTypeId(k)).multiplier);
+                }
+                totals[receiver.index()] += token_income(0, i64::from(aura.income), 1) * weight;
+            }
+        }
         Ok(totals)
     }
 
