@@ -156,6 +156,32 @@ pub fn write_atomic_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_via_temp(path, bytes, false)
 }
 
+/// [`write_atomic_new`] to `DIR/STEM.EXT`, or when that is taken `STEM-2.EXT`,
+/// `STEM-3.EXT`… (up to 999): never over a file. Returns the path written.
+pub fn write_new_numbered(
+    dir: &Path,
+    stem: &str,
+    ext: &str,
+    bytes: &[u8],
+) -> std::io::Result<PathBuf> {
+    for n in 1..1000 {
+        let path = if n == 1 {
+            dir.join(format!("{stem}.{ext}"))
+        } else {
+            dir.join(format!("{stem}-{n}.{ext}"))
+        };
+        match write_atomic_new(&path, bytes) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("{stem}.{ext} and 998 numbered names are taken"),
+    ))
+}
+
 fn write_via_temp(path: &Path, bytes: &[u8], replace: bool) -> std::io::Result<()> {
     let dir = path
         .parent()

@@ -794,7 +794,9 @@ impl SandboxScreen {
                 crate::fsutil::shown(&folder)
             )
         })?;
-        let path = write_new(&folder, &file_stem(name), text.as_bytes())?;
+        let path =
+            crate::fsutil::write_new_numbered(&folder, &file_stem(name), "yaml", text.as_bytes())
+                .map_err(|e| format!("cannot write in {}: {e}", crate::fsutil::shown(&folder)))?;
         let check = match crate::scenario::run_file(&path, &self.saving.packs) {
             Ok(run) => match run.outcome {
                 crate::scenario::Outcome::Pass => "It runs and passes.".to_string(),
@@ -1300,31 +1302,6 @@ fn file_stem(name: &str) -> String {
     } else {
         stem.to_string()
     }
-}
-
-/// Write `bytes` to `STEM.yaml` in `folder`, or `STEM_2.yaml`… when taken: never over a
-/// file. Returns the path written.
-fn write_new(
-    folder: &std::path::Path,
-    stem: &str,
-    bytes: &[u8],
-) -> Result<std::path::PathBuf, String> {
-    for n in 1..1000 {
-        let path = if n == 1 {
-            folder.join(format!("{stem}.yaml"))
-        } else {
-            folder.join(format!("{stem}_{n}.yaml"))
-        };
-        match crate::fsutil::write_atomic_new(&path, bytes) {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("cannot write {}: {e}", crate::fsutil::shown(&path))),
-        }
-    }
-    Err(format!(
-        "{stem}.yaml and 999 numbered names are taken in {}",
-        crate::fsutil::shown(folder)
-    ))
 }
 
 fn action_dismisses(action: &SandboxAction) -> bool {

@@ -291,23 +291,8 @@ fn check_shape(r: &Replay) -> Result<(), String> {
 pub fn save(dir: &Path, stem: &str, replay: &Replay) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot make {}: {e}", crate::fsutil::shown(dir)))?;
-    let bytes = to_text(replay).into_bytes();
-    for n in 1..1000 {
-        let path = if n == 1 {
-            dir.join(format!("{stem}.json"))
-        } else {
-            dir.join(format!("{stem}-{n}.json"))
-        };
-        match crate::fsutil::write_atomic_new(&path, &bytes) {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("cannot write {}: {e}", crate::fsutil::shown(&path))),
-        }
-    }
-    Err(format!(
-        "{stem}.json and 999 numbered names are taken in {}",
-        crate::fsutil::shown(dir)
-    ))
+    crate::fsutil::write_new_numbered(dir, stem, "json", to_text(replay).as_bytes())
+        .map_err(|e| format!("cannot write in {}: {e}", crate::fsutil::shown(dir)))
 }
 
 /// A replay's game rebuilt under some content: the start and its moves, ready to play.

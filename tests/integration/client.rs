@@ -245,7 +245,7 @@ fn the_sandbox_saves_its_game_as_a_passing_scenario() {
     // A second save never overwrites the first.
     h.get_by_label("Save").click();
     h.run();
-    assert!(dir.path().join("sandbox_game_of_2_moves_2.yaml").is_file());
+    assert!(dir.path().join("sandbox_game_of_2_moves-2.yaml").is_file());
     assert_eq!(
         std::fs::read_to_string(&path).ok().as_deref(),
         Some(text.as_str())
