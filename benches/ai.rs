@@ -84,6 +84,7 @@ fn bench(c: &mut Criterion) {
     let deck = DeckChoice {
         id: "starter".into(),
         stacks: catalog.decks()[0].stacks.clone(),
+        per_game: false,
     };
     for threads in [1usize, 2] {
         group.bench_function(format!("greedy_vs_greedy_{threads}_threads"), |b| {

@@ -229,6 +229,7 @@ pub fn run(
             deck_a: DeckChoice {
                 id: deck.id.clone(),
                 stacks: stacks.clone(),
+                per_game: false,
             },
             decks_b: test.opponents.clone(),
             ai_a: test.level,

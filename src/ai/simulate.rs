@@ -17,6 +17,10 @@ pub struct DeckChoice {
     pub id: String,
     /// The stacks, top card first.
     pub stacks: Vec<Vec<CardId>>,
+    /// Random content drawn anew for every pair of games (the stacks are unused): games
+    /// `2k` and `2k + 1` draw the same two decks, and the sides swap them, so neither
+    /// side keeps a lucky deck.
+    pub per_game: bool,
 }
 
 /// What to simulate.
@@ -243,9 +247,28 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         Seat::Two
     };
     let deck_b = &config.decks_b[g as usize % config.decks_b.len()];
+    // Random content per pair of games: decks X and Y; A has X in the even game and Y in
+    // the odd one, B the other.
+    let drawn = (config.deck_a.per_game || deck_b.per_game).then(|| {
+        let pair = game_seed(config.seed, g / 2);
+        let draw = |n: u64| {
+            super::decks::random_content(engine, pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n)
+                .unwrap_or_default()
+        };
+        let (x, y) = (draw(1), draw(2));
+        if g.is_multiple_of(2) { (x, y) } else { (y, x) }
+    });
+    let own_a = match (&drawn, config.deck_a.per_game) {
+        (Some((a, _)), true) => a,
+        _ => &config.deck_a.stacks,
+    };
+    let own_b = match (&drawn, deck_b.per_game) {
+        (Some((_, b)), true) => b,
+        _ => &deck_b.stacks,
+    };
     let decks = match a_seat {
-        Seat::One => [&config.deck_a.stacks[..], &deck_b.stacks[..]],
-        Seat::Two => [&deck_b.stacks[..], &config.deck_a.stacks[..]],
+        Seat::One => [&own_a[..], &own_b[..]],
+        Seat::Two => [&own_b[..], &own_a[..]],
     };
     let mut events = Vec::new();
     let Ok(mut state) = engine.new_game(decks, seed, &mut events) else {

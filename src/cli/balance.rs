@@ -133,6 +133,7 @@ fn decks(cli: &Cli, catalog: &Catalog, names: &[String]) -> anyhow::Result<Vec<D
             .map(|d| DeckChoice {
                 id: d.meta.id.clone(),
                 stacks: d.stacks.clone(),
+                per_game: false,
             })
             .collect());
     }
@@ -143,6 +144,7 @@ fn decks(cli: &Cli, catalog: &Catalog, names: &[String]) -> anyhow::Result<Vec<D
             Ok(DeckChoice {
                 id: n.clone(),
                 stacks: named_deck(catalog, &saved, n)?,
+                per_game: false,
             })
         })
         .collect()

@@ -218,8 +218,9 @@ pub enum SimulateSub {
 /// Options of `tokensmith simulate`.
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
-    /// Side A's deck: a deck id of the loaded packs, a saved deck's id, or `random`
-    /// (random content, drawn from the seed).
+    /// Side A's deck: a deck id of the loaded packs, a saved deck's id, `random` (random
+    /// content, drawn once from the seed) or `random-each` (new random content for every
+    /// pair of games, the two decks swapped between the sides).
     #[arg(long, value_name = "ID", required = true)]
     pub deck_a: Option<String>,
     /// Side B's deck (the same kinds); repeat to play A against several decks in turn.
@@ -774,12 +775,24 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             return Ok(DeckChoice {
                 id: format!("random#{draws}"),
                 stacks,
+                per_game: false,
+            });
+        }
+        if name == "random-each" {
+            // Checked once here, so a content that cannot make a random deck is said now.
+            crate::ai::decks::random_content(&engine, args.seed)?;
+            return Ok(DeckChoice {
+                id: "random-each".to_string(),
+                stacks: Vec::new(),
+                per_game: true,
             });
         }
         Ok(DeckChoice {
             id: name.to_string(),
-            stacks: named_deck(&catalog, &saved, name)
-                .map_err(|e| anyhow::anyhow!("{e}; `random` draws random content"))?,
+            stacks: named_deck(&catalog, &saved, name).map_err(|e| {
+                anyhow::anyhow!("{e}; `random` draws random content, `random-each` new random content every two games")
+            })?,
+            per_game: false,
         })
     };
     let budget = match (args.iterations, args.move_time) {
