@@ -1285,17 +1285,7 @@ impl SandboxScreen {
 
 /// A file name from a scenario's name: lower case, words joined by `_`.
 fn file_stem(name: &str) -> String {
-    let mut stem = String::new();
-    for c in name.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_alphanumeric() {
-            stem.push(c);
-        } else if !stem.is_empty() && !stem.ends_with('_') {
-            stem.push('_');
-        }
-        if stem.len() >= 60 {
-            break;
-        }
-    }
+    let stem: String = crate::profile::slug(name, '_').chars().take(60).collect();
     let stem = stem.trim_end_matches('_');
     if stem.is_empty() {
         "sandbox".to_string()

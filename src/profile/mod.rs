@@ -161,19 +161,26 @@ pub fn valid_id(id: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
+/// `name` as a file-safe word: its ASCII letters (lowercased) and digits, every run of
+/// anything else one `sep`, none at either end (`My Deck!` → `my-deck`).
+#[must_use]
+pub fn slug(name: &str, sep: char) -> String {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with(sep) {
+            out.push(sep);
+        }
+    }
+    out.trim_end_matches(sep).to_string()
+}
+
 /// A deck id made from `name` (lowercase letters, digits and `-`) that `taken` does not
 /// refuse: `my-deck`, then `my-deck-2`, `my-deck-3`, …
 #[must_use]
 pub fn id_for(name: &str, taken: impl Fn(&str) -> bool) -> String {
-    let mut base = String::new();
-    for c in name.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_alphanumeric() {
-            base.push(c);
-        } else if !base.is_empty() && !base.ends_with('-') {
-            base.push('-');
-        }
-    }
-    let mut base: String = base.trim_end_matches('-').chars().take(48).collect();
+    let mut base: String = slug(name, '-').chars().take(48).collect();
     if base.is_empty() {
         base = "deck".into();
     }
