@@ -211,8 +211,9 @@ impl Board {
         )
     }
 
+    /// Whether a token stands at storage index `index`.
     #[inline]
-    fn is_occupied(&self, index: usize) -> bool {
+    pub(crate) fn is_occupied(&self, index: usize) -> bool {
         index < MAX_CELLS && self.occupied[index / 64] & (1 << (index % 64)) != 0
     }
 

@@ -311,7 +311,7 @@ impl<'a> Engine<'a> {
         let Some(index) = state.board.index(mv.cell) else {
             return Err(MoveError::OffBoard(mv.cell));
         };
-        if state.board.at(index).is_some() {
+        if state.board.is_occupied(index) {
             return Err(MoveError::NotEmpty(mv.cell));
         }
         self.card_played(state, mv)

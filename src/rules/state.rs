@@ -93,6 +93,20 @@ impl SeatState {
         seat
     }
 
+    /// Become a copy of `source`, copying only the stacks either seat state uses: the
+    /// AI does this for every simulated move, and most decks use half the stack slots.
+    #[inline]
+    fn copy_from(&mut self, source: &SeatState) {
+        let n = usize::from(self.stack_count.max(source.stack_count)).min(MAX_STACKS);
+        for (to, from) in self.stacks[..n].iter_mut().zip(&source.stacks[..n]) {
+            *to = *from;
+        }
+        self.stack_count = source.stack_count;
+        self.score = source.score;
+        self.extra_turns = source.extra_turns;
+        self.bonus = source.bonus;
+    }
+
     /// The seat's stacks.
     #[must_use]
     pub fn stacks(&self) -> &[Stack] {
@@ -155,7 +169,9 @@ impl Clone for GameState {
     /// Copies only the board cells in use (see `Board::clone_from`).
     fn clone_from(&mut self, source: &GameState) {
         self.board.clone_from(&source.board);
-        self.seats = source.seats;
+        for (to, from) in self.seats.iter_mut().zip(&source.seats) {
+            to.copy_from(from);
+        }
         self.turn = source.turn;
         self.last_placed = source.last_placed;
         self.prev_placed = source.prev_placed;
