@@ -6,6 +6,8 @@
 //! opponent's unknown cards are filled in by [`Observation::determinize`], which samples a
 //! full state consistent with everything seen.
 
+use std::sync::OnceLock;
+
 use rand::RngExt;
 use rand_pcg::Pcg32;
 
@@ -38,6 +40,106 @@ struct KnownStack {
     size: usize,
     /// The cards known to be at its bottom, top-most first: those played from it lately.
     bottom: Vec<CardId>,
+    /// Every card played from it, first play first.
+    plays: Vec<CardId>,
+}
+
+/// The prior weight of "the opponent plays one of the loaded packs' decks", shared
+/// equally among those decks; the rest is "some other deck", whose cards are drawn from
+/// the whole catalog. Observed plays then update both by Bayes' rule.
+const DECK_PRIOR: f64 = 0.5;
+
+/// What the observer believes of the opponent's deck, from the public plays: each loaded
+/// deck still consistent with them (with its stacks as they must be now) and the weight
+/// of "another deck". Made once per observation.
+#[derive(Clone, Debug)]
+struct Belief {
+    /// Each consistent deck's posterior weight and its stacks now, top first.
+    decks: Vec<(f64, Vec<Vec<CardId>>)>,
+    /// The posterior weight of a deck that is none of them.
+    other: f64,
+}
+
+impl Belief {
+    fn new(opponent: &[KnownStack], catalog: &Catalog) -> Belief {
+        let all = catalog.decks();
+        // Under "another deck", each card seen for the first time was one draw without
+        // repeats from the catalog; under a loaded deck every play was certain.
+        let mut seen: Vec<CardId> = Vec::new();
+        for card in opponent.iter().flat_map(|s| s.plays.iter().copied()) {
+            if !seen.contains(&card) {
+                seen.push(card);
+            }
+        }
+        let n = catalog.cards().len();
+        #[allow(clippy::cast_precision_loss)]
+        let likelihood: f64 = (0..seen.len())
+            .map(|j| 1.0 / n.saturating_sub(j).max(1) as f64)
+            .product();
+        let other = (1.0 - DECK_PRIOR) * likelihood;
+        #[allow(clippy::cast_precision_loss)]
+        let each = if all.is_empty() {
+            0.0
+        } else {
+            DECK_PRIOR / all.len() as f64
+        };
+        let decks = all
+            .iter()
+            .filter_map(|deck| now(&deck.stacks, opponent).map(|stacks| (each, stacks)))
+            .collect();
+        Belief { decks, other }
+    }
+
+    /// The opponent's stacks in one sampled world: a consistent loaded deck's, or `None`
+    /// for "another deck" (drawn card by card).
+    fn sample(&self, rng: &mut Pcg32) -> Option<&[Vec<CardId>]> {
+        let total: f64 = self.other + self.decks.iter().map(|d| d.0).sum::<f64>();
+        if self.decks.is_empty() || total <= 0.0 {
+            return None;
+        }
+        let mut pick = rng.random::<f64>() * total;
+        for (weight, stacks) in &self.decks {
+            if pick < *weight {
+                return Some(stacks);
+            }
+            pick -= weight;
+        }
+        None
+    }
+}
+
+/// The stacks `deck` would have now, if the opponent had played it and made the plays
+/// seen: `None` when the sizes or the plays say it is not that deck. A played card goes
+/// to the bottom, so a stack played `p` times has turned by `p`.
+fn now(deck: &[Vec<CardId>], opponent: &[KnownStack]) -> Option<Vec<Vec<CardId>>> {
+    if deck.len() != opponent.len() {
+        return None;
+    }
+    deck.iter()
+        .zip(opponent)
+        .map(|(cards, known)| {
+            let k = cards.len();
+            if k != known.size || (k == 0 && !known.plays.is_empty()) {
+                return None;
+            }
+            if known
+                .plays
+                .iter()
+                .enumerate()
+                .any(|(j, &c)| cards[j % k] != c)
+            {
+                return None;
+            }
+            let turned = if k == 0 { 0 } else { known.plays.len() % k };
+            Some(
+                cards[turned..]
+                    .iter()
+                    .chain(&cards[..turned])
+                    .copied()
+                    .collect(),
+            )
+        })
+        .collect()
 }
 
 /// What `seat` knows of the game.
@@ -49,6 +151,8 @@ pub struct Observation {
     opponent: Vec<KnownStack>,
     /// With `omniscient`, the true state (for tests and for measuring what hiding costs).
     truth: Option<GameState>,
+    /// What the plays say of the opponent's deck, made at the first determinization.
+    belief: OnceLock<Belief>,
 }
 
 impl Observation {
@@ -78,6 +182,7 @@ impl Observation {
                 KnownStack {
                     size,
                     bottom: plays[plays.len() - known..].to_vec(),
+                    plays,
                 }
             })
             .collect();
@@ -94,6 +199,7 @@ impl Observation {
             state: public,
             opponent,
             truth: omniscient.then(|| state.clone()),
+            belief: OnceLock::new(),
         }
     }
 
@@ -110,12 +216,22 @@ impl Observation {
     }
 
     /// A full state consistent with what the seat has seen: each opponent stack keeps its
-    /// size and its known bottom cards; the unknown cards above them are drawn from the
-    /// loaded cards not known to be in the opponent's deck, each at most once.
+    /// size and its known bottom cards. The opponent's deck is one of the loaded decks
+    /// still consistent with the plays, with its posterior probability (see [`Belief`]);
+    /// otherwise the unknown cards are drawn from the loaded cards not known to be in the
+    /// opponent's deck, each at most once.
     #[must_use]
     pub fn determinize(&self, catalog: &Catalog, rng: &mut Pcg32) -> GameState {
         if let Some(truth) = &self.truth {
             return truth.clone();
+        }
+        let belief = self
+            .belief
+            .get_or_init(|| Belief::new(&self.opponent, catalog));
+        if let Some(stacks) = belief.sample(rng) {
+            let mut state = self.state.clone();
+            state.set_stacks(self.seat.other(), stacks);
+            return state;
         }
         let known: Vec<CardId> = self
             .opponent

@@ -142,6 +142,78 @@ fn determinized_hands_keep_sizes_seen_cards_and_the_deck_rules() {
     }
 }
 
+/// A game a few moves in where each side plays `stacks`, with the public plays.
+fn game_with(
+    catalog: &Catalog,
+    stacks: &[Vec<CardId>],
+    moves: usize,
+) -> (GameState, Vec<PublicPlay>) {
+    let engine = Engine::new(catalog, &NoHooks);
+    let mut events = Vec::new();
+    let mut state = engine
+        .new_game([stacks, stacks], 5, &mut events)
+        .expect("a game");
+    let mut history = Vec::new();
+    for i in 0..moves {
+        events.clear();
+        let legal = engine.legal_moves(&state);
+        let mv = legal[(i * 5) % legal.len()];
+        engine.play(&mut state, mv, &mut events).expect("legal");
+        observe::record(&mut history, &events);
+    }
+    (state, history)
+}
+
+/// How many of `n` determinizations give the opponent exactly its true stacks.
+fn true_worlds(catalog: &Catalog, state: &GameState, history: &[PublicPlay], n: usize) -> usize {
+    let seat = state.turn();
+    let obs = Observation::new(state, seat, history, false);
+    let order = |s: &GameState| -> Vec<Vec<CardId>> {
+        s.seat(seat.other())
+            .stacks()
+            .iter()
+            .map(|st| st.cards().collect())
+            .collect()
+    };
+    let truth = order(state);
+    let mut rng = Pcg32::seed_from_u64(4);
+    (0..n)
+        .filter(|_| order(&obs.determinize(catalog, &mut rng)) == truth)
+        .count()
+}
+
+#[test]
+fn a_loaded_deck_is_recognised_from_the_plays_and_another_is_not_assumed() {
+    let catalog = base_catalog();
+    let starter = catalog.decks()[0].stacks.clone();
+    // Two plays each: a loaded deck consistent with them is by far the likelier story.
+    let (state, history) = game_with(&catalog, &starter, 4);
+    let found = true_worlds(&catalog, &state, &history, 400);
+    assert!(
+        found > 300,
+        "the starter deck is recognised in {found} of 400 worlds"
+    );
+    // Before any play only the stack sizes speak: the deck is one guess among others.
+    let (fresh, none) = game_with(&catalog, &starter, 0);
+    let early = true_worlds(&catalog, &fresh, &none, 400);
+    assert!(
+        (20..300).contains(&early),
+        "{early} of 400 worlds before any play"
+    );
+    // The same cards in another order are no loaded deck: once plays contradict every
+    // loaded deck, the hidden cards are drawn one by one and the truth is a rare guess.
+    let mut mine = starter.clone();
+    for stack in &mut mine {
+        stack.reverse();
+    }
+    let (state, history) = game_with(&catalog, &mine, 4);
+    let found = true_worlds(&catalog, &state, &history, 400);
+    assert!(
+        found < 10,
+        "a deck of no pack is guessed whole in {found} of 400 worlds"
+    );
+}
+
 #[test]
 fn simulation_results_are_the_same_for_any_thread_count() {
     let catalog = base_catalog();
