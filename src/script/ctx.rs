@@ -352,17 +352,35 @@ pub(super) fn token_table(
     at: BoardCell,
     token: Token,
 ) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(0, 6)?;
-    t.raw_set("x", at.x)?;
-    t.raw_set("y", at.y)?;
-    t.raw_set("seat", token.seat.number())?;
-    t.raw_set("value", token.value)?;
-    t.raw_set("type", view.catalog.token_type(token.kind).meta.id.as_str())?;
-    match token.card {
-        Some(c) => t.raw_set("card", view.catalog.card(c).meta.id.as_str())?,
-        None => t.raw_set("card", Value::Nil)?,
+    let kind = view.catalog.token_type(token.kind).meta.id.as_str();
+    let card = token.card.map(|c| view.catalog.card(c).meta.id.as_str());
+    let args = (at.x, at.y, token.seat.number(), token.value, kind, card);
+    // One protected call for the whole table: a raw set through the API is a protected
+    // call of its own, and scripts read tokens in every hook.
+    // SAFETY: the stack holds the six values; the table is made above them, each field
+    // is a raw set of a key and a copy of one value into it (no metamethod runs; running
+    // out of memory is caught by the protected call around it), and the table is then
+    // left alone on the stack as the one result.
+    unsafe {
+        lua.exec_raw::<Table>(args, |state| {
+            mlua::ffi::lua_createtable(state, 0, 6);
+            let fields = [
+                (c"x", 1),
+                (c"y", 2),
+                (c"seat", 3),
+                (c"value", 4),
+                (c"type", 5),
+                (c"card", 6),
+            ];
+            for (key, arg) in fields {
+                mlua::ffi::lua_pushstring(state, key.as_ptr());
+                mlua::ffi::lua_pushvalue(state, arg);
+                mlua::ffi::lua_rawset(state, -3);
+            }
+            mlua::ffi::lua_replace(state, 1);
+            mlua::ffi::lua_settop(state, 1);
+        })
     }
-    Ok(t)
 }
 
 fn in_range(value: i64, what: &str) -> Result<i32, String> {
