@@ -377,6 +377,12 @@ impl Board {
         }
     }
 
+    /// Whether a token whose type has a script stands on the board.
+    #[inline]
+    pub(crate) fn has_scripted(&self) -> bool {
+        self.scripted.iter().any(|&w| w != 0)
+    }
+
     /// The storage indices of tokens whose type has a script.
     pub(crate) fn scripted_cells(&self) -> impl Iterator<Item = usize> + use<> {
         Bits {

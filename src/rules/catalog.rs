@@ -460,8 +460,38 @@ pub struct Catalog {
     /// board, as bitsets of storage indices (empty for the others): what
     /// `Engine::incomes` counts with bit operations.
     aura_reach: Vec<Vec<[u64; WORDS]>>,
+    /// Per card, whether playing it may put a token whose type has a script on the board:
+    /// its own token, a spawn or a transform into such a type (or a type that becomes
+    /// one when destroyed), or a scripted ability.
+    brings_scripts: Vec<bool>,
+    /// Whether a token type without a script becomes, when destroyed, one with a script:
+    /// then a token with a script can appear from a board without one.
+    scripts_behind_types: bool,
     /// Which [`Catalog::new`] made it (its clones share it).
     stamp: Stamp,
+}
+
+/// Per token type, whether it has a script or becomes, when destroyed (and again, and
+/// so on), a type with one.
+fn leads_to_script(types: &[TokenTypeDef]) -> Vec<bool> {
+    let mut leads: Vec<bool> = types.iter().map(|t| t.script.is_some()).collect();
+    // Each pass follows one more step of the chains; a chain has at most one step per type.
+    for _ in 0..types.len() {
+        let mut changed = false;
+        for (i, t) in types.iter().enumerate() {
+            let next = t
+                .on_destroyed
+                .is_some_and(|b| leads.get(b.kind.index()).copied().unwrap_or(false));
+            if next && !leads[i] {
+                leads[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    leads
 }
 
 /// A catalog's identity: a number no other [`Catalog::new`] of this process gives, shared
@@ -685,6 +715,27 @@ impl Catalog {
                     .unwrap_or_default()
             })
             .collect();
+        let leads = leads_to_script(&token_types);
+        let leads_to = |kind: TokenTypeId| leads.get(kind.index()).copied().unwrap_or(false);
+        let brings_scripts = cards
+            .iter()
+            .map(|card| {
+                leads_to(card.token)
+                    || card
+                        .ability
+                        .and_then(|a| abilities.get(a.index()))
+                        .is_some_and(|a| match a.effect {
+                            Effect::Spawn { kind, .. } => leads_to(kind),
+                            Effect::Transform { into, .. } => leads_to(into),
+                            Effect::Script(_) => true,
+                            _ => false,
+                        })
+            })
+            .collect();
+        let scripts_behind_types = token_types
+            .iter()
+            .zip(&leads)
+            .any(|(t, &leads)| leads && t.script.is_none());
         Catalog {
             rules,
             areas,
@@ -696,8 +747,23 @@ impl Catalog {
             packs,
             kinds,
             aura_reach,
+            brings_scripts,
+            scripts_behind_types,
             stamp: Stamp::next(),
         }
+    }
+
+    /// Whether playing `card` may run a token type's script hook on a board that holds no
+    /// token with a script (see the field `brings_scripts`): when not, and the board holds
+    /// none, the move runs no token hook.
+    #[must_use]
+    pub(crate) fn may_bring_scripts(&self, card: CardId) -> bool {
+        self.scripts_behind_types
+            || self
+                .brings_scripts
+                .get(card.index())
+                .copied()
+                .unwrap_or(true)
     }
 
     /// The cells the aura of token type `kind` reaches from each cell of the board (see

@@ -187,10 +187,11 @@ pub struct Engine<'a> {
     pub hooks: &'a dyn Hooks,
     /// Whether the catalog has scripts, worked out once.
     scripted: bool,
-    /// Whether a token type has a script: then hooks may run on any move (a token's
-    /// `on_destroyed`, `between_turns` or `income`). Without one, only a move whose card
-    /// has a scripted ability can run a hook, and every other move takes the path of
-    /// content without scripts.
+    /// Whether a token type has a script: then a token hook (`on_destroyed`,
+    /// `between_turns` or `income`) may run on a move while a token with a script is on
+    /// the board, or when the move may bring one. Otherwise only a move whose card has a
+    /// scripted ability can run a hook. Every other move takes the path of content
+    /// without scripts.
     token_scripts: bool,
 }
 
@@ -362,7 +363,7 @@ impl<'a> Engine<'a> {
         events: Option<&mut Vec<Event>>,
     ) -> Result<(), MoveError> {
         let card = self.check(state, mv)?;
-        if !self.may_run_hooks(card) {
+        if !self.may_run_hooks(state, card) {
             // With no hook to run, nothing after the legality check can fail.
             return self
                 .resolve(state, mv, card, events, false)
@@ -378,17 +379,20 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// Whether playing `card` may run a script hook: a scripted ability, or any token
-    /// type with a script in the catalog.
-    fn may_run_hooks(&self, card: CardId) -> bool {
-        self.token_scripts
-            || (self.scripted
-                && self.catalog.card(card).ability.is_some_and(|a| {
-                    matches!(
-                        self.catalog.ability(a).effect,
-                        super::catalog::Effect::Script(_)
-                    )
-                }))
+    /// Whether playing `card` now may run a script hook: a scripted ability, or, when a
+    /// token type has a script, a token with a script on the board or one the move may
+    /// bring (see [`Catalog::may_bring_scripts`]).
+    fn may_run_hooks(&self, state: &GameState, card: CardId) -> bool {
+        if self.token_scripts {
+            return state.board.has_scripted() || self.catalog.may_bring_scripts(card);
+        }
+        self.scripted
+            && self.catalog.card(card).ability.is_some_and(|a| {
+                matches!(
+                    self.catalog.ability(a).effect,
+                    super::catalog::Effect::Script(_)
+                )
+            })
     }
 
     fn resolve(
@@ -520,7 +524,7 @@ impl<'a> Engine<'a> {
         let board = fx.state().board();
         let mut turrets = board.turret_cells().peekable();
         let scripted = board.scripted_cells();
-        if turrets.peek().is_none() && self.catalog.scripts().is_empty() {
+        if turrets.peek().is_none() && !board.has_scripted() {
             return Ok(());
         }
         let mut hits: Vec<(usize, i32, Cause)> = Vec::new();
@@ -578,7 +582,8 @@ impl<'a> Engine<'a> {
     /// Both seats' income on the current board: for each token
     /// `(value + aura bonuses received) × multiplier`, adjusted by `income` hooks.
     pub fn incomes(&self, state: &GameState) -> Result<[i64; 2], HookError> {
-        if self.token_scripts {
+        if self.token_scripts && state.board.has_scripted() {
+            // Only a token with a script on the board runs an `income` hook.
             return self.incomes_by_token(state);
         }
         // The common case in one tight pass: the board keeps each seat's sum of

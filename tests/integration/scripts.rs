@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use tokensmith::content::{LoadOptions, Loaded, PackFolder};
 use tokensmith::rules::{
     Catalog, Cell, Engine, Event, EventKind, GameState, HookError, HookErrorKind, Move, MoveError,
-    Play,
+    Play, Seat,
 };
 use tokensmith::scenario::{self, Outcome, PackPaths};
 use tokensmith::script::{self, ScriptHost};
@@ -1671,4 +1671,67 @@ fn every_listed_ctx_function_exists_and_every_function_is_listed() {
         "ctx defines {defined} functions, the list has {}",
         names.len()
     );
+}
+
+/// A pack `t` whose token type `glow` has the script `glow`; a card `sow` spawns glows
+/// (a built-in ability) and a card `husk` places a type without a script that becomes a
+/// glow when destroyed.
+fn glow_pack(glow: &str) -> Fixture {
+    fixture(&[
+        (
+            "t/pack.yaml".to_string(),
+            "id: t\nname: t\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n"
+                .to_string(),
+        ),
+        (
+            "t/content.yaml".to_string(),
+            "token_types:\n  - id: glow\n    script: scripts/glow.lua\n  - id: husk\n    on_destroyed: { become: glow, value: 1 }\nabilities:\n  - id: sow_glow\n    effect: spawn\n    owner: self\n    value: 1\n    type: glow\ncards:\n  - id: sow\n    value: 1\n    ability: sow_glow\n    area: cross\n  - id: husk\n    value: 1\n    token: husk\n"
+                .to_string(),
+        ),
+        ("t/scripts/glow.lua".to_string(), glow.to_string()),
+    ])
+}
+
+#[test]
+fn a_built_in_card_that_brings_a_scripted_token_runs_its_hooks() {
+    // Built-in effects that put a token with a script on the board: a spawn of such a
+    // type, and a type that becomes one when destroyed. A move on a board without any
+    // token with a script skips the script path (no snapshot, no budget) only when it
+    // can bring none: a hook that fails in such a move still refuses it cleanly.
+    let f = glow_pack(
+        r#"
+return {
+  income = function(ctx, self, income) return income + 100 end,
+  between_turns = function(ctx, self) ctx:log("glow at " .. self.x .. "," .. self.y) end,
+}
+"#,
+    );
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+
+    // A spawn of a scripted type: its between_turns runs at once and its income counts.
+    let mut game = Game::new(&f.catalog, &host);
+    game.played("sow", 0, 0);
+    assert_eq!(game.logs(), ["glow at 1,0", "glow at 0,1"]);
+    let income = game.engine.incomes(&game.state).expect("incomes")[Seat::One.index()];
+    assert!(
+        income >= 200,
+        "two glows earn their hook's 100 each: {income}"
+    );
+
+    // A type without a script destroyed into one with a script.
+    let mut game = Game::new(&f.catalog, &host);
+    game.played("husk", 0, 0);
+    assert!(game.logs().is_empty());
+    game.played("weaken_row", 1, 0);
+    assert_eq!(game.logs(), ["glow at 0,0"], "the husk became a glow");
+
+    // The same moves when the hook fails: refused, and nothing changed.
+    let f = glow_pack("return { between_turns = function(ctx, self) error('dim', 0) end }\n");
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+    let mut game = Game::new(&f.catalog, &host);
+    let message = game.refused("sow", 0, 0);
+    assert!(message.contains("dim"), "{message}");
+    game.played("husk", 0, 0);
+    let message = game.refused("weaken_row", 1, 0);
+    assert!(message.contains("dim"), "{message}");
 }
