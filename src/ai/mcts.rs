@@ -32,13 +32,18 @@ pub enum Budget {
 /// What the table sees of a move: the card and the cell.
 type Key = (CardId, Cell);
 
+/// The seat to move's hand: each stack's top card, by stack.
+type Hand = Vec<(u8, CardId)>;
+
 struct Node {
     /// Who made the move leading here.
     mover: Seat,
-    /// The searching seat's candidate moves here, once ranked: the board at a node is the
-    /// same in every sampled world (it follows from the public moves that lead to it), and
-    /// so is the searching seat's own hand.
-    ranked: Option<Vec<(Key, Move)>>,
+    /// The candidate moves of the seat to move here, ranked once per hand it may hold:
+    /// the board at a node is the same in every sampled world (it follows from the public
+    /// moves that lead to it), so what a move does depends only on the card played. The
+    /// searching seat's own hand is known, so its nodes keep one entry; an opponent's
+    /// node keeps one per hand the sampled worlds gave it.
+    ranked: HashMap<Hand, Vec<(Key, Move)>>,
     children: HashMap<Key, u32>,
     visits: u32,
     /// Times this node's move was playable when its parent was visited.
@@ -51,7 +56,7 @@ impl Node {
     fn new(mover: Seat) -> Node {
         Node {
             mover,
-            ranked: None,
+            ranked: HashMap::new(),
             children: HashMap::new(),
             visits: 0,
             available: 0,
@@ -180,16 +185,14 @@ impl Tree {
             path.push(0u32);
             let mut node = 0u32;
             while !state.is_over() {
-                let own = state.turn() == self.root_seat;
-                let moves = match &self.nodes[node as usize].ranked {
-                    Some(cached) if own => cached.clone(),
-                    _ => {
-                        let fresh = ranked_moves(engine, &state, &mut scratch, WIDTH);
-                        if own {
-                            self.nodes[node as usize].ranked = Some(fresh.clone());
-                        }
-                        fresh
-                    }
+                let hand: Hand = state.seat(state.turn()).hand().collect();
+                let ranked = &mut self.nodes[node as usize].ranked;
+                let moves = if let Some(cached) = ranked.get(&hand) {
+                    cached.clone()
+                } else {
+                    let fresh = ranked_moves(engine, &state, &mut scratch, WIDTH);
+                    ranked.insert(hand, fresh.clone());
+                    fresh
                 };
                 if moves.is_empty() {
                     break;
