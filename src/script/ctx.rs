@@ -354,27 +354,28 @@ pub(super) fn token_table(
 ) -> mlua::Result<Table> {
     let kind = view.catalog.token_type(token.kind).meta.id.as_str();
     let card = token.card.map(|c| view.catalog.card(c).meta.id.as_str());
-    let args = (at.x, at.y, token.seat.number(), token.value, kind, card);
+    let args = (at.x, at.y, token.seat.number(), token.value);
     // One protected call for the whole table: a raw set through the API is a protected
-    // call of its own, and scripts read tokens in every hook.
-    // SAFETY: the stack holds the six values; the table is made above them, each field
-    // is a raw set of a key and a copy of one value into it (no metamethod runs; running
-    // out of memory is caught by the protected call around it), and the table is then
-    // left alone on the stack as the one result.
+    // call of its own, and so is pushing a string while a memory cap is set.
+    // SAFETY: the stack holds the four numbers; the table is made above them, each field
+    // is a raw set of a key and a value into it (no metamethod runs; running out of
+    // memory is caught by the protected call around it), the two names are pushed from
+    // byte slices that outlive the call, and the table is then left alone on the stack
+    // as the one result.
     unsafe {
         lua.exec_raw::<Table>(args, |state| {
             mlua::ffi::lua_createtable(state, 0, 6);
-            let fields = [
-                (c"x", 1),
-                (c"y", 2),
-                (c"seat", 3),
-                (c"value", 4),
-                (c"type", 5),
-                (c"card", 6),
-            ];
-            for (key, arg) in fields {
+            for (key, arg) in [(c"x", 1), (c"y", 2), (c"seat", 3), (c"value", 4)] {
                 mlua::ffi::lua_pushstring(state, key.as_ptr());
                 mlua::ffi::lua_pushvalue(state, arg);
+                mlua::ffi::lua_rawset(state, -3);
+            }
+            mlua::ffi::lua_pushstring(state, c"type".as_ptr());
+            mlua::ffi::lua_pushlstring(state, kind.as_ptr().cast(), kind.len());
+            mlua::ffi::lua_rawset(state, -3);
+            if let Some(card) = card {
+                mlua::ffi::lua_pushstring(state, c"card".as_ptr());
+                mlua::ffi::lua_pushlstring(state, card.as_ptr().cast(), card.len());
                 mlua::ffi::lua_rawset(state, -3);
             }
             mlua::ffi::lua_replace(state, 1);

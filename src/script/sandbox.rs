@@ -74,7 +74,9 @@ impl Overrun {
 /// The budget all the host's pack states share: one count per step of a move (or per
 /// hook call made outside a move), a clock per move, and each call's own cap. Every
 /// charge point (the instruction hook, charged library calls, `ctx` calls) goes through
-/// [`Budget::charge`], which also reads the clock, so no single call outlives the limit.
+/// [`Budget::charge`], which also reads the clock whenever [`HOOK_EVERY`] instructions'
+/// worth of work was charged since it last did, so no call outlives the limit by more
+/// than that much work.
 #[derive(Debug)]
 pub(super) struct Budget {
     /// Instructions all hooks of a step may run together.
@@ -90,6 +92,9 @@ pub(super) struct Budget {
     exceeded: Cell<Option<Overrun>>,
     /// When the move's first charge came (a short hook never reads the clock).
     started: Cell<Option<Instant>>,
+    /// The count when the clock was last read: it is read again once another
+    /// [`HOOK_EVERY`] instructions' worth of work was charged, not at every `ctx` call.
+    clock_at: Cell<u64>,
     /// Whether a move is under way ([`Budget::begin_step`] until [`Budget::end_move`]).
     in_move: Cell<bool>,
     /// Whether counting is paused (the host restoring a pack's state between moves).
@@ -109,6 +114,7 @@ impl Budget {
             used: Cell::new(0),
             exceeded: Cell::new(None),
             started: Cell::new(None),
+            clock_at: Cell::new(0),
             in_move: Cell::new(false),
             paused: Cell::new(false),
             frames: RefCell::new(Vec::new()),
@@ -117,6 +123,7 @@ impl Budget {
 
     fn fresh(&self) {
         self.used.set(0);
+        self.clock_at.set(0);
         self.exceeded.set(None);
     }
 
@@ -219,13 +226,19 @@ impl Budget {
             });
         }
         match self.started.get() {
-            Some(t) if t.elapsed() > self.wall => Some(Overrun::Late {
-                ms: self.wall.as_millis(),
-            }),
-            Some(_) => None,
             None => {
                 self.started.set(Some(Instant::now()));
+                self.clock_at.set(used);
                 None
+            }
+            // Reading the clock costs more than a short `ctx` call: look again only once
+            // as much work as the instruction hook's interval was charged since.
+            Some(_) if used.saturating_sub(self.clock_at.get()) < u64::from(HOOK_EVERY) => None,
+            Some(t) => {
+                self.clock_at.set(used);
+                (t.elapsed() > self.wall).then_some(Overrun::Late {
+                    ms: self.wall.as_millis(),
+                })
             }
         }
     }
