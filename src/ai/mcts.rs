@@ -259,12 +259,16 @@ impl Tree {
     }
 }
 
-/// How many moves the search considers at each node: the best by immediate income swing.
+/// How many moves the search considers at each node.
 const WIDTH: usize = 8;
 
-/// The `width` legal moves with the best immediate income swing for the seat to move,
-/// best first, each with its public key. Ranking by what the engine says a move does keeps
-/// the search generic while it looks deep instead of wide.
+/// The `width` moves the search considers for the seat to move, each with its public
+/// key: every card in hand gets an equal share of the places (at least one), filled with
+/// its cells of best immediate income swing; places left over go to the next best moves
+/// of any card. Best first. Ranking by what the engine says a move does
+/// keeps the search generic while it looks deep instead of wide, and the shares keep a
+/// card whose worth shows only later (a token that grows, a trap) from being crowded
+/// out by another card's many cells of larger immediate swing.
 fn ranked_moves(
     engine: &Brain<'_>,
     state: &GameState,
@@ -283,9 +287,25 @@ fn ranked_moves(
             Some((gain(seat) - gain(seat.other()), (card, mv.cell), mv))
         })
         .collect();
-    rated.sort_by(|a, b| b.0.cmp(&a.0).then((a.1.0, a.1.1).cmp(&(b.1.0, b.1.1))));
-    rated.truncate(width);
-    rated.into_iter().map(|(_, k, m)| (k, m)).collect()
+    let order = |a: &(i64, Key, Move), b: &(i64, Key, Move)| {
+        b.0.cmp(&a.0).then((a.1.0, a.1.1).cmp(&(b.1.0, b.1.1)))
+    };
+    rated.sort_by(order);
+    let mut cards: Vec<CardId> = rated.iter().map(|r| r.1.0).collect();
+    cards.sort_unstable();
+    cards.dedup();
+    let share = (width / cards.len().max(1)).max(1);
+    let mut taken: HashMap<CardId, usize> = HashMap::with_capacity(cards.len());
+    let (mut chosen, mut rest): (Vec<_>, Vec<_>) = rated.into_iter().partition(|r| {
+        let n = taken.entry(r.1.0).or_insert(0);
+        *n += 1;
+        *n <= share
+    });
+    chosen.truncate(width);
+    rest.truncate(width - chosen.len());
+    chosen.extend(rest);
+    chosen.sort_by(order);
+    chosen.into_iter().map(|(_, k, m)| (k, m)).collect()
 }
 
 /// A position's value for `seat` in [0, 1]: 1 a win, 0 a loss, the generic evaluation
@@ -330,5 +350,39 @@ impl Agent for HardAgent {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_card_in_hand_gets_its_share_of_the_searched_moves() {
+        let base = crate::content::base_for_tests();
+        let deck = base
+            .deck_named("starter")
+            .map(|d| base.deck(d).stacks.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        // One card of the opening hand made worth far more than the others: by immediate
+        // swing alone its cells would fill every place.
+        let strong = deck[0][0];
+        let catalog = base.edited(|p| p.cards[strong.index()].value = 50);
+        let scripts = crate::ai::hooks_for(&catalog);
+        let engine = scripts.brain(&catalog);
+        let state = engine
+            .new_game([&deck, &deck], 7, &mut Vec::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut scratch = state.clone();
+        let moves = ranked_moves(&engine, &state, &mut scratch, WIDTH);
+        assert_eq!(moves.len(), WIDTH);
+        let hand: Vec<CardId> = state.seat(state.turn()).hand().map(|(_, c)| c).collect();
+        let share = WIDTH / hand.len();
+        for card in &hand {
+            let n = moves.iter().filter(|((c, _), _)| c == card).count();
+            assert!(n >= share, "{card:?} has {n} of {WIDTH} places");
+        }
+        // Best first: the strong card's moves lead.
+        assert_eq!(moves[0].0.0, strong);
     }
 }
