@@ -753,9 +753,10 @@ impl Catalog {
         }
     }
 
-    /// Whether playing `card` may run a token type's script hook on a board that holds no
-    /// token with a script (see the field `brings_scripts`): when not, and the board holds
-    /// none, the move runs no token hook.
+    /// Whether playing `card` may run a script hook on a board that holds no token with a
+    /// script (see the field `brings_scripts`): a scripted ability, or a token with a
+    /// script the move may bring. When not, and the board holds none, the move runs no
+    /// hook.
     #[must_use]
     pub(crate) fn may_bring_scripts(&self, card: CardId) -> bool {
         self.scripts_behind_types

@@ -379,20 +379,13 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// Whether playing `card` now may run a script hook: a scripted ability, or, when a
-    /// token type has a script, a token with a script on the board or one the move may
-    /// bring (see [`Catalog::may_bring_scripts`]).
+    /// Whether playing `card` now may run a script hook: a token with a script on the
+    /// board, or a card that may bring one or has a scripted ability (one table in the
+    /// catalog, `Catalog::may_bring_scripts`).
     fn may_run_hooks(&self, state: &GameState, card: CardId) -> bool {
-        if self.token_scripts {
-            return state.board.has_scripted() || self.catalog.may_bring_scripts(card);
-        }
         self.scripted
-            && self.catalog.card(card).ability.is_some_and(|a| {
-                matches!(
-                    self.catalog.ability(a).effect,
-                    super::catalog::Effect::Script(_)
-                )
-            })
+            && ((self.token_scripts && state.board.has_scripted())
+                || self.catalog.may_bring_scripts(card))
     }
 
     fn resolve(
