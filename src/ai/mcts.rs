@@ -265,10 +265,10 @@ const WIDTH: usize = 8;
 /// The `width` moves the search considers for the seat to move, each with its public
 /// key: every card in hand gets an equal share of the places (at least one), filled with
 /// its cells of best immediate income swing; places left over go to the next best moves
-/// of any card. Best first. Ranking by what the engine says a move does
-/// keeps the search generic while it looks deep instead of wide, and the shares keep a
-/// card whose worth shows only later (a token that grows, a trap) from being crowded
-/// out by another card's many cells of larger immediate swing.
+/// of any card. Best first. Ranking by what the engine says a move does keeps the
+/// search generic while it looks deep instead of wide, and the shares keep a card whose
+/// worth shows only later (a token that grows, a trap) from being crowded out by another
+/// card's many cells of larger immediate swing.
 fn ranked_moves(
     engine: &Brain<'_>,
     state: &GameState,
