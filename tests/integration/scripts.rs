@@ -1374,6 +1374,32 @@ fn determinism_error_with_a_table_value_has_no_address() {
 }
 
 #[test]
+fn limits_a_hook_of_ctx_calls_is_stopped_by_the_moves_clock() {
+    // Budgets far beyond what a millisecond allows and an endless loop of the cheapest
+    // ctx calls: the clock, read once per 500 instructions' worth of charged work, must
+    // still stop it, with the clock's message.
+    let mut files = pack_files(
+        "t",
+        "scripts: { instructions: 50000000 }\n",
+        &[(
+            "busy",
+            "return {\n  on_place = function(ctx)\n    while true do ctx:token(1, 1); ctx:on_board(2, 2) end\n  end,\n}\n",
+        )],
+    );
+    files.push((
+        "t/rules.yaml".to_string(),
+        "rules:\n  limits: { instructions: 60000000, wall_ms: 1 }\n".to_string(),
+    ));
+    let f = fixture(&files);
+    let (message, took) = refused_in_thread(&f.catalog, "busy");
+    assert!(
+        first_line(&message).contains("ran for more than 1 ms (rules.limits.wall_ms)"),
+        "{message}"
+    );
+    assert!(took < Duration::from_secs(2), "stopped after {took:?}");
+}
+
+#[test]
 fn determinism_a_hook_within_its_budget_is_never_refused_for_time() {
     // Ten million loop iterations against the largest budget per call, 50 million
     // instructions, and a move budget raised to match: within both, and longer than
