@@ -291,3 +291,79 @@ pub fn shown(path: &Path) -> String {
         text.into_owned()
     }
 }
+
+/// Whether the folder `path` inside a profile may be used: a real folder, or not there
+/// yet. A link (or a file) in its place is refused with what to do: links inside the
+/// profile are never followed, so nothing is written, renamed or moved outside it.
+pub fn check_profile_dir(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("cannot read {}: {e}", shown(path))),
+        Ok(meta) if meta.file_type().is_symlink() => Err(format!(
+            "{} is a symbolic link, and links inside the profile are not followed (Tokensmith would write, rename or move files wherever it points); replace it with a real folder: move the link away and its files into a new folder of that name",
+            shown(path)
+        )),
+        Ok(meta) if !meta.is_dir() => Err(format!(
+            "{} is {}, not a folder; move it away so Tokensmith can make the folder",
+            shown(path),
+            kind_name(meta.file_type())
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// [`check_profile_dir`], then make the folder (one level: its parent must be there).
+pub fn make_profile_dir(path: &Path) -> Result<(), String> {
+    check_profile_dir(path)?;
+    match std::fs::create_dir(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => check_profile_dir(path),
+        Err(e) => Err(format!("cannot make {}: {e}", shown(path))),
+    }
+}
+
+/// Flush the folder `dir` itself (its entries: names made, renamed or removed) to disk.
+/// A no-op where folders cannot be opened as files.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::fs::File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Flush everything written under `dir` (the files `files` and the folders that hold
+/// them) to disk at once: on Linux one `syncfs` of the file system `dir` is on, elsewhere
+/// each file then each folder. Cheaper than a flush per file as it is written: the disk
+/// sees one barrier, not one per file.
+pub fn sync_tree(dir: &Path, files: &[PathBuf]) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd as _;
+        let _ = files;
+        let handle = std::fs::File::open(dir)?;
+        // SAFETY: `syncfs` takes an open descriptor, which `handle` keeps open for the call.
+        if unsafe { libc::syncfs(handle.as_raw_fd()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let mut folders = std::collections::BTreeSet::new();
+        for f in files {
+            std::fs::File::open(f)?.sync_all()?;
+            if let Some(p) = f.parent() {
+                folders.insert(p.to_path_buf());
+            }
+        }
+        for d in folders.iter().rev() {
+            sync_dir(d)?;
+        }
+        sync_dir(dir)
+    }
+}

@@ -425,6 +425,14 @@ fn open_profile(cli: &Cli) -> anyhow::Result<crate::profile::Profile> {
     Ok(profile)
 }
 
+/// Lock the profile in `dir` (waiting a bounded time; see `profile::lock`).
+pub(crate) fn lock_profile(
+    dir: &std::path::Path,
+    access: crate::profile::Access,
+) -> anyhow::Result<crate::profile::ProfileLock> {
+    crate::profile::ProfileLock::acquire(dir, access).map_err(|e| anyhow::anyhow!(e))
+}
+
 /// `deck list|show|import|export`.
 fn deck_command(cli: &Cli, command: &DeckCommand) -> anyhow::Result<ExitCode> {
     if let DeckCommand::Random { seed } = command {
@@ -432,7 +440,13 @@ fn deck_command(cli: &Cli, command: &DeckCommand) -> anyhow::Result<ExitCode> {
         return quiet_pipe(random_deck(cli, *seed));
     }
     let mut profile = open_profile(cli)?;
+    // Reading decks may migrate or set files aside: the profile is locked for a change
+    // while they are read (and while one is imported).
+    let lock = lock_profile(profile.dir(), crate::profile::Access::Write)?;
     let decks = profile.decks();
+    if !matches!(command, DeckCommand::Import { .. }) {
+        drop(lock);
+    }
     for note in &profile.notes {
         eprintln!("note: {note}");
     }
@@ -847,12 +861,16 @@ fn saved_decks(cli: &Cli) -> anyhow::Result<Vec<crate::profile::SavedDeck>> {
     Ok(match &cli.profile {
         Some(_) => {
             let mut p = open_profile(cli)?;
+            let _lock = lock_profile(p.dir(), crate::profile::Access::Write)?;
             p.decks()
         }
         None => crate::profile::Profile::default_dir()
             .filter(|d| d.is_dir())
             .and_then(|d| crate::profile::Profile::open(&d).ok())
-            .map(|mut p| p.decks())
+            .and_then(|mut p| {
+                let _lock = lock_profile(p.dir(), crate::profile::Access::Write).ok()?;
+                Some(p.decks())
+            })
             .unwrap_or_default(),
     })
 }

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Subcommand;
 
-use super::{Cli, pack_folders, profile_dir};
+use super::{Cli, lock_profile, pack_folders, profile_dir};
 use crate::packs::set::{self, Folders};
 use crate::packs::{PackSet, Selection, Store};
+use crate::profile::Access;
 
 /// `tokensmith pack ...`.
 #[derive(Debug, Subcommand)]
@@ -126,6 +127,7 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
         PackCommand::List { json } => list(&folders, &mut out, *json, cli),
         PackCommand::Enable { id } => {
             let dir = profile(cli)?;
+            let _lock = lock_profile(&dir, Access::Write)?;
             let mut set = PackSet::open(&dir);
             let done = set::enable(&mut set, &folders, id)?;
             set.save()?;
@@ -144,6 +146,7 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
             with_dependants,
         } => {
             let dir = profile(cli)?;
+            let _lock = lock_profile(&dir, Access::Write)?;
             let mut set = PackSet::open(&dir);
             let gone = set::disable(&mut set, &folders, id, *with_dependants)?;
             set.save()?;
@@ -157,6 +160,12 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
         }
         PackCommand::Order { ids } => {
             let dir = profile(cli)?;
+            let access = if ids.is_empty() {
+                Access::Read
+            } else {
+                Access::Write
+            };
+            let _lock = lock_profile(&dir, access)?;
             let mut set = PackSet::open(&dir);
             if !ids.is_empty() {
                 let (found, _) = set::find(&folders);
@@ -183,6 +192,7 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
             let dir = profile(cli)?;
             let store = Store::new(&dir);
             let to = store.remove(id)?;
+            let _lock = lock_profile(&dir, Access::Write)?;
             let mut set = PackSet::open(&dir);
             if set.is_enabled(id) {
                 // Packs that required it are left enabled; the load reports them.
@@ -284,10 +294,20 @@ fn list(
     json: bool,
     cli: &Cli,
 ) -> anyhow::Result<ExitCode> {
-    let set = profile_dir(cli).map_or_else(PackSet::default, |d| {
-        Store::new(&d).recover();
-        PackSet::open(&d)
-    });
+    let dir = profile_dir(cli);
+    let mut recovered = Vec::new();
+    let (set, _lock) = match &dir {
+        Some(d) => {
+            recovered = Store::new(d).recover();
+            // Shared: other readers (the client) go on; a change waits for the list.
+            let lock = lock_profile(d, Access::Read)?;
+            (PackSet::open(d), Some(lock))
+        }
+        None => (PackSet::default(), None),
+    };
+    for line in &recovered {
+        eprintln!("note: {line}");
+    }
     for note in &set.notes {
         eprintln!("note: {note}");
     }

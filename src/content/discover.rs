@@ -437,7 +437,11 @@ pub fn order(
         .map(|(id, _)| id.clone())
         .collect();
     // Kahn's algorithm, ready packs taken in the preferred order, then by id.
-    let rank = |id: &String| preferred.iter().position(|p| p == id).unwrap_or(usize::MAX);
+    let mut ranks: HashMap<&str, usize> = HashMap::new();
+    for (i, p) in preferred.iter().enumerate() {
+        ranks.entry(p.as_str()).or_insert(i);
+    }
+    let rank = |id: &String| ranks.get(id.as_str()).copied().unwrap_or(usize::MAX);
     let mut remaining: BTreeSet<String> = selected.iter().cloned().collect();
     let mut packs: Vec<Pack> = Vec::new();
     while !remaining.is_empty() {

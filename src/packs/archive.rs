@@ -116,19 +116,6 @@ fn special_kind(mode: u32) -> Option<&'static str> {
     }
 }
 
-/// The entry count the archive's end-of-directory record declares (`None` when it
-/// cannot be read here, or defers to a ZIP64 record).
-fn declared_entries(bytes: &[u8]) -> Option<usize> {
-    const EOCD: [u8; 4] = [0x50, 0x4b, 0x05, 0x06];
-    // The record is 22 bytes plus a comment of at most 65535.
-    let from = bytes.len().saturating_sub(22 + 65_535);
-    let at = (from..=bytes.len().checked_sub(22)?)
-        .rev()
-        .find(|&i| bytes[i..i + 4] == EOCD)?;
-    let total = u16::from_le_bytes([bytes[at + 10], bytes[at + 11]]);
-    (total != u16::MAX).then_some(usize::from(total))
-}
-
 /// Why an entry name (already UTF-8) is unsafe, or `None`.
 fn bad_name(name: &str) -> Option<String> {
     if name.starts_with('/') || name.starts_with('\\') {
@@ -145,7 +132,7 @@ fn bad_name(name: &str) -> Option<String> {
         return Some("climbs out of the pack with '..'".into());
     }
     if name.len() > CAPS.path_bytes + 64 {
-        return Some(format!("is longer than {} bytes", CAPS.path_bytes));
+        return Some(format!("is longer than {} bytes", CAPS.path_bytes + 64));
     }
     None
 }
@@ -177,25 +164,28 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
             ),
         });
     }
-    let declared = declared_entries(&bytes);
+    // The directory read byte by byte first: names twice (ZIP64 or not), local headers
+    // that disagree, overlapping entries. The zip reader must then see the same entries.
+    let records = super::zipcheck::records(&bytes, caps.files * 2)?;
+    let mut raw_names = std::collections::HashSet::new();
+    for r in &records {
+        if !raw_names.insert(r.name.as_slice()) {
+            return Err(PackError::BadName {
+                name: crate::rules::echo(&String::from_utf8_lossy(&r.name)),
+                reason: "appears twice in the archive; which copy unpacks would depend on the tool"
+                    .into(),
+            });
+        }
+    }
+    drop(raw_names);
     let mut zip =
         ZipArchive::new(Cursor::new(bytes)).map_err(|e| PackError::BadArchive(e.to_string()))?;
-    // The reader keeps one entry per name: an archive naming one twice would unpack one
-    // thing here and another elsewhere.
-    if declared.is_some_and(|n| n != zip.len()) {
-        return Err(PackError::BadName {
-            name: "(one of the entries)".into(),
-            reason: "appears twice in the archive, or the archive's directory does not match its entries".into(),
-        });
-    }
-    if zip.len() > caps.files * 2 {
-        return Err(PackError::TooBig {
-            what: format!(
-                "the archive has {} entries; a pack may have at most {} files",
-                zip.len(),
-                caps.files
-            ),
-        });
+    if zip.len() != records.len() {
+        return Err(PackError::BadArchive(format!(
+            "the archive's directory has {} entries but reads as {}",
+            records.len(),
+            zip.len()
+        )));
     }
     let mut names: Vec<(usize, String, u64, bool)> = Vec::new();
     let mut total = 0u64;
@@ -203,6 +193,16 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
         let entry = zip
             .by_index_raw(i)
             .map_err(|e| PackError::BadArchive(e.to_string()))?;
+        if records.get(i).is_none_or(|r| {
+            r.name != entry.name_raw()
+                || r.offset != entry.header_start()
+                || r.size != entry.size()
+                || r.packed != entry.compressed_size()
+        }) {
+            return Err(PackError::BadArchive(
+                "the archive's directory reads differently to different tools".into(),
+            ));
+        }
         let Ok(name) = std::str::from_utf8(entry.name_raw()) else {
             return Err(PackError::BadName {
                 name: String::from_utf8_lossy(entry.name_raw())
@@ -325,6 +325,22 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
         if is_dir || rel.split('/').any(is_left_out) {
             continue;
         }
+        if rel.len() > caps.path_bytes {
+            return Err(PackError::BadName {
+                name: shown,
+                reason: format!("is longer than {} bytes within the pack", caps.path_bytes),
+            });
+        }
+        // The loader refuses folders nested deeper than this: such a pack would install
+        // and then fail every command that plays.
+        if rel.matches('/').count() > caps.depth {
+            return Err(PackError::TooBig {
+                what: format!(
+                    "entry {shown}: folders nest more than {} deep; a pack's folders may nest at most {} deep",
+                    caps.depth, caps.depth
+                ),
+            });
+        }
         entries.push((i, rel.to_string(), size));
     }
     if entries.len() > caps.files {
@@ -348,37 +364,45 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
 
 impl Checked {
     /// Unpack into `dir` (an empty folder): every file created new, its size held to
-    /// what the archive declared. Returns the pack's content hash.
+    /// what the archive declared, all flushed to disk at once when written. Returns the
+    /// pack's content hash.
     pub fn unpack(mut self, dir: &Path) -> Result<String, PackError> {
         let mut hasher = Sha256::new();
+        let mut written = Vec::with_capacity(self.entries.len());
         for (i, rel, size) in std::mem::take(&mut self.entries) {
+            let shown = crate::rules::echo(&rel);
             let mut entry = self
                 .zip
                 .by_index(i)
-                .map_err(|e| PackError::BadArchive(e.to_string()))?;
+                .map_err(|e| PackError::BadArchive(format!("entry {shown}: {e}")))?;
             let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             (&mut entry)
                 .take(size.saturating_add(1))
                 .read_to_end(&mut bytes)
-                .map_err(|e| PackError::BadArchive(format!("entry {rel}: {e}")))?;
+                .map_err(|e| PackError::BadArchive(format!("entry {shown}: {e}")))?;
             if bytes.len() as u64 != size {
                 return Err(PackError::BadArchive(format!(
-                    "entry {} holds another size than the archive declares",
-                    crate::rules::echo(&rel)
+                    "entry {shown} holds another size than the archive declares"
                 )));
             }
             feed(&mut hasher, &rel, &bytes);
-            write_new(&dir.join(&rel), &bytes)?;
+            let path = dir.join(&rel);
+            write_new(&path, &rel, &bytes)?;
+            written.push(path);
         }
+        crate::fsutil::sync_tree(dir, &written)
+            .map_err(|e| PackError::io("flush the unpacked files to disk", &e))?;
         Ok(hex(&hasher.finalize()))
     }
 }
 
-/// Write a new file (never over one), its folders made first, flushed to disk.
-pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
-    let shown = crate::fsutil::shown(path);
+/// Write a new file (never over one), its folders made first; `rel` names it in
+/// messages. Not flushed: see [`crate::fsutil::sync_tree`].
+pub(crate) fn write_new(path: &Path, rel: &str, bytes: &[u8]) -> Result<(), PackError> {
+    let shown = crate::rules::echo(rel);
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| PackError::io(format!("make {shown}"), &e))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| PackError::io(format!("make the folder of {shown}"), &e))?;
     }
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -386,6 +410,5 @@ pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
         .open(path)
         .map_err(|e| PackError::io(format!("write {shown}"), &e))?;
     file.write_all(bytes)
-        .and_then(|()| file.sync_all())
         .map_err(|e| PackError::io(format!("write {shown}"), &e))
 }

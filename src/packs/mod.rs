@@ -12,6 +12,7 @@ pub mod archive;
 pub mod conflicts;
 pub mod set;
 pub mod store;
+mod zipcheck;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,11 @@ pub const CAPS: Caps = Caps {
     depth: crate::content::MAX_PACK_DEPTH,
     path_bytes: 240,
 };
+
+/// The longest id an installed pack may have, in bytes: its folder (`ID`), its backup
+/// while it is replaced (`.old-ID`) and its removed copy (`ID.9999`) must all fit the
+/// 255 bytes of a file name.
+pub const MAX_ID_BYTES: usize = 64;
 
 /// Why a pack cannot be built, hashed, installed or changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,7 +201,37 @@ pub fn is_left_out(name: &str) -> bool {
     )
 }
 
-/// Why `name` (one path component) cannot be in a pack, or `None` when it can.
+/// The characters Windows refuses in a file name (besides `/`, `\\` and control
+/// characters, refused on their own).
+const WINDOWS_REFUSES: [char; 7] = ['<', '>', ':', '"', '|', '?', '*'];
+
+/// Whether `name` is a device name on Windows: `CON`, `PRN`, `AUX`, `NUL`, `CONIN$`,
+/// `CONOUT$`, `CLOCK$`, `COM0`–`COM9` and `LPT0`–`LPT9` (with the superscript digits
+/// `¹²³` too), in any case, with or without an extension, with spaces before the dot.
+#[must_use]
+pub fn is_device_name(name: &str) -> bool {
+    let stem = name
+        .split('.')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(' ');
+    let upper = stem.to_uppercase();
+    if matches!(
+        upper.as_str(),
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" | "CLOCK$"
+    ) {
+        return true;
+    }
+    let mut chars = upper.chars();
+    let head: String = chars.by_ref().take(3).collect();
+    let digit = chars.next();
+    (head == "COM" || head == "LPT")
+        && chars.next().is_none()
+        && digit.is_some_and(|d| d.is_ascii_digit() || matches!(d, '\u{b9}' | '\u{b2}' | '\u{b3}'))
+}
+
+/// Why `name` (one path component) cannot be in a pack, or `None` when it can: a name
+/// every system can write as it is (Windows is the strictest).
 #[must_use]
 pub fn bad_component(name: &str) -> Option<&'static str> {
     if name.is_empty() {
@@ -213,20 +249,16 @@ pub fn bad_component(name: &str) -> Option<&'static str> {
     if name.chars().any(|c| c.is_control()) {
         return Some("has a control character");
     }
+    if name.contains(WINDOWS_REFUSES) {
+        return Some("has a character Windows refuses in file names (< > : \" | ? *)");
+    }
     if name.ends_with(' ') || name.ends_with('.') {
         return Some("ends with a space or a dot, which Windows drops");
     }
-    let upper = name
-        .split('.')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_uppercase();
-    let reserved = matches!(upper.as_str(), "CON" | "PRN" | "AUX" | "NUL")
-        || ((upper.starts_with("COM") || upper.starts_with("LPT"))
-            && upper.len() == 4
-            && upper.as_bytes()[3].is_ascii_digit());
-    if reserved {
-        return Some("is a device name on Windows");
+    if is_device_name(name) {
+        return Some(
+            "is a device name on Windows (CON, PRN, AUX, NUL, CONIN$, CONOUT$, CLOCK$, COM0-9, LPT0-9, COM\u{b9}\u{b2}\u{b3}, LPT\u{b9}\u{b2}\u{b3}, with any extension)",
+        );
     }
     None
 }
@@ -331,8 +363,26 @@ pub fn files(dir: &Path) -> Result<Vec<PackFile>, PackError> {
     Ok(out)
 }
 
-/// Refuse two paths that differ only in letter case: they are one file on Windows and
-/// macOS, so the pack would not be the same pack there.
+/// The form two names share when some file system takes them for one: canonical
+/// decomposition (NFD, as macOS compares), then every letter through lowercase,
+/// uppercase and lowercase again (full Unicode mappings: `ß`/`ss`, `ı`/`I`/`i`, `ſ`/`s`,
+/// the Kelvin sign/`k`, as Windows' upcase table and case folding compare), decomposed
+/// again.
+#[must_use]
+pub fn clash_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
+    let folded: String = name
+        .nfd()
+        .flat_map(char::to_lowercase)
+        .flat_map(char::to_uppercase)
+        .flat_map(char::to_lowercase)
+        .collect();
+    folded.nfd().collect()
+}
+
+/// Refuse two paths that differ only in letter case or Unicode normalisation (see
+/// [`clash_key`]): they are one file on Windows or macOS, so the pack would not be the
+/// same pack there.
 pub(crate) fn check_case_clashes<'a>(
     paths: impl Iterator<Item = &'a str>,
 ) -> Result<(), PackError> {
@@ -346,13 +396,13 @@ pub(crate) fn check_case_clashes<'a>(
             .chain(std::iter::once(p.len()));
         for end in ends {
             let prefix = &p[..end];
-            let folded = prefix.to_lowercase();
+            let folded = clash_key(prefix);
             match seen.get(&folded) {
                 Some(other) if *other != prefix => {
                     return Err(PackError::BadName {
                         name: crate::rules::echo(prefix),
                         reason: format!(
-                            "differs from {} only in letter case; they would be one file on Windows and macOS",
+                            "differs from {} only in letter case or Unicode normalisation; they would be one file on Windows or macOS",
                             crate::rules::echo(other)
                         ),
                     });

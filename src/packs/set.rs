@@ -5,7 +5,7 @@
 //! A fresh profile plays the classic game: the base content is always on, and example
 //! and installed packs start off until enabled.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use super::PackError;
 use crate::content::discover::{self, Pack};
 use crate::content::{Diagnostics, LoadOptions, PackFolder, Severity};
+
+/// The most ids `enabled` and `order` may each list in `packs.yaml`; a longer list
+/// makes the file invalid (it is set aside).
+pub const MAX_SET_IDS: usize = 4_096;
 
 /// The pack-set format written today.
 pub const SET_VERSION: u32 = 1;
@@ -166,26 +170,32 @@ impl PackSet {
     /// Put `ids` first in the load order, in this order, the others after them as
     /// they were.
     pub fn put_first(&mut self, ids: &[String]) {
-        let mut order: Vec<String> = ids.to_vec();
-        order.dedup();
-        for id in &self.order {
-            if !order.contains(id) {
-                order.push(id.clone());
-            }
-        }
+        let mut seen: HashSet<&str> = HashSet::new();
+        let order: Vec<String> = ids
+            .iter()
+            .chain(&self.order)
+            .filter(|id| seen.insert(id.as_str()))
+            .cloned()
+            .collect();
         self.order = order;
     }
 
     /// The user's load order as a full list of `ids`: ranked ones first, the rest by id.
     #[must_use]
     pub fn ranked(&self, ids: &[String]) -> Vec<String> {
+        let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let mut placed: HashSet<&str> = HashSet::new();
         let mut out: Vec<String> = self
             .order
             .iter()
-            .filter(|id| ids.contains(id))
+            .filter(|id| wanted.contains(id.as_str()) && placed.insert(id.as_str()))
             .cloned()
             .collect();
-        let mut rest: Vec<String> = ids.iter().filter(|id| !out.contains(id)).cloned().collect();
+        let mut rest: Vec<String> = ids
+            .iter()
+            .filter(|id| !placed.contains(id.as_str()))
+            .cloned()
+            .collect();
         rest.sort();
         out.extend(rest);
         out
@@ -222,6 +232,14 @@ fn parse(text: &str) -> Result<(BTreeSet<String>, Vec<String>), Parse> {
                     "'{}' is not a pack id (lowercase letters, digits and '_')",
                     crate::rules::echo(id)
                 )));
+            }
+            for (what, list) in [("enabled", &file.enabled), ("order", &file.order)] {
+                if list.len() > MAX_SET_IDS {
+                    return Err(Parse::Bad(format!(
+                        "`{what}` lists {} ids; a pack set lists at most {MAX_SET_IDS}",
+                        list.len()
+                    )));
+                }
             }
             Ok((file.enabled.into_iter().collect(), file.order))
         }

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{PackError, archive};
+use crate::profile::lock::{Access, ProfileLock};
 
 /// The installed packs of one profile.
 #[derive(Clone, Debug)]
@@ -56,10 +57,40 @@ impl Store {
         self.root.with_file_name("packs-removed")
     }
 
+    /// The profile folder this store belongs to.
+    fn profile(&self) -> &Path {
+        self.root.parent().unwrap_or(Path::new("."))
+    }
+
+    /// Lock the profile for a change, and check that `packs/` (and `packs-removed/`) are
+    /// real folders, not links out of the profile.
+    fn lock_for_change(&self) -> Result<ProfileLock, PackError> {
+        let lock = ProfileLock::acquire(self.profile(), Access::Write)
+            .map_err(|e| PackError::Refused(e.to_string()))?;
+        crate::fsutil::check_profile_dir(&self.root).map_err(PackError::Refused)?;
+        crate::fsutil::check_profile_dir(&self.removed_root()).map_err(PackError::Refused)?;
+        Ok(lock)
+    }
+
     /// Finish or take back an install that a crash interrupted, and clear staging
-    /// folders left behind. What it did, one line each.
+    /// folders left behind. What it did, one line each. Done only when no other process
+    /// holds the profile (its staging folder may be in use): then nothing is done.
     pub fn recover(&self) -> Vec<String> {
+        if !self.root.exists() {
+            return Vec::new();
+        }
+        match ProfileLock::try_write(self.profile()) {
+            Ok(Some(_lock)) => self.recover_locked(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// [`Store::recover`], the profile locked for writing by the caller.
+    fn recover_locked(&self) -> Vec<String> {
         let mut done = Vec::new();
+        if crate::fsutil::check_profile_dir(&self.root).is_err() {
+            return done;
+        }
         let Ok(entries) = std::fs::read_dir(&self.root) else {
             return done;
         };
@@ -70,11 +101,11 @@ impl Store {
             let path = entry.path();
             if name.starts_with(STAGING) && crate::fsutil::is_real_dir(&path) {
                 if std::fs::remove_dir_all(&path).is_ok() {
-                    done.push(format!("cleared an unfinished install ({name})"));
+                    done.push("cleared an unfinished install".to_string());
                 }
             } else if let Some(id) = name.strip_prefix(OLD) {
                 let live = self.root.join(id);
-                if live.exists() {
+                if live.exists() || crate::fsutil::is_link(&live) {
                     // The new pack was in place: the change was complete.
                     if std::fs::remove_dir_all(&path).is_ok() {
                         done.push(format!("finished replacing pack '{id}'"));
@@ -115,29 +146,39 @@ impl Store {
         replace: bool,
         elsewhere: impl Fn(&str) -> Option<PathBuf>,
     ) -> Result<Installed, PackError> {
-        self.recover();
-        std::fs::create_dir_all(&self.root)
-            .map_err(|e| PackError::io(format!("make {}", crate::fsutil::shown(&self.root)), &e))?;
+        let source_shown = crate::fsutil::shown(source);
+        let _lock = self.lock_for_change()?;
+        self.recover_locked();
+        crate::fsutil::make_profile_dir(&self.root).map_err(PackError::Refused)?;
         let staging = tempfile::Builder::new()
             .prefix(STAGING)
             .tempdir_in(&self.root)
             .map_err(|e| PackError::io("make a staging folder", &e))?;
         let unpacked = staging.path().join("pack");
         std::fs::create_dir(&unpacked).map_err(|e| PackError::io("make a staging folder", &e))?;
+        // Messages name the archive's entries, never the random staging folder.
+        let unstage = |e: PackError| unstaged(e, &unpacked, &source_shown);
         let meta = std::fs::symlink_metadata(source)
-            .map_err(|e| PackError::io(format!("read {}", crate::fsutil::shown(source)), &e))?;
+            .map_err(|e| PackError::io(format!("read {source_shown}"), &e))?;
         let hash = if meta.is_dir() {
-            copy_folder(source, &unpacked)?
+            copy_folder(source, &unpacked).map_err(unstage)?
         } else if meta.is_file() {
-            archive::check(source)?.unpack(&unpacked)?
+            archive::check(source)?.unpack(&unpacked).map_err(unstage)?
         } else {
             return Err(PackError::NotAFile {
-                name: crate::fsutil::shown(source),
+                name: source_shown,
                 kind: "neither a pack archive nor a pack folder".into(),
             });
         };
-        let pack = super::manifest(&unpacked)?;
+        let pack = super::manifest(&unpacked).map_err(unstage)?;
         let id = pack.id().to_string();
+        if id.len() > super::MAX_ID_BYTES {
+            return Err(PackError::Refused(format!(
+                "the pack's id '{id}' is {} bytes; an installed pack's id may have at most {} (its folder, its backup while replaced and its removed copy must all fit a file name)",
+                id.len(),
+                super::MAX_ID_BYTES
+            )));
+        }
         if let Some(dir) = elsewhere(&id) {
             return Err(PackError::Refused(format!(
                 "a pack '{id}' is in {} already, and pack ids must be unique: install it under another id",
@@ -146,7 +187,8 @@ impl Store {
         }
         let target = self.root.join(&id);
         let old = self.root.join(format!("{OLD}{id}"));
-        let replaced = if target.exists() {
+        let present = target.exists() || crate::fsutil::is_link(&target);
+        let replaced = if present {
             if !replace {
                 return Err(PackError::Exists { id, dir: target });
             }
@@ -159,12 +201,33 @@ impl Store {
         } else {
             None
         };
-        if let Err(e) = std::fs::rename(&unpacked, &target) {
-            // Put the old version back; the staging folder goes with `staging`.
+        let placed = std::fs::rename(&unpacked, &target)
+            .map_err(|e| PackError::io(format!("move '{id}' into place"), &e))
+            .and_then(|()| {
+                crate::fsutil::sync_dir(&self.root).map_err(|e| {
+                    PackError::io(format!("flush {}", crate::fsutil::shown(&self.root)), &e)
+                })
+            })
+            .and_then(|()| {
+                // A success is reported only when every file is in place, as unpacked.
+                match super::hash(&target) {
+                    Ok(h) if h == hash => Ok(()),
+                    Ok(_) => Err(PackError::Refused(format!(
+                        "'{id}' changed while it was moved into place; the install is taken back"
+                    ))),
+                    Err(e) => Err(e),
+                }
+            });
+        if let Err(e) = placed {
+            // Take the new copy out and put the old version back.
+            if target.exists() && !crate::fsutil::is_link(&target) {
+                let _ = std::fs::rename(&target, &unpacked);
+            }
             if replaced.is_some() {
                 let _ = std::fs::rename(&old, &target);
             }
-            return Err(PackError::io(format!("move '{id}' into place"), &e));
+            let _ = crate::fsutil::sync_dir(&self.root);
+            return Err(e);
         }
         if replaced.is_some() {
             let _ = std::fs::remove_dir_all(&old);
@@ -181,7 +244,8 @@ impl Store {
     /// Move the installed pack `id` aside to `packs-removed/ID` (or `ID.2`, …): it stops
     /// loading, and nothing is deleted. Where it went.
     pub fn remove(&self, id: &str) -> Result<PathBuf, PackError> {
-        self.recover();
+        let _lock = self.lock_for_change()?;
+        self.recover_locked();
         let dir = self.root.join(id);
         if !crate::content::discover::valid_id(id) || !dir.join("pack.yaml").is_file() {
             return Err(PackError::Unknown {
@@ -190,8 +254,7 @@ impl Store {
             });
         }
         let removed = self.removed_root();
-        std::fs::create_dir_all(&removed)
-            .map_err(|e| PackError::io(format!("make {}", crate::fsutil::shown(&removed)), &e))?;
+        crate::fsutil::make_profile_dir(&removed).map_err(PackError::Refused)?;
         for n in 1..10_000 {
             let to = if n == 1 {
                 removed.join(id)
@@ -214,7 +277,43 @@ impl Store {
 }
 
 /// Copy the pack folder `from` into the empty folder `to`, file by file under the same
-/// checks as an archive; the content hash.
+/// checks as an archive, all flushed to disk at once; the content hash.
 fn copy_folder(from: &Path, to: &Path) -> Result<String, PackError> {
-    super::walk(from, |f, bytes| archive::write_new(&to.join(&f.rel), bytes)).map(|(hash, _)| hash)
+    let mut written = Vec::new();
+    let (hash, _) = super::walk(from, |f, bytes| {
+        let path = to.join(&f.rel);
+        archive::write_new(&path, &f.rel, bytes)?;
+        written.push(path);
+        Ok(())
+    })?;
+    crate::fsutil::sync_tree(to, &written)
+        .map_err(|e| PackError::io("flush the copied files to disk", &e))?;
+    Ok(hash)
+}
+
+/// `e` with the staging folder `unpacked` in its text replaced by the source's name, so
+/// the message is the same on every run and names the archive's entries.
+fn unstaged(e: PackError, unpacked: &Path, source: &str) -> PackError {
+    let staged = crate::fsutil::shown(unpacked);
+    let fix = |t: &str| t.replace(&staged, source);
+    match e {
+        PackError::Manifest(lines) => PackError::Manifest(lines.iter().map(|l| fix(l)).collect()),
+        PackError::Invalid(lines) => PackError::Invalid(lines.iter().map(|l| fix(l)).collect()),
+        PackError::Refused(t) => PackError::Refused(fix(&t)),
+        PackError::BadArchive(t) => PackError::BadArchive(fix(&t)),
+        PackError::TooBig { what } => PackError::TooBig { what: fix(&what) },
+        PackError::Io { doing, error } => PackError::Io {
+            doing: fix(&doing),
+            error: fix(&error),
+        },
+        PackError::BadName { name, reason } => PackError::BadName {
+            name: fix(&name),
+            reason: fix(&reason),
+        },
+        PackError::NotAFile { name, kind } => PackError::NotAFile {
+            name: fix(&name),
+            kind: fix(&kind),
+        },
+        other => other,
+    }
 }

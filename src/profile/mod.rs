@@ -19,9 +19,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::rules::{CardId, Catalog};
 
+pub mod lock;
 mod settings;
 
+pub use lock::{Access, LockError, ProfileLock};
 pub use settings::{SETTINGS_VERSION, Settings, parse_settings};
+
+/// The most deck files `decks/` is read for (the rest are left as they are, with a
+/// note): listing reads and parses every one.
+pub const MAX_DECK_FILES: usize = 1_000;
 
 /// The format written today.
 pub const FORMAT_VERSION: u32 = 2;
@@ -268,6 +274,9 @@ pub enum ProfileError {
     /// A deck file whose name is not an id could not be given one.
     #[error("{0}")]
     Rename(String),
+    /// A folder of the profile is a link or not a folder: refused, nothing done.
+    #[error("{0}")]
+    Unsafe(String),
 }
 
 /// The profile folder and what reading it found.
@@ -289,10 +298,13 @@ impl Profile {
 
     /// Open (and create if needed) the profile at `dir`.
     pub fn open(dir: &Path) -> Result<Profile, ProfileError> {
-        std::fs::create_dir_all(dir.join("decks")).map_err(|e| ProfileError::Folder {
+        std::fs::create_dir_all(dir).map_err(|e| ProfileError::Folder {
             path: dir.to_path_buf(),
             reason: e.to_string(),
         })?;
+        // `decks/` as a link would let listing rename files, and saving write them,
+        // wherever it points.
+        crate::fsutil::make_profile_dir(&dir.join("decks")).map_err(ProfileError::Unsafe)?;
         Ok(Profile {
             dir: dir.to_path_buf(),
             notes: Vec::new(),
@@ -314,15 +326,36 @@ impl Profile {
     /// unreadable ones are set aside; both are told in [`Profile::notes`].
     pub fn decks(&mut self) -> Vec<SavedDeck> {
         let mut decks = Vec::new();
-        let Ok(entries) = std::fs::read_dir(self.dir.join("decks")) else {
+        let folder = self.dir.join("decks");
+        if let Err(e) = crate::fsutil::check_profile_dir(&folder) {
+            self.notes.push(format!("{e}; no deck is listed"));
+            return decks;
+        }
+        let Ok(entries) = std::fs::read_dir(&folder) else {
             return decks;
         };
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-            .collect();
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut seen = 0usize;
+        for e in entries.filter_map(Result::ok) {
+            seen += 1;
+            let p = e.path();
+            if p.extension().is_some_and(|e| e == "yaml") {
+                paths.push(p);
+            }
+            if paths.len() > MAX_DECK_FILES || seen > MAX_DECK_FILES * 8 {
+                self.notes.push(format!(
+                    "{}: more than {MAX_DECK_FILES} deck files (or {} entries); only {MAX_DECK_FILES} of them are read, the rest are left as they are",
+                    crate::fsutil::shown(&folder),
+                    MAX_DECK_FILES * 8
+                ));
+                break;
+            }
+        }
         paths.sort();
+        paths.truncate(MAX_DECK_FILES);
+        // The ids taken (case-insensitively), read once: giving ids to many files whose
+        // names slug alike stays linear in the folder, not cubic.
+        let mut taken = self.taken_ids();
         for path in paths {
             let id = path
                 .file_stem()
@@ -343,7 +376,7 @@ impl Profile {
             }
             match self.read(&path, &id) {
                 Ok(deck) if valid_id(&id) => decks.push(deck),
-                Ok(deck) => match self.give_id(&path, deck) {
+                Ok(deck) => match self.give_id(&path, deck, &mut taken) {
                     Ok(deck) => decks.push(deck),
                     Err(e) => self
                         .notes
@@ -366,12 +399,21 @@ impl Profile {
 
     /// A deck read from a file whose name cannot be an id (`My Deck.yaml`): saved anew
     /// under a free id made from its name, the original kept as `NAME.yaml.orig`.
-    fn give_id(&mut self, path: &Path, mut deck: SavedDeck) -> Result<SavedDeck, ProfileError> {
+    fn give_id(
+        &mut self,
+        path: &Path,
+        mut deck: SavedDeck,
+        taken: &mut std::collections::HashSet<String>,
+    ) -> Result<SavedDeck, ProfileError> {
         // The original goes aside first, so the new id may be its name in other case.
         let kept = crate::fsutil::move_aside(path, "yaml.orig").map_err(|e| {
             ProfileError::Rename(format!("cannot move it aside to give it an id ({e}); rename it to lowercase letters, digits, '-' and '_'"))
         })?;
-        deck.id = id_for(&deck.id, |id| self.is_taken(id));
+        if let Some(stem) = path.file_stem() {
+            taken.remove(&stem.to_string_lossy().to_ascii_lowercase());
+        }
+        deck.id = id_for(&deck.id, |id| taken.contains(&id.to_ascii_lowercase()));
+        taken.insert(deck.id.to_ascii_lowercase());
         let new = match self.create(&deck) {
             Ok(new) => new,
             Err(e) => {
@@ -389,6 +431,22 @@ impl Profile {
             kept.display()
         ));
         Ok(deck)
+    }
+
+    /// The ids of the deck files there, lowercased.
+    fn taken_ids(&self) -> std::collections::HashSet<String> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("decks")) else {
+            return std::collections::HashSet::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .filter_map(|p| {
+                p.file_stem()
+                    .map(|s| s.to_string_lossy().to_ascii_lowercase())
+            })
+            .collect()
     }
 
     /// Whether a deck file with this id exists, ignoring case (as the file system may).
@@ -417,6 +475,7 @@ impl Profile {
                 id: deck.id.clone(),
             });
         }
+        crate::fsutil::check_profile_dir(&self.dir.join("decks")).map_err(ProfileError::Unsafe)?;
         let path = self.deck_path(&deck.id);
         let bytes = deck.to_yaml();
         let written = if replace {
@@ -554,6 +613,7 @@ impl Profile {
 
     /// Delete the deck `id`; false when there was none.
     pub fn delete(&self, id: &str) -> Result<bool, ProfileError> {
+        crate::fsutil::check_profile_dir(&self.dir.join("decks")).map_err(ProfileError::Unsafe)?;
         let path = self.deck_path(id);
         match std::fs::remove_file(&path) {
             Ok(()) => Ok(true),

@@ -22,6 +22,8 @@
 //! - `remap`: a game carried over to changed content.
 //! - `replay`: saved games re-run under the same and changed content, hostile replay files.
 //! - `properties`: random legal games keep the engine's invariants.
+//! - `hostile_packs`: crafted archives (ZIP64, local headers, names twice, Unicode and
+//!   Windows names, depth, long ids) and hostile profiles (links, concurrent commands).
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
 
 mod adversarial;
@@ -33,6 +35,7 @@ mod client;
 mod decks;
 mod diagnostics;
 mod docs;
+mod hostile_packs;
 mod lan;
 mod layers;
 mod pack_life;

@@ -1,0 +1,196 @@
+//! The profile lock: one file, `PROFILE/.lock`, locked by every Tokensmith process that
+//! reads or changes the profile's packs, pack set or decks (the command line, the
+//! client, a LAN joiner installing packs).
+//!
+//! - [`Access::Read`] is shared: any number of readers at once (the client and a
+//!   `pack list` coexist).
+//! - [`Access::Write`] is exclusive: installs, removes, recovery of an interrupted
+//!   install, changes to `packs.yaml` and to decks. A writer waits for readers and other
+//!   writers, up to a bounded time ([`wait`]), then gives up with a message naming the
+//!   profile and what to do; nothing is changed then.
+//!
+//! The lock is the operating system's advisory file lock (`flock` on Unix, `LockFileEx`
+//! on Windows), released when the holder ends, even when it is killed: a crash never
+//! leaves the profile locked. Within one process, take one lock at a time per profile.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The most a command waits for the profile by default.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
+
+/// The environment variable that sets the wait, in milliseconds (0: never wait).
+pub const WAIT_VAR: &str = "TOKENSMITH_LOCK_WAIT_MS";
+
+/// How long to wait for the profile: [`WAIT_VAR`] when set to a number (capped at ten
+/// minutes), else [`DEFAULT_WAIT`].
+#[must_use]
+pub fn wait() -> Duration {
+    std::env::var(WAIT_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_WAIT, |ms| Duration::from_millis(ms.min(600_000)))
+}
+
+/// Shared or exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Reading: shared with other readers.
+    Read,
+    /// Changing: alone.
+    Write,
+}
+
+/// A held lock on a profile; released when dropped.
+#[derive(Debug)]
+pub struct ProfileLock {
+    _file: Option<std::fs::File>,
+    access: Access,
+}
+
+/// The profile could not be locked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LockError {
+    /// Another process held it for the whole wait.
+    #[error(
+        "the profile {} is in use by another Tokensmith ({}); waited {} ms. Try again when it has finished, or set {WAIT_VAR} to wait longer",
+        crate::fsutil::shown(dir),
+        if *access == Access::Write { "a command or the client is reading or changing it" } else { "a command or the client is changing it" },
+        waited.as_millis()
+    )]
+    Busy {
+        /// The profile folder.
+        dir: PathBuf,
+        /// What was asked.
+        access: Access,
+        /// How long it waited.
+        waited: Duration,
+    },
+    /// The lock file cannot be opened or locked.
+    #[error("cannot lock the profile {}: {reason}", crate::fsutil::shown(dir))]
+    Io {
+        /// The profile folder.
+        dir: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl ProfileLock {
+    /// Lock the profile in `dir` for `access`, waiting up to [`wait`]. A profile folder
+    /// that is not there yet is made for a writer; a reader of a missing profile holds
+    /// nothing (there is nothing to read).
+    pub fn acquire(dir: &Path, access: Access) -> Result<ProfileLock, LockError> {
+        Self::acquire_within(dir, access, wait())
+    }
+
+    /// [`ProfileLock::acquire`] with an explicit wait.
+    pub fn acquire_within(
+        dir: &Path,
+        access: Access,
+        wait: Duration,
+    ) -> Result<ProfileLock, LockError> {
+        let Some(file) = open(dir, access)? else {
+            return Ok(ProfileLock {
+                _file: None,
+                access,
+            });
+        };
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            let tried = match access {
+                Access::Read => file.try_lock_shared(),
+                Access::Write => file.try_lock(),
+            };
+            match tried {
+                Ok(()) => {
+                    return Ok(ProfileLock {
+                        _file: Some(file),
+                        access,
+                    });
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(LockError::Io {
+                        dir: dir.to_path_buf(),
+                        reason: e.to_string(),
+                    });
+                }
+            }
+            let waited = started.elapsed();
+            if waited >= wait {
+                return Err(LockError::Busy {
+                    dir: dir.to_path_buf(),
+                    access,
+                    waited,
+                });
+            }
+            std::thread::sleep(pause.min(wait.saturating_sub(waited)));
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+
+    /// Lock the profile for writing only if no one else holds it now (`None` when
+    /// another process reads or changes it).
+    pub fn try_write(dir: &Path) -> Result<Option<ProfileLock>, LockError> {
+        match Self::acquire_within(dir, Access::Write, Duration::ZERO) {
+            Ok(lock) => Ok(Some(lock)),
+            Err(LockError::Busy { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// What it was taken for.
+    #[must_use]
+    pub fn access(&self) -> Access {
+        self.access
+    }
+}
+
+/// The lock file of the profile in `dir`, opened (never through a link), or `None` for
+/// a reader when the profile is not there.
+fn open(dir: &Path, access: Access) -> Result<Option<std::fs::File>, LockError> {
+    let io = |reason: String| LockError::Io {
+        dir: dir.to_path_buf(),
+        reason,
+    };
+    if !dir.exists() {
+        if access == Access::Read {
+            return Ok(None);
+        }
+        std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
+    }
+    let path = dir.join(".lock");
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    if crate::fsutil::is_link(&path) {
+        return Err(io(format!(
+            "{} is a symbolic link; links inside the profile are not followed: delete it (Tokensmith makes the file anew)",
+            crate::fsutil::shown(&path)
+        )));
+    }
+    let opened = options.open(&path);
+    if access == Access::Read && opened.is_err() {
+        // A profile this user cannot write is one no one changes under a reader.
+        return Ok(None);
+    }
+    let file = opened.map_err(|e| {
+        io(format!(
+            "cannot open {}: {e}; it must be a plain file Tokensmith can write (delete it and it is made anew)",
+            crate::fsutil::shown(&path)
+        ))
+    })?;
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(Some(file)),
+        _ => Err(io(format!(
+            "{} is not a plain file; delete it (Tokensmith makes the file anew)",
+            crate::fsutil::shown(&path)
+        ))),
+    }
+}
