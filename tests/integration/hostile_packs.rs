@@ -500,7 +500,7 @@ fn folders_nested_past_the_cap_are_refused_at_install() {
 }
 
 fn pack_folder(dir: &Path, id: &str, version: &str, files: usize) -> PathBuf {
-    let pack = dir.join(format!("src-{id}-{version}"));
+    let pack = dir.join(format!("src-{}-{}-{version}", &id[..1], id.len()));
     std::fs::create_dir_all(&pack).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(
         pack.join("pack.yaml"),
