@@ -359,7 +359,7 @@ fn local_headers_that_disagree_with_the_directory_are_refused() {
     ];
     for (what, e, says) in cases {
         for zip64 in [false, true] {
-            let mut entries = pack_with(&[e.clone()]);
+            let mut entries = pack_with(std::slice::from_ref(&e));
             for x in &mut entries {
                 x.zip64 = zip64;
             }
