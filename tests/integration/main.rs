@@ -23,6 +23,8 @@
 //! - `replay`: saved games re-run under the same and changed content, hostile replay files.
 //! - `properties`: random legal games keep the engine's invariants.
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
+//! - `script_state`: script state between moves (frozen load-time tables, upvalues put
+//!   back within the move's budget), failures kept to their pack, the load's budget.
 
 mod adversarial;
 mod ai;
@@ -43,6 +45,7 @@ mod reload;
 mod remap;
 mod replay;
 mod scenarios;
+mod script_state;
 mod scripts;
 mod support;
 mod timeline;
