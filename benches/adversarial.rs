@@ -119,4 +119,125 @@ fn bench() {
             med.as_secs_f64() * 1e3 / f64::from(ms)
         );
     }
+    loads();
+}
+
+/// A pack `t` requiring base with these scripts (each an ability and a card) and this
+/// `scripts:` line in its manifest.
+fn load_pack(dir: &Path, limits: &str, scripts: &[(String, String)]) -> Duration {
+    let pack = dir.join("t");
+    let _ = std::fs::remove_dir_all(&pack);
+    let _ = std::fs::create_dir_all(pack.join("scripts"));
+    let _ = std::fs::write(
+        pack.join("pack.yaml"),
+        format!(
+            "id: t\nname: t\nversion: 1.0.0\nrequires:\n  - {{ id: base, version: \"^1\" }}\n{limits}\n"
+        ),
+    );
+    let mut content = String::from("abilities:\n");
+    for (name, _) in scripts {
+        content.push_str(&format!("  - id: {name}\n    script: scripts/{name}.lua\n"));
+    }
+    content.push_str("cards:\n");
+    for (name, lua) in scripts {
+        content.push_str(&format!(
+            "  - id: {name}\n    value: 1\n    ability: {name}\n    area: cross\n"
+        ));
+        let _ = std::fs::write(pack.join(format!("scripts/{name}.lua")), lua);
+    }
+    let _ = std::fs::write(pack.join("content.yaml"), content);
+    let started = Instant::now();
+    let _ = tokensmith::script::load(&tokensmith::content::LoadOptions::standard(
+        &root().join("content"),
+        dir,
+    ));
+    started.elapsed()
+}
+
+/// A load case: its name, the pack's `scripts:` line and its scripts.
+type Case<'a> = (&'a str, &'a str, Vec<(String, String)>);
+
+/// The worst loads of one pack at every cap: parsing (an `elseif` chain, labels, names
+/// looked up through deep nesting), top levels only the clock stops, the most
+/// instructions, freezing the largest and the most colliding tables.
+fn loads() {
+    let Ok(tmp) = tempfile::tempdir() else { return };
+    let megabyte = |unit: &dyn Fn(usize) -> String| {
+        let mut s = String::from("local x = 0\n");
+        let mut i = 0;
+        while s.len() < 1_000_000 {
+            s.push_str(&unit(i));
+            i += 1;
+        }
+        s
+    };
+    let chain = {
+        let mut s = megabyte(&|i| format!("elseif x == {i} then x = 1\n"));
+        s = s.replacen("local x = 0\n", "local x = 0\nif x == -1 then x = 1\n", 1);
+        s.push_str("end\nreturn { on_place = function(ctx) end }\n");
+        s
+    };
+    let labels = {
+        let mut s = megabyte(&|i| format!("::l{i}:: goto l{i}\n"));
+        s.push_str("return { on_place = function(ctx) end }\n");
+        s
+    };
+    let nested = {
+        let mut s = String::new();
+        for d in 0..60 {
+            s.push_str("local function f() ");
+            let locals: Vec<String> = (0..150).map(|i| format!("v{d}_{i}")).collect();
+            s.push_str(&format!("local {} ", locals.join(",")));
+        }
+        while s.len() < 1_000_000 {
+            s.push_str("g = g\n");
+        }
+        for _ in 0..60 {
+            s.push_str(" end");
+        }
+        s.push_str("\nreturn { on_place = function(ctx) end }\n");
+        s
+    };
+    let slow =
+        "local s = string.rep('x', 2000000)\nwhile true do local t = s .. 'y' end\nreturn {}\n";
+    let spin = "while true do end\nreturn {}\n";
+    let big = "local t = {}\nfor i = 1, 2000000 do t[i] = i end\nreturn { on_place = function(ctx) local _ = t[1] end }\n";
+    let collide = "local t = {}\nfor i = 1, 20000 do t[i * 65536] = i end\nreturn { on_place = function(ctx) local _ = t[1] end }\n";
+    let four = |lua: &str| -> Vec<(String, String)> {
+        (0..4).map(|i| (format!("s{i}"), lua.to_string())).collect()
+    };
+    let big_limits = "scripts: { instructions: 50000000, memory_kb: 65536 }";
+    let cases: Vec<Case<'_>> = vec![
+        ("4 files of 1 MB elseif chains", "", four(&chain)),
+        ("4 files of 1 MB labels and gotos", "", four(&labels)),
+        (
+            "4 files of 1 MB names under 60 nested functions",
+            "",
+            four(&nested),
+        ),
+        ("4 top levels only the clock stops", "", four(slow)),
+        (
+            "4 endless top levels, 50M instructions each",
+            big_limits,
+            four(spin),
+        ),
+        (
+            "a 2M-entry table to freeze",
+            big_limits,
+            vec![("big".into(), big.into())],
+        ),
+        (
+            "20,000 keys in one hash chain",
+            big_limits,
+            vec![("chain".into(), collide.into())],
+        ),
+    ];
+    println!("worst load of one pack at every cap                      load time");
+    let mut worst = Duration::ZERO;
+    for (name, limits, scripts) in &cases {
+        let took = load_pack(tmp.path(), limits, scripts);
+        worst = worst.max(took);
+        println!("  {name:<54} {:>9.1} ms", took.as_secs_f64() * 1e3);
+    }
+    println!("worst: {:.1} ms", worst.as_secs_f64() * 1e3);
 }

@@ -14,6 +14,10 @@ use std::path::{Path, PathBuf};
 pub const MAX_CONTENT_FILE: u64 = 4 * 1024 * 1024;
 /// The largest Lua script read, in bytes.
 pub const MAX_SCRIPT_FILE: u64 = 1024 * 1024;
+/// The most Lua source one pack's scripts may hold together, in bytes.
+pub const MAX_PACK_SCRIPTS: u64 = 4 * 1024 * 1024;
+/// The most Lua source the scripts of all packs loaded together may hold, in bytes.
+pub const MAX_SET_SCRIPTS: u64 = 32 * 1024 * 1024;
 /// The largest scenario file read, in bytes.
 pub const MAX_SCENARIO_FILE: u64 = 4 * 1024 * 1024;
 /// The largest profile file (a deck, the settings) read, in bytes.

@@ -302,11 +302,19 @@ impl mlua::FromLua for Spec {
                 value: None,
                 kind: None,
             }),
-            Value::Table(t) => Ok(Spec {
-                seat: t.raw_get::<Option<Int>>("seat")?.map(|i| i.0),
-                value: t.raw_get::<Option<Int>>("value")?.map(|i| i.0),
-                kind: t.raw_get::<Option<Text>>("type")?.map(|t| t.0),
-            }),
+            Value::Table(t) => {
+                // A table made when the script loaded is frozen: its fields are in the
+                // table its metatable's `__frozen` holds (see prelude.lua).
+                let t = t
+                    .metatable()
+                    .and_then(|m| m.raw_get::<mlua::Table>("__frozen").ok())
+                    .unwrap_or(t);
+                Ok(Spec {
+                    seat: t.raw_get::<Option<Int>>("seat")?.map(|i| i.0),
+                    value: t.raw_get::<Option<Int>>("value")?.map(|i| i.0),
+                    kind: t.raw_get::<Option<Text>>("type")?.map(|t| t.0),
+                })
+            }
             other => Err(bad_argument(
                 lua,
                 &format!(

@@ -42,17 +42,30 @@ const DEFAULT_INSTRUCTIONS: u64 = content::discover::DEFAULT_SCRIPT_INSTRUCTIONS
 /// Memory cap per pack when a pack gives none, in bytes.
 const DEFAULT_MEMORY: usize = 16 * 1024 * 1024;
 
+/// Instructions all top levels of one pack's scripts may run together when loading (and
+/// freezing what they built), whatever the pack's `scripts.instructions`.
+pub const LOAD_INSTRUCTIONS: u64 = 50_000_000;
+/// Wall time loading one pack's scripts may take (parsing and every top level).
+pub const LOAD_PACK: std::time::Duration = std::time::Duration::from_millis(1_000);
+/// Wall time loading the scripts of every pack of a content set may take together.
+pub const LOAD_SET: std::time::Duration = std::time::Duration::from_millis(5_000);
+
 /// One compiled script: its hooks and the state it runs in.
 struct Script {
     state: usize,
     /// `pack/path`, as errors name it.
     name: String,
     hooks: [Option<Function>; 5],
-    /// The script's state as its top level left it, put back before each move after
-    /// one of its hooks ran; `None` for a script with no state (most of them).
+    /// The upvalues of the functions its hooks reach, as its top level left them, put
+    /// back before the first hook call of this script in a move when one ran before;
+    /// `None` for a script whose functions capture nothing but `_ENV` (most of them).
+    /// Its tables need nothing: they are frozen after load.
     snapshot: Option<mlua::Table>,
     /// Whether a hook of this script ran since its state was last put back.
     dirty: std::cell::Cell<bool>,
+    /// The [`ScriptHost::serial`] of the move (or call outside a move) this script's
+    /// state was last made current for.
+    serial: std::cell::Cell<u64>,
 }
 
 /// A compiled script's hooks, and its state to put back before moves if it has any.
@@ -91,8 +104,9 @@ pub struct ScriptHost {
     scripts: Vec<Option<Script>>,
     /// The budget every pack's hooks share in a move.
     budget: Rc<Budget>,
-    /// A failure putting a pack's state back between moves: the next hook call reports it.
-    broken: std::cell::RefCell<Option<String>>,
+    /// Counts moves and calls outside a move: a script whose hooks ran in an earlier
+    /// one gets its state put back at its first hook call in this one.
+    serial: std::cell::Cell<u64>,
 }
 
 impl std::fmt::Debug for ScriptHost {
@@ -130,12 +144,37 @@ impl ScriptHost {
             states: Vec::new(),
             scripts: Vec::new(),
             budget: Rc::clone(&budget),
-            broken: std::cell::RefCell::new(None),
+            serial: std::cell::Cell::new(0),
         };
         let mut problems = Vec::new();
         let mut state_of_pack: HashMap<&str, usize> = HashMap::new();
-        for def in catalog.scripts() {
+        // One load budget per pack (all its top levels), within one for the whole set.
+        let set_deadline = std::time::Instant::now() + LOAD_SET;
+        let mut loading: Option<&str> = None;
+        // Pack by pack (a pack's `ai.lua` comes after every pack's other scripts in the
+        // catalog), each script kept at its index.
+        let all = catalog.scripts();
+        let mut order: Vec<usize> = (0..all.len()).collect();
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        let firsts: Vec<usize> = all
+            .iter()
+            .enumerate()
+            .map(|(i, d)| *first.entry(d.pack.as_str()).or_insert(i))
+            .collect();
+        order.sort_by_key(|&i| (firsts[i], i));
+        host.scripts = (0..all.len()).map(|_| None).collect();
+        for index in order {
+            let def = &all[index];
             let path = PathBuf::from(&def.file);
+            if loading != Some(def.pack.as_str()) {
+                budget.begin_load(sandbox::LoadLimits {
+                    instructions: LOAD_INSTRUCTIONS,
+                    pack: LOAD_PACK,
+                    deadline: set_deadline,
+                    set: LOAD_SET,
+                });
+                loading = Some(def.pack.as_str());
+            }
             let state = match state_of_pack.get(def.pack.as_str()) {
                 Some(&s) => s,
                 None => {
@@ -155,7 +194,6 @@ impl ScriptHost {
                                 Loc::default(),
                                 format!("cannot start the script sandbox: {}", message(&e)),
                             ));
-                            host.scripts.push(None);
                             continue;
                         }
                     }
@@ -163,19 +201,20 @@ impl ScriptHost {
             };
             let name = format!("{}/{}", def.pack, def.path);
             match host.states[state].compile(&path, &name, &def.source) {
-                Ok((hooks, snapshot)) => host.scripts.push(Some(Script {
-                    state,
-                    name,
-                    hooks,
-                    snapshot,
-                    dirty: std::cell::Cell::new(false),
-                })),
-                Err(d) => {
-                    problems.extend(d);
-                    host.scripts.push(None);
+                Ok((hooks, snapshot)) => {
+                    host.scripts[index] = Some(Script {
+                        state,
+                        name,
+                        hooks,
+                        snapshot,
+                        dirty: std::cell::Cell::new(false),
+                        serial: std::cell::Cell::new(0),
+                    });
                 }
+                Err(d) => problems.extend(d),
             }
         }
+        budget.end_load();
         problems.extend(host.missing_hooks(catalog));
         if problems.is_empty() {
             Ok(host)
@@ -277,12 +316,17 @@ impl ScriptHost {
         };
         if self.budget.starts_episode() {
             // A call outside any move starts from the scripts' loaded state too.
-            self.restore_dirty();
-        }
-        if let Some(e) = self.broken.borrow().as_ref() {
-            return Err(HookError::of(HookErrorKind::Host, e.clone()));
+            self.serial.set(self.serial.get() + 1);
         }
         let state = &self.states[s.state];
+        if let Some(snapshot) = &s.snapshot
+            && s.serial.get() != self.serial.get()
+        {
+            if s.dirty.get() {
+                self.put_back(s, state, snapshot)?;
+            }
+            s.serial.set(self.serial.get());
+        }
         let fail = |kind: HookErrorKind, text: String| {
             HookError::of(
                 kind,
@@ -355,27 +399,44 @@ impl ScriptHost {
         self.states.iter().map(|s| s.lua.used_memory()).sum()
     }
 
-    /// Put back the loaded state of every script whose hooks ran since it was last put
-    /// back (uncounted: the same for every move, whatever ran before). A script's hooks
-    /// reach nothing of another script's, so each is put back on its own.
-    fn restore_dirty(&self) {
-        for s in self.scripts.iter().flatten().filter(|s| s.dirty.get()) {
-            let Some(snapshot) = &s.snapshot else {
-                continue;
-            };
-            self.budget.pause(true);
-            let result = self.states[s.state].freeze.restore(snapshot);
-            self.budget.pause(false);
-            match result {
-                Ok(()) => s.dirty.set(false),
-                Err(e) => {
-                    *self.broken.borrow_mut() = Some(format!(
-                        "the state of {} could not be put back between moves: {}",
-                        s.name,
-                        message(&e)
-                    ));
-                }
+    /// Put back the upvalues `s`'s top level left (its hooks ran in an earlier move),
+    /// counted against this move's budget and clock like a hook: the work grows with what
+    /// the top level captured (capped at load), and a failure is this move's and this
+    /// script's alone (the next move tries again; other scripts never see it).
+    fn put_back(
+        &self,
+        s: &Script,
+        state: &PackState,
+        snapshot: &mlua::Table,
+    ) -> Result<(), HookError> {
+        let fail = |kind: HookErrorKind, text: String| {
+            HookError::of(
+                kind,
+                format!(
+                    "{}: putting back the script's state before this move: {text}",
+                    s.name
+                ),
+            )
+        };
+        self.budget
+            .enter("putting back the script's state", u64::MAX)
+            .map_err(|text| fail(HookErrorKind::Limit, text))?;
+        let result = state.freeze.restore(snapshot);
+        self.budget.leave();
+        match (result, self.budget.exceeded()) {
+            (_, Some(o)) => Err(fail(HookErrorKind::Limit, o.describe())),
+            (Ok(()), None) => {
+                s.dirty.set(false);
+                Ok(())
             }
+            (Err(e), None) => Err(fail(
+                if is_memory(&e) {
+                    HookErrorKind::Limit
+                } else {
+                    HookErrorKind::Host
+                },
+                message(&e),
+            )),
         }
     }
 }
@@ -416,6 +477,12 @@ impl PackState {
                 "to-be-closed variables (`<close>`) are not available in scripts".to_string(),
             ));
         }
+        if let Some(o) = self.budget.load_overrun() {
+            return Err(fail(
+                Loc { line: 1, column: 1 },
+                format!("not loaded: {}", o.describe()),
+            ));
+        }
         let env = sandbox::script_env(&self.lua).map_err(|e| fail(Loc::default(), message(&e)))?;
         sandbox::install_hook(&self.lua, &self.budget)
             .map_err(|e| fail(Loc::default(), message(&e)))?;
@@ -424,37 +491,34 @@ impl PackState {
             .map_err(|e| fail(Loc::default(), e))?;
         // The top level may be as deep as anything else.
         let returned = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
-            let v = self
-                .lua
-                .load(source)
-                .set_name(format!("@{name}"))
-                .set_mode(mlua::chunk::ChunkMode::Text)
-                .set_environment(env.clone())
-                .eval::<Value>()?;
+            let chunk = parse(&self.lua, source, name, &env, self.budget.load_deadline())?;
+            let chunk = match chunk {
+                Parsed::Chunk(f) => f,
+                Parsed::Cut { line } => {
+                    let over = self.budget.load_overrun().map_or_else(
+                        || "loading took too long".to_string(),
+                        sandbox::Overrun::describe,
+                    );
+                    return Err(mlua::Error::RuntimeError(format!(
+                        "{name}:{line}: parsing the script stopped here: {over}"
+                    )));
+                }
+            };
+            let v = chunk.call::<Value>(())?;
             if let Some(o) = self.budget.exceeded() {
                 return Err(mlua::Error::RuntimeError(o.describe()));
             }
             self.freeze.freeze(&self.lua, &env)?;
-            let mut kept = None;
-            if let Value::Table(hooks) = &v {
-                self.budget.pause(true);
-                let captured = self.freeze.capture(hooks, &env);
-                self.budget.pause(false);
-                let (snapshot, stateless) = captured?;
-                // Without the name `_ENV` in its source, no hook can point `_ENV`
-                // elsewhere: a stateless script then never needs putting back.
-                if !stateless || source.contains("_ENV") {
-                    kept = Some(snapshot);
-                }
-            }
-            Ok((v, kept))
+            Ok(v)
         });
         self.budget.leave();
-        let (returned, snapshot) = returned.map_err(|e| {
-            let (line, text) = split_location(&message(&e), name);
+        self.budget.clear_call_overrun();
+        let located = |e: &mlua::Error| {
+            let (line, text) = split_location(&message(e), name);
             let column = near_column(source, line, &text).unwrap_or(1);
             fail(Loc { line, column }, text)
-        })?;
+        };
+        let returned = returned.map_err(|e| located(&e))?;
         let Value::Table(table) = returned else {
             return Err(fail(
                 Loc { line: 1, column: 1 },
@@ -498,11 +562,27 @@ impl PackState {
                 )),
             }
         }
-        if problems.is_empty() {
-            Ok((hooks, snapshot))
-        } else {
-            Err(problems)
+        if !problems.is_empty() {
+            return Err(problems);
         }
+        // Freeze every table the hooks reach and record their upvalues: counted against
+        // the pack's load budget, with no cap of its own.
+        self.budget
+            .enter("freezing the script's tables", u64::MAX)
+            .map_err(|e| fail(Loc::default(), e))?;
+        let captured = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            let captured = self.freeze.capture(&table, &env);
+            match self.budget.exceeded() {
+                Some(o) => Err(mlua::Error::RuntimeError(o.describe())),
+                None => captured,
+            }
+        });
+        self.budget.leave();
+        let (snapshot, stateless) = captured.map_err(|e| located(&e))?;
+        // Without the name `_ENV` in its source, no hook can point `_ENV` elsewhere: a
+        // script whose functions capture nothing else never needs putting back.
+        let kept = (!stateless || source.contains("_ENV")).then_some(snapshot);
+        Ok((hooks, kept))
     }
 }
 
@@ -511,6 +591,118 @@ fn describe(v: &Value) -> String {
         Value::Nil => "nothing".to_string(),
         Value::Integer(_) => "an integer".to_string(),
         other => format!("a {}", other.type_name()),
+    }
+}
+
+/// The pieces Lua's parser is fed, in bytes: the clock is read between two pieces.
+const PARSE_PIECE: usize = 1024;
+
+/// A script's source as Lua's parser reads it, a piece at a time, until a deadline.
+struct Feed<'a> {
+    source: &'a [u8],
+    at: usize,
+    deadline: Option<std::time::Instant>,
+    /// Whether the deadline came before the end of the source.
+    cut: bool,
+}
+
+/// Gives Lua's parser the next piece of a [`Feed`], or nothing (the end of the chunk)
+/// once its deadline has passed.
+unsafe extern "C-unwind" fn feed_piece(
+    _: *mut mlua::ffi::lua_State,
+    data: *mut std::ffi::c_void,
+    size: *mut usize,
+) -> *const std::ffi::c_char {
+    // SAFETY: `data` is the `Feed` that `parse` passes to `lua_load`, alive and not
+    // otherwise borrowed while `lua_load` runs; `size` is Lua's.
+    unsafe {
+        let feed = &mut *data.cast::<Feed<'_>>();
+        let rest = feed.source.len().saturating_sub(feed.at);
+        if rest == 0
+            || feed
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            feed.cut = rest > 0;
+            *size = 0;
+            return std::ptr::null();
+        }
+        let n = rest.min(PARSE_PIECE);
+        let piece = feed.source.as_ptr().add(feed.at);
+        feed.at += n;
+        *size = n;
+        piece.cast()
+    }
+}
+
+/// A parsed script, or where parsing was stopped by the load's clock.
+enum Parsed {
+    Chunk(Function),
+    Cut { line: usize },
+}
+
+/// Parse `source` as a text chunk named `name` whose `_ENV` is `env`. Lua's parser is one
+/// call no instruction count sees, and some constructs cost it time growing with the
+/// square of their size (a long `elseif` chain, many labels, names looked up through
+/// deeply nested functions): so it is fed a piece at a time and given no more once
+/// `deadline` has passed, wherever it is.
+fn parse(
+    lua: &Lua,
+    source: &str,
+    name: &str,
+    env: &mlua::Table,
+    deadline: Option<std::time::Instant>,
+) -> mlua::Result<Parsed> {
+    let chunk_name = std::ffi::CString::new(format!("@{name}"))
+        .unwrap_or_else(|_| std::ffi::CString::from(c"@script"));
+    let mut feed = Feed {
+        source: source.as_bytes(),
+        at: 0,
+        deadline,
+        cut: false,
+    };
+    let data: *mut Feed<'_> = &raw mut feed;
+    // SAFETY: the closure runs in protected mode with `env` at stack index 1; `lua_load`
+    // reads only through `feed` (alive for the call); the closure leaves exactly two
+    // values: the chunk and nil, or nil and the error message.
+    let (chunk, error): (Value, Value) = unsafe {
+        lua.exec_raw(env, |state| {
+            let status = mlua::ffi::lua_load(
+                state,
+                feed_piece,
+                data.cast(),
+                chunk_name.as_ptr(),
+                c"t".as_ptr(),
+            );
+            if status == mlua::ffi::LUA_OK {
+                // The main chunk's only upvalue is its `_ENV`.
+                mlua::ffi::lua_pushvalue(state, 1);
+                mlua::ffi::lua_setupvalue(state, -2, 1);
+                mlua::ffi::lua_pushnil(state);
+            } else {
+                mlua::ffi::lua_pushnil(state);
+                mlua::ffi::lua_insert(state, -2);
+            }
+            mlua::ffi::lua_remove(state, 1);
+        })?
+    };
+    if feed.cut {
+        let line = source.as_bytes()[..feed.at.min(source.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        return Ok(Parsed::Cut { line });
+    }
+    match (chunk, error) {
+        (Value::Function(f), _) => Ok(Parsed::Chunk(f)),
+        (_, Value::String(m)) => Err(mlua::Error::SyntaxError {
+            message: m.to_string_lossy(),
+            incomplete_input: false,
+        }),
+        _ => Err(mlua::Error::RuntimeError(
+            "the script could not be parsed".to_string(),
+        )),
     }
 }
 
@@ -781,7 +973,7 @@ fn raw_message(e: &mlua::Error) -> String {
 impl Hooks for ScriptHost {
     fn begin_step(&self, step: crate::rules::Step) {
         if step == crate::rules::Step::Move {
-            self.restore_dirty();
+            self.serial.set(self.serial.get() + 1);
         }
         self.budget.begin_step(step);
     }

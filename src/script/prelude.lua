@@ -140,6 +140,19 @@ local function merge_sort(list, n, less)
   end
 end
 
+-- Tables made by a script's top level are frozen once it has run (see the end of this
+-- prelude): their contents move to a table only the sandbox reaches, and the frozen table
+-- reads through to it. `frozen_of[t]` is that table's metatable, whose `__frozen` holds
+-- the contents and `__n` the length `#t` had.
+local frozen_of = raw_setmetatable({}, { __mode = "k" })
+
+-- The table holding `t`'s contents: itself, or what it reads through to when frozen.
+local function contents(t)
+  local mt = frozen_of[t]
+  if mt then return raw_rawget(mt, "__frozen") end
+  return t
+end
+
 local function sorted_keys(t, who)
   local keys, n = {}, 0
   for k in raw_next, t do
@@ -156,13 +169,14 @@ end
 
 function pairs(t)
   arg_table("pairs", 1, t)
-  local keys, n = sorted_keys(t, "pairs")
+  local keys, n = sorted_keys(contents(t), "pairs")
   local i = 0
   return function()
     while i < n do
       i = i + 1
       local k = keys[i]
-      local v = raw_rawget(t, k)
+      -- Looked up at every step: an iterator made before `t` was frozen goes on reading it.
+      local v = raw_rawget(contents(t), k)
       if v ~= nil then return k, v end
     end
     return nil
@@ -171,6 +185,7 @@ end
 
 function next(t, key)
   arg_table("next", 1, t)
+  t = contents(t)
   local keys, n = sorted_keys(t, "next")
   local start = 1
   if key ~= nil then
@@ -536,14 +551,19 @@ local forbidden = { "__gc", "__mode", "__close" }
 
 function setmetatable(t, mt)
   arg_table("setmetatable", 1, t)
+  if frozen_of[t] then
+    fail("setmetatable: the table was made when the script loaded, and such tables " ..
+      "are read-only in hooks (scripts keep no state between moves)")
+  end
   if raw_type(mt) == "table" then
+    local fields = contents(mt)
     for _, key in raw_ipairs(forbidden) do
-      if raw_rawget(mt, key) ~= nil then
+      if raw_rawget(fields, key) ~= nil then
         fail("setmetatable: '" .. key .. "' is not available in scripts")
       end
     end
     local copy = {}
-    for k, v in raw_next, mt do copy[k] = v end
+    for k, v in raw_next, fields do copy[k] = v end
     originals[copy] = mt
     mt = copy
   end
@@ -551,6 +571,8 @@ function setmetatable(t, mt)
 end
 
 function getmetatable(v)
+  local frozen = frozen_of[v]
+  if frozen then return raw_rawget(frozen, "__shown") end
   local mt = raw_getmetatable(v)
   if raw_type(mt) == "table" then return originals[mt] or mt end
   return mt
@@ -646,14 +668,23 @@ local function freeze_env(t)
   dbg_setmetatable(t, { __index = frozen, __newindex = no_new_globals, __metatable = false })
 end
 
+
 ---------------------------------------------------------------------------------------
--- Script state between moves. Scripts keep no state from one move to the next: after a
--- script's top level has run, everything its hooks can reach and change (the upvalues of
--- its functions, the tables they reach, their metatables) is recorded, and the host puts
--- it all back before each move in which that script's hooks ran before. A card's effect
--- depends only on the board, never on how many times the AI tried it. A script whose
--- functions capture nothing but `_ENV` and reach no table a script can write has nothing
--- to put back (`capture` says so), and costs nothing between moves.
+-- Script state between moves. A move's result depends only on the game state and the
+-- move: nothing a hook does may last until the next move. After a script's top level has
+-- run, everything its hooks can reach is fixed:
+-- - every table they reach (through upvalues, globals, keys, values and metatables) is
+--   frozen: its contents move to a table only the sandbox reaches, and the table itself
+--   reads through to it and refuses every write, with a message. Nothing is copied back
+--   between moves, however large the tables;
+-- - the upvalues of the functions they reach (a top-level `local n = 0` a hook counts
+--   in) are recorded, and put back before the first hook call of that script in each
+--   move. That is the only work between moves; it runs in Lua, counted against the move's
+--   budget and clock, and is capped at load (`max_slots`).
+-- A script whose functions capture nothing but `_ENV` has nothing to put back.
+
+-- Upvalue slots a script's state may have (each put back before a move of its hooks).
+local max_slots = 10000
 
 -- The sandbox's own tables and functions (recorded below, before any script runs) are
 -- never part of a script's state.
@@ -677,13 +708,83 @@ local function own(v)
   end
 end
 
--- Call `on_function(f)` and `on_table(t)` once for each function and table reachable from
--- `roots` through upvalues, keys, values and metatables, stopping at the sandbox's own.
-local function walk(roots, on_function, on_table)
-  local seen = {}
+local function refuse_write(_, key)
+  fail("scripts keep no state between moves: this table was made when the script loaded, " ..
+    "and such tables are read-only in hooks (tried to set '" .. key_name(key) ..
+    "'); build a new table in the hook, or keep what must last on the board")
+end
+
+local function frozen_len(t)
+  return raw_rawget(frozen_of[t], "__n")
+end
+
+-- The metamethods a frozen table keeps from the metatable it had (its `__index` is kept
+-- behind its contents; `__newindex` is replaced by the refusal).
+local kept_events = { "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm",
+  "__idiv", "__band", "__bor", "__bxor", "__shl", "__shr", "__bnot", "__concat", "__len",
+  "__eq", "__lt", "__le", "__call", "__tostring", "__name" }
+
+local function freeze_table(t)
+  if frozen_of[t] or owned[t] then return end
+  local old = dbg_getmetatable(t)
+  local shown = getmetatable(t)
+  local n = raw_rawlen(t)
+  local hidden = {}
+  local k, v = raw_next(t)
+  while k ~= nil do
+    raw_set(hidden, k, v)
+    raw_set(t, k, nil)
+    k, v = raw_next(t, k)
+  end
+  local mt = { __newindex = refuse_write, __frozen = hidden, __n = n, __shown = shown }
+  local index
+  if old ~= nil then
+    for _, e in raw_ipairs(kept_events) do
+      local f = raw_rawget(old, e)
+      if f ~= nil then mt[e] = f end
+    end
+    index = raw_rawget(old, "__index")
+  end
+  if index == nil then
+    mt.__index = hidden
+  elseif raw_type(index) == "function" then
+    mt.__index = function(p, key)
+      local found = raw_rawget(hidden, key)
+      if found ~= nil then return found end
+      return index(p, key)
+    end
+  else
+    mt.__index = hidden
+    raw_setmetatable(hidden, { __index = index })
+  end
+  if mt.__len == nil then mt.__len = frozen_len end
+  dbg_setmetatable(t, mt)
+  frozen_of[t] = mt
+end
+
+function rawget(t, k)
+  arg_table("rawget", 1, t)
+  return raw_rawget(contents(t), k)
+end
+
+function rawlen(v)
+  local frozen = frozen_of[v]
+  if frozen then return raw_rawget(frozen, "__n") end
+  return raw_rawlen(v)
+end
+
+-- Call `on_function(f)`, `on_table(t, is_metatable)` and `on_other(v)` (userdata,
+-- threads) once for each value reachable from `roots` through upvalues, keys, values and
+-- metatables, stopping at the sandbox's own.
+local function walk(roots, on_function, on_table, on_other)
+  local seen, metas = {}, {}
   local function visit(v)
     local t = raw_type(v)
-    if (t ~= "table" and t ~= "function") or seen[v] or owned[v] then return end
+    if owned[v] or seen[v] then return end
+    if t ~= "table" and t ~= "function" then
+      if t == "userdata" or t == "thread" then seen[v] = true; on_other(v) end
+      return
+    end
     seen[v] = true
     if t == "function" then
       on_function(v)
@@ -695,25 +796,28 @@ local function walk(roots, on_function, on_table)
         i = i + 1
       end
     else
-      on_table(v)
+      on_table(v, metas[v])
       for k, x in raw_next, v do visit(k); visit(x) end
       local mt = dbg_getmetatable(v)
-      visit(mt)
-      if mt ~= nil then visit(originals[mt]) end
+      if mt ~= nil then
+        metas[mt] = true
+        visit(mt)
+        visit(originals[mt])
+      end
     end
   end
   for _, root in raw_ipairs(roots) do visit(root) end
 end
 
 local function capture(hooks, env)
-  -- The roots: what the hooks table holds (the host keeps the table itself and reads it
-  -- once; a script reaches it only through something else it captured) and the file's
-  -- environment.
+  -- The roots: what the hooks table holds (the host has read it already; a script reaches
+  -- it only through something else it captured) and the file's environment.
   local roots = { env }
   for _, x in raw_next, hooks do roots[#roots + 1] = x end
   -- First every table a function uses as `_ENV` (other than the file's own, frozen by the
   -- host) is frozen like the globals: `_ENV = {}` at the top level keeps no state either.
   local envs = {}
+  local function ignore() end
   walk(roots, function(f)
     local i = 1
     while true do
@@ -724,12 +828,10 @@ local function capture(hooks, env)
       end
       i = i + 1
     end
-  end, function() end)
+  end, ignore, ignore)
   for t in raw_next, envs do freeze_env(t) end
   -- The tables that only hold frozen globals (an environment, its metatable, the table
-  -- of globals it reads through and that one's metatable): no script can write them. A
-  -- script whose functions capture nothing but `_ENV` and reach no other table has no
-  -- state to put back.
+  -- of globals it reads through and that one's metatable): no script can write them.
   local structural = {}
   local function structure(e)
     structural[e] = true
@@ -745,43 +847,44 @@ local function capture(hooks, env)
   end
   structure(env)
   for t in raw_next, envs do structure(t) end
-  -- Then the state as it is now.
-  local ups, tabs, stateless = {}, {}, true
+  -- Then every table is frozen (metatables excepted: the ones in use are copies no script
+  -- reaches, see setmetatable) and every upvalue recorded.
+  local ups, n, stateless, tables = {}, 0, true, {}
   walk(roots, function(f)
+    local info = dbg_getinfo(f, "S")
+    if info.what == "C" then
+      raw_error("a function made by the library when the script loaded (an iterator of " ..
+        "string.gmatch?) is reached by a hook: it keeps a position no move can put back; " ..
+        "make it inside the hook (scripts keep no state between moves)", 0)
+    end
     local i = 1
     while true do
       local name, x = dbg_getupvalue(f, i)
       if name == nil then break end
       if name ~= "_ENV" then stateless = false end
-      ups[#ups + 1] = { f, i, x }
+      ups[n + 1], ups[n + 2], ups[n + 3] = f, i, x
+      n = n + 3
+      if n > max_slots * 3 then
+        raw_error("the hooks of this script reach more than " .. max_slots .. " upvalues " ..
+          "(top-level locals captured by functions, counted once per function), each put " ..
+          "back before every move; make fewer functions at load (closures made in a loop?)", 0)
+      end
       i = i + 1
     end
-  end, function(t)
-    if not structural[t] then stateless = false end
-    local copy = {}
-    for k, x in raw_next, t do copy[k] = x end
-    tabs[#tabs + 1] = { t, copy, dbg_getmetatable(t) }
+  end, function(t, is_metatable)
+    if not structural[t] and not is_metatable then tables[#tables + 1] = t end
+  end, function(v)
+    raw_error("a " .. raw_type(v) .. " made when the script loaded is reached by a hook; " ..
+      "scripts keep no state between moves", 0)
   end)
-  return { ups, tabs }, stateless
+  for i = 1, #tables do freeze_table(tables[i]) end
+  ups.n = n
+  return ups, stateless
 end
 
-local function restore(snapshot)
-  local ups, tabs = snapshot[1], snapshot[2]
-  for i = 1, #ups do
-    local u = ups[i]
-    dbg_setupvalue(u[1], u[2], u[3])
-  end
-  for i = 1, #tabs do
-    local entry = tabs[i]
-    local t, copy = entry[1], entry[2]
-    local k = raw_next(t)
-    while k ~= nil do
-      local following = raw_next(t, k)
-      if raw_rawget(copy, k) == nil then raw_set(t, k, nil) end
-      k = following
-    end
-    for key, x in raw_next, copy do raw_set(t, key, x) end
-    dbg_setmetatable(t, entry[3])
+local function restore(ups)
+  for i = 1, ups.n, 3 do
+    dbg_setupvalue(ups[i], ups[i + 1], ups[i + 2])
   end
 end
 
@@ -789,11 +892,13 @@ own(_ENV)
 own(dbg_getmetatable(""))
 own(originals)
 own(owned)
+own(frozen_of)
 own(move_globals)
 own(no_new_globals)
 own(capture)
 own(walk)
 own(freeze_env)
+own(freeze_table)
 own(fail)
 own(restore)
 

@@ -52,6 +52,25 @@ pub(super) enum Overrun {
     Step { limit: u64 },
     /// The move's hooks ran past `rules.limits.wall_ms`.
     Late { ms: u128 },
+    /// The top levels of a pack's scripts (and freezing their state) together spent
+    /// [`LoadLimits::instructions`].
+    LoadSteps { limit: u64 },
+    /// Loading a pack's scripts ran past [`LoadLimits::pack`], or loading all packs'
+    /// scripts past [`LoadLimits::set`] (`all` says which).
+    LoadLate { ms: u128, all: bool },
+}
+
+/// One budget for loading a pack's scripts (every top level, and freezing what they
+/// built), within one for loading all the packs of a content set.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LoadLimits {
+    /// Instructions all top levels of one pack may run together.
+    pub instructions: u64,
+    /// Wall time loading one pack's scripts may take.
+    pub pack: Duration,
+    /// When loading all packs' scripts must be over, and how long that was.
+    pub deadline: Instant,
+    pub set: Duration,
 }
 
 impl Overrun {
@@ -67,6 +86,15 @@ impl Overrun {
             Overrun::Late { ms } => {
                 format!("the hooks of this move ran for more than {ms} ms (rules.limits.wall_ms)")
             }
+            Overrun::LoadSteps { limit } => format!(
+                "loading the pack's scripts spent their budget of {limit} instructions (all top levels of a pack together); is there an endless loop at the top level?"
+            ),
+            Overrun::LoadLate { ms, all: false } => format!(
+                "loading the pack's scripts ran for more than {ms} ms (all top levels of a pack together); is there an endless loop at the top level?"
+            ),
+            Overrun::LoadLate { ms, all: true } => format!(
+                "loading the scripts of all packs ran for more than {ms} ms (all packs together)"
+            ),
         }
     }
 }
@@ -97,10 +125,11 @@ pub(super) struct Budget {
     clock_at: Cell<u64>,
     /// Whether a move is under way ([`Budget::begin_step`] until [`Budget::end_move`]).
     in_move: Cell<bool>,
-    /// Whether counting is paused (the host restoring a pack's state between moves).
-    paused: Cell<bool>,
     /// The hook calls under way, innermost last.
     frames: RefCell<Vec<Frame>>,
+    /// Set while a pack's scripts load ([`Budget::begin_load`]): one count and clock for
+    /// all its top levels instead of the move's.
+    load: Cell<Option<LoadLimits>>,
 }
 
 impl Budget {
@@ -116,8 +145,8 @@ impl Budget {
             started: Cell::new(None),
             clock_at: Cell::new(0),
             in_move: Cell::new(false),
-            paused: Cell::new(false),
             frames: RefCell::new(Vec::new()),
+            load: Cell::new(None),
         }
     }
 
@@ -136,6 +165,60 @@ impl Budget {
         self.in_move.set(true);
     }
 
+    /// A pack's scripts start loading: one fresh count and clock under `limits` for all
+    /// their top levels, until [`Budget::end_load`].
+    pub fn begin_load(&self, limits: LoadLimits) {
+        self.fresh();
+        self.started.set(Some(Instant::now()));
+        self.load.set(Some(limits));
+    }
+
+    /// The pack's scripts are loaded.
+    pub fn end_load(&self) {
+        self.load.set(None);
+        self.fresh();
+        self.started.set(None);
+    }
+
+    /// The limit loading is past already, if any: checked before each script is
+    /// parsed (parsing is one call no count sees, bounded by the caps on sources).
+    pub fn load_overrun(&self) -> Option<Overrun> {
+        let l = self.load.get()?;
+        if let Some(o) = self.exceeded.get() {
+            return Some(o);
+        }
+        let now = Instant::now();
+        if now >= l.deadline {
+            return Some(Overrun::LoadLate {
+                ms: l.set.as_millis(),
+                all: true,
+            });
+        }
+        match self.started.get() {
+            Some(t) if now.duration_since(t) > l.pack => Some(Overrun::LoadLate {
+                ms: l.pack.as_millis(),
+                all: false,
+            }),
+            _ => None,
+        }
+    }
+
+    /// When loading must stop: the pack's clock or the set's, whichever ends first.
+    pub fn load_deadline(&self) -> Option<Instant> {
+        let l = self.load.get()?;
+        let pack = self.started.get().map(|t| t + l.pack);
+        Some(pack.map_or(l.deadline, |p| p.min(l.deadline)))
+    }
+
+    /// Forget an overrun of one call's own cap (a top level that spent its pack's
+    /// `scripts.instructions`): the next top level of the pack starts clean, within what
+    /// is left of the pack's load budget.
+    pub fn clear_call_overrun(&self) {
+        if matches!(self.exceeded.get(), Some(Overrun::Call { .. })) {
+            self.exceeded.set(None);
+        }
+    }
+
     /// The move is over.
     pub fn end_move(&self) {
         self.in_move.set(false);
@@ -151,7 +234,7 @@ impl Budget {
     /// deeper than the rules allow.
     pub fn enter(&self, hook: &'static str, limit: u64) -> Result<(), String> {
         let mut frames = self.frames.borrow_mut();
-        if frames.is_empty() && !self.in_move.get() {
+        if frames.is_empty() && !self.in_move.get() && self.load.get().is_none() {
             self.fresh();
             self.started.set(None);
         }
@@ -179,18 +262,10 @@ impl Budget {
         self.exceeded.get()
     }
 
-    /// Pause counting (for the host's own work inside a state).
-    pub fn pause(&self, paused: bool) {
-        self.paused.set(paused);
-    }
-
     /// Count `cost` instructions of work (the instruction hook's tick, or a library or
     /// `ctx` call charged by its worst case) and look at the clock: an error once any
     /// limit is passed, and from then on until the step ends.
     pub fn charge(&self, cost: f64) -> Result<(), Overrun> {
-        if self.paused.get() {
-            return Ok(());
-        }
         if let Some(o) = self.exceeded.get() {
             return Err(o);
         }
@@ -212,6 +287,9 @@ impl Budget {
 
     fn check(&self) -> Option<Overrun> {
         let used = self.used.get();
+        if let Some(l) = self.load.get() {
+            return self.check_load(used, l);
+        }
         if let Some(f) = self.frames.borrow().last()
             && used.saturating_sub(f.mark) > f.limit
         {
@@ -240,6 +318,43 @@ impl Budget {
                     ms: self.wall.as_millis(),
                 })
             }
+        }
+    }
+}
+
+impl Budget {
+    /// [`Budget::check`] while a pack's scripts load.
+    fn check_load(&self, used: u64, l: LoadLimits) -> Option<Overrun> {
+        if let Some(f) = self.frames.borrow().last()
+            && used.saturating_sub(f.mark) > f.limit
+        {
+            return Some(Overrun::Call {
+                limit: f.limit,
+                hook: f.hook,
+            });
+        }
+        if used > l.instructions {
+            return Some(Overrun::LoadSteps {
+                limit: l.instructions,
+            });
+        }
+        if used.saturating_sub(self.clock_at.get()) < u64::from(HOOK_EVERY) {
+            return None;
+        }
+        self.clock_at.set(used);
+        let now = Instant::now();
+        if now >= l.deadline {
+            return Some(Overrun::LoadLate {
+                ms: l.set.as_millis(),
+                all: true,
+            });
+        }
+        match self.started.get() {
+            Some(t) if now.duration_since(t) > l.pack => Some(Overrun::LoadLate {
+                ms: l.pack.as_millis(),
+                all: false,
+            }),
+            _ => None,
         }
     }
 }

@@ -25,6 +25,8 @@
 //! - `hostile_packs`: crafted archives (ZIP64, local headers, names twice, Unicode and
 //!   Windows names, depth, long ids) and hostile profiles (links, concurrent commands).
 //! - `scripts`: the Lua sandbox, its limits, script errors, determinism and threads.
+//! - `script_state`: script state between moves (frozen load-time tables, upvalues put
+//!   back within the move's budget), failures kept to their pack, the load's budget.
 
 mod adversarial;
 mod ai;
@@ -46,6 +48,7 @@ mod reload;
 mod remap;
 mod replay;
 mod scenarios;
+mod script_state;
 mod scripts;
 mod support;
 mod timeline;

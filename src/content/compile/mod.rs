@@ -43,6 +43,11 @@ struct Ctx<'a> {
     sections: &'a Sections,
     diags: &'a mut Diagnostics,
     scripts: Vec<ScriptDef>,
+    /// Each script's index by (pack, path), and the bytes of script source read per
+    /// pack and in all.
+    script_index: std::collections::HashMap<(String, String), usize>,
+    script_bytes: std::collections::HashMap<usize, u64>,
+    script_total: u64,
     areas: Vec<Option<Vec<Offset>>>,
     /// Where each rule's winning value came from: name, pack, source.
     rule_sources: Vec<(&'static str, Option<usize>, Source)>,
@@ -79,6 +84,9 @@ pub(super) fn compile(
         sections,
         diags,
         scripts: Vec::new(),
+        script_index: std::collections::HashMap::new(),
+        script_bytes: std::collections::HashMap::new(),
+        script_total: 0,
         areas: Vec::new(),
         rule_sources: Vec::new(),
     };
@@ -403,11 +411,46 @@ impl Ctx<'_> {
         let normal = rel.to_string_lossy().replace('\\', "/");
         let file = &Located::new(normal, file.loc);
         let full = self.ordered.packs[pack].dir.join(&rel);
+        let pack_id = self.pack_ids[pack].clone();
+        // A file named by many entries is read once.
+        let key = (pack_id.clone(), file.value.clone());
+        if let Some(&i) = self.script_index.get(&key) {
+            return Some(ScriptId(u16::try_from(i).unwrap_or(u16::MAX)));
+        }
+        let used = self.script_bytes.get(&pack).copied().unwrap_or(0);
+        let all = self.script_total;
+        let left = crate::fsutil::MAX_PACK_SCRIPTS
+            .saturating_sub(used)
+            .min(crate::fsutil::MAX_SET_SCRIPTS.saturating_sub(all));
         let read = if inside_links(&self.ordered.packs[pack].dir, &rel) {
             Err(crate::fsutil::ReadError::Link)
         } else {
-            crate::fsutil::read_text(&full, crate::fsutil::MAX_SCRIPT_FILE, "a script")
+            crate::fsutil::read_text(&full, crate::fsutil::MAX_SCRIPT_FILE.min(left), "a script")
         };
+        if let Err(crate::fsutil::ReadError::TooLarge { .. }) = &read
+            && left < crate::fsutil::MAX_SCRIPT_FILE
+        {
+            let what = if left == crate::fsutil::MAX_PACK_SCRIPTS.saturating_sub(used) {
+                format!(
+                    "the scripts of one pack may hold {} bytes together",
+                    crate::fsutil::MAX_PACK_SCRIPTS
+                )
+            } else {
+                format!(
+                    "the scripts of all packs loaded together may hold {} bytes",
+                    crate::fsutil::MAX_SET_SCRIPTS
+                )
+            };
+            self.error(
+                source,
+                file.loc,
+                format!(
+                    "script file '{}' is not read: {what}, and only {left} are left",
+                    file.value
+                ),
+            );
+            return None;
+        }
         let text = match read {
             Ok(text) => text,
             Err(e) => {
@@ -424,14 +467,10 @@ impl Ctx<'_> {
                 return None;
             }
         };
-        let pack_id = self.pack_ids[pack].clone();
-        if let Some(i) = self
-            .scripts
-            .iter()
-            .position(|s| s.pack == pack_id && s.path == file.value)
-        {
-            return Some(ScriptId(u16::try_from(i).unwrap_or(u16::MAX)));
-        }
+        let bytes = text.len() as u64;
+        *self.script_bytes.entry(pack).or_insert(0) += bytes;
+        self.script_total += bytes;
+        self.script_index.insert(key, self.scripts.len());
         self.scripts.push(ScriptDef {
             pack: pack_id,
             path: file.value.clone(),
