@@ -1420,3 +1420,86 @@ fn zip_folder(dir: &Path) -> Vec<u8> {
     }
     zip.finish().expect("zip").into_inner()
 }
+
+/// Every ```hex block of docs/protocol.md: its header (`ToHost: VALUE`) and its bytes.
+fn documented_frames() -> Vec<(String, Vec<u8>)> {
+    let doc = std::fs::read_to_string(root().join("docs/protocol.md")).expect("protocol.md");
+    let mut blocks = Vec::new();
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() != "```hex" {
+            continue;
+        }
+        let mut header = None;
+        let mut bytes = Vec::new();
+        for l in lines.by_ref() {
+            if l.trim() == "```" {
+                break;
+            }
+            let (data, comment) = l.split_once('#').map_or((l, None), |(d, c)| (d, Some(c)));
+            if header.is_none() {
+                header = comment.map(|c| c.trim().to_string());
+                continue;
+            }
+            for w in data.split_whitespace() {
+                bytes.push(
+                    u8::from_str_radix(w, 16).unwrap_or_else(|_| panic!("'{w}' is not a byte")),
+                );
+            }
+        }
+        blocks.push((header.expect("a header line"), bytes));
+    }
+    blocks
+}
+
+#[test]
+fn the_protocol_documents_worked_examples_decode_with_the_real_decoder() {
+    let blocks = documented_frames();
+    let mut host_tags = HashSet::new();
+    let mut client_tags = HashSet::new();
+    for (header, bytes) in &blocks {
+        let (kind, value) = header
+            .split_once(": ")
+            .map_or((header.as_str(), None), |(k, v)| (k, Some(v)));
+        assert!(bytes.len() > 4, "{header}");
+        let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        assert_eq!(
+            len as usize,
+            bytes.len() - 4,
+            "the length prefix of {header}"
+        );
+        let body = &bytes[4..];
+        let (shown, again) = match kind {
+            "ToHost" => {
+                let m: ToHost = frame::decode(body).unwrap_or_else(|e| panic!("{header}: {e}"));
+                host_tags.insert(body[0]);
+                (format!("{m:?}"), frame::encode(&m).expect("encode"))
+            }
+            "ToClient" => {
+                let m: ToClient = frame::decode(body).unwrap_or_else(|e| panic!("{header}: {e}"));
+                client_tags.insert(body[0]);
+                (format!("{m:?}"), frame::encode(&m).expect("encode"))
+            }
+            other => panic!("a block of '{other}'"),
+        };
+        let value = value.unwrap_or(kind);
+        if value != kind {
+            assert_eq!(shown, value, "the documented value");
+        }
+        assert_eq!(&again, bytes, "{header} encodes back to the same bytes");
+    }
+    assert_eq!(host_tags.len(), 5, "every ToHost message has an example");
+    assert_eq!(
+        client_tags.len(),
+        9,
+        "every ToClient message has an example"
+    );
+    // As documented: bytes after the message in a body are ignored.
+    let (_, ping) = blocks
+        .iter()
+        .find(|(h, _)| h == "ToHost: Ping")
+        .expect("Ping");
+    let mut body = ping[4..].to_vec();
+    body.push(0xff);
+    assert_eq!(frame::decode::<ToHost>(&body).ok(), Some(ToHost::Ping));
+}
