@@ -1116,6 +1116,9 @@ fn interactive_join_asks_again_after_a_refused_move_and_plays_typed_moves_to_the
     use std::process::{Command, Stdio};
     let (host, _catalog) = ai_host();
     let profile = tempfile::tempdir().expect("tmp");
+    // Waited for with `try_wait` below; a failed assertion ends the test process, and
+    // the child with its closed pipes.
+    #[allow(clippy::zombie_processes)]
     let mut join = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
         .current_dir(root())
         .arg("--profile")
