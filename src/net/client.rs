@@ -72,7 +72,8 @@ fn unreachable_hint(kind: std::io::ErrorKind, addr: SocketAddr) -> String {
     match kind {
         K::ConnectionRefused => format!(
             " (is a game hosted there? `tokensmith serve` listens on port {} unless told \
-             otherwise: check the port, and that the host is running)",
+             otherwise: check the port, that the host is running, and that no firewall \
+             blocks it)",
             super::GAME_PORT
         ),
         K::TimedOut | K::WouldBlock => format!(
