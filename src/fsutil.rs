@@ -48,7 +48,7 @@ pub enum ReadError {
     #[error("it is not UTF-8 text")]
     NotText,
     /// The system refused.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

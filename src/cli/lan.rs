@@ -10,11 +10,14 @@ use anyhow::Context as _;
 
 use super::{Cli, named_deck, pack_folders, play_options, profile_dir, saved_decks};
 use crate::ai::{Budget, Level, Options};
-use crate::net::client::{AiPlayer, Client, Update, play_with_ai};
+use crate::net::client::{AiPlayer, Client, ClientError, Update, play_with_ai};
 use crate::net::discovery::{Beacon, DISCOVERY_PORT, default_targets, discover};
 use crate::net::sync::{Cache, plan};
 use crate::net::{Content, Host, HostConfig, HostEvent};
 use crate::rules::{Catalog, Cell, Seat};
+
+/// How long `join` keeps trying to take its seat back after a drop.
+const RECONNECT: Duration = Duration::from_secs(30);
 
 /// `tokensmith serve`.
 #[derive(Debug, clap::Args)]
@@ -191,10 +194,15 @@ pub fn join(cli: &Cli, args: &JoinArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let saved = saved_decks(cli)?;
+    let lines = typed_lines();
     let mut out = std::io::stdout().lock();
     for _ in 0..args.games.max(1) {
-        let mut client = Client::connect(addr, &name, None, Duration::from_secs(10))
-            .with_context(|| format!("cannot join {addr}"))?;
+        let mut client = match Client::connect(addr, &name, None, Duration::from_secs(10)) {
+            Ok(c) => c,
+            // It names the address and what to check.
+            Err(e @ ClientError::Unreachable { .. }) => return Err(e.into()),
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot join {addr}"))),
+        };
         let welcome = client.welcome().clone();
         eprintln!("joined {} at {addr}", welcome.host);
         let mut plan = plan(&welcome.packs, &pack_folders(cli), &cache);
@@ -217,7 +225,16 @@ pub fn join(cli: &Cli, args: &JoinArgs) -> anyhow::Result<ExitCode> {
         let options = plan
             .load_options()
             .context("a pack of the host's is still missing")?;
-        let catalog = load(&options)?;
+        let catalog = match load(&options) {
+            Ok(c) => c,
+            Err(e) => {
+                // Packs received from the host that do not load are not kept.
+                for r in plan.cached(&cache) {
+                    let _ = cache.remove(&r.hash);
+                }
+                return Err(e);
+            }
+        };
         let deck = named_deck(&catalog, &saved, deck_name(args.deck.as_ref()))?;
         client.join(&crate::net::protocol::deck_keys(&catalog, &deck))?;
         let result = match args.ai {
@@ -227,11 +244,11 @@ pub fn join(cli: &Cli, args: &JoinArgs) -> anyhow::Result<ExitCode> {
                 &AiPlayer {
                     level,
                     options: thinking(args.move_time),
-                    reconnect: Duration::from_secs(30),
+                    reconnect: RECONNECT,
                 },
                 &mut |line: &str| eprintln!("{line}"),
             )?,
-            None => play_by_hand(&mut client, &catalog)?,
+            None => play_by_hand(&mut client, &catalog, &lines, RECONNECT)?,
         };
         writeln!(out, "{result}")?;
         out.flush()?;
@@ -251,22 +268,129 @@ fn ask(question: &str) -> anyhow::Result<bool> {
     Ok(matches!(line.trim(), "y" | "Y" | "yes"))
 }
 
-/// Play a seat by typed moves: `STACK X Y` (stack from 1, cells from 0).
-fn play_by_hand(client: &mut Client, catalog: &Catalog) -> anyhow::Result<crate::net::GameResult> {
-    let stdin = std::io::stdin();
+/// The lines typed on standard input, read on a thread of their own so the connection
+/// keeps being served (pinged, reconnected) while the player thinks; `None` at the end
+/// of the input.
+fn typed_lines() -> std::sync::mpsc::Receiver<Option<String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let stdin = std::io::stdin();
+            loop {
+                let mut line = String::new();
+                match stdin.lock().read_line(&mut line) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(None);
+                        return;
+                    }
+                    Ok(_) => {
+                        if tx.send(Some(line)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    if spawned.is_err() {
+        // No thread: the input counts as ended.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _ = tx.send(None);
+        return rx;
+    }
+    rx
+}
+
+/// A typed move: `STACK X Y` (stack from 1, cells from 0).
+fn parse_move(line: &str) -> Option<(u8, Cell)> {
+    let parts: Vec<i32> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    match parts[..] {
+        [stack, x, y] => Some((u8::try_from(stack.checked_sub(1)?).ok()?, Cell::new(x, y))),
+        _ => None,
+    }
+}
+
+fn prompt() -> anyhow::Result<()> {
+    eprint!("your move (STACK X Y): ");
+    std::io::stderr().flush()?;
+    Ok(())
+}
+
+/// Play a seat by typed moves: `STACK X Y` (stack from 1, cells from 0). After a refused
+/// move the player is asked again; the connection is pinged while they think and taken
+/// back after a drop (as [`play_with_ai`] does).
+fn play_by_hand(
+    client: &mut Client,
+    catalog: &Catalog,
+    lines: &std::sync::mpsc::Receiver<Option<String>>,
+    reconnect: Duration,
+) -> anyhow::Result<crate::net::GameResult> {
+    use std::sync::mpsc::RecvTimeoutError;
+    // Whether a move is asked for and not sent yet.
+    let mut asking = false;
     loop {
-        let Some(update) = client.next(Duration::from_secs(1))? else {
-            continue;
+        if asking {
+            match lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(Some(line)) => match parse_move(&line) {
+                    Some((stack, cell)) => match client.play(stack, cell) {
+                        Ok(_) => asking = false,
+                        // The drop shows at the next read, which reconnects.
+                        Err(e) if e.is_disconnect() => asking = false,
+                        Err(e) => return Err(e.into()),
+                    },
+                    None => {
+                        eprintln!(
+                            "type the stack's number (from 1), then the cell's column (x) and row (y), say `1 2 0`"
+                        );
+                        prompt()?;
+                    }
+                },
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                    anyhow::bail!("no more input: left the game")
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+        let wait = Duration::from_millis(if asking { 20 } else { 500 });
+        let update = match client.next(wait) {
+            Ok(Some(update)) => update,
+            Ok(None) => continue,
+            Err(e) if e.is_disconnect() => {
+                if client.is_steady() {
+                    eprintln!("connection lost ({e}); reconnecting");
+                }
+                *client = client.reconnect(reconnect)?;
+                asking = false;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
         };
         match update {
             Update::Seated(seat) => eprintln!("seated as seat {seat}; waiting for an opponent"),
             Update::DeckRefused(reason) => anyhow::bail!("the host refused the deck: {reason}"),
             Update::Paused => eprintln!("the opponent dropped; waiting for them"),
             Update::Resumed => eprintln!("the opponent is back"),
-            Update::MoveRefused { reason, .. } => eprintln!("refused: {reason}; try again"),
+            Update::MoveRefused { reason, .. } => {
+                eprintln!("refused: {reason}; try again");
+                let mine = client
+                    .last_seen()
+                    .is_some_and(|s| s.turn == s.seat && !s.over);
+                if mine {
+                    prompt()?;
+                    asking = true;
+                }
+            }
             Update::State { seen, last, .. } => {
                 if let Some(p) = &last {
-                    eprintln!("seat {} played {}", p.seat, p.card);
+                    let at = p
+                        .cell
+                        .map(|(x, y)| format!(" on {x} {y}"))
+                        .unwrap_or_default();
+                    eprintln!("seat {} played {}{at}", p.seat, p.card);
                 }
                 if seen.over {
                     return Ok(crate::net::GameResult {
@@ -275,63 +399,84 @@ fn play_by_hand(client: &mut Client, catalog: &Catalog) -> anyhow::Result<crate:
                         moves: seen.moves,
                     });
                 }
-                if seen.turn != seen.seat {
-                    continue;
-                }
-                eprint!("{}", board_text(catalog, &seen));
-                loop {
-                    eprint!("your move (STACK X Y): ");
-                    std::io::stderr().flush()?;
-                    let mut line = String::new();
-                    if stdin.lock().read_line(&mut line)? == 0 {
-                        anyhow::bail!("no more input: left the game");
-                    }
-                    let parts: Vec<i32> = line
-                        .split_whitespace()
-                        .filter_map(|w| w.parse().ok())
-                        .collect();
-                    if let [stack, x, y] = parts[..]
-                        && let Ok(stack) = u8::try_from(stack - 1)
-                    {
-                        client.play(stack, Cell::new(x, y))?;
-                        break;
-                    }
-                    eprintln!("type the stack number (from 1) and the cell's column and row");
+                asking = seen.turn == seen.seat;
+                if asking {
+                    eprint!("{}", board_text(catalog, &seen));
+                    prompt()?;
                 }
             }
         }
     }
 }
 
-/// The board and hand as text.
+/// A card as text: its name, value, token type, ability and area.
+fn card_text(catalog: &Catalog, key: &str) -> String {
+    let Ok(id) = catalog.card_named(key) else {
+        return crate::rules::echo(key);
+    };
+    let card = catalog.card(id);
+    let kind = &catalog.token_type(card.token).meta.name;
+    let ability = card.ability.map_or_else(
+        || "no ability".to_string(),
+        |a| {
+            let a = catalog.ability(a);
+            format!("ability {} ({})", a.meta.name, a.effect.name())
+        },
+    );
+    let area = if card.area.offsets.is_empty() {
+        "no area".to_string()
+    } else {
+        let cells: Vec<String> = card
+            .area
+            .offsets
+            .iter()
+            .map(|o| format!("{:+},{:+}", o.dx, o.dy))
+            .collect();
+        match card.area.id.and_then(|a| catalog.areas().get(a.index())) {
+            Some(named) => format!("area {} ({})", named.meta.name, cells.join(" ")),
+            None => format!("area {}", cells.join(" ")),
+        }
+    };
+    format!(
+        "{} - value {}, {kind}, {ability}, {area}",
+        card.meta.name, card.value
+    )
+}
+
+/// The board (columns and rows numbered as moves type them) and the hand as text.
 fn board_text(catalog: &Catalog, seen: &crate::net::Seen) -> String {
     use std::fmt::Write as _;
+    const W: usize = 6;
     let rules = catalog.rules();
     let mut text = format!(
-        "scores: seat 1 {}, seat 2 {} (you are seat {})\n",
+        "scores: seat 1 {}, seat 2 {} (you are seat {}; a token shows SEAT:VALUE)\n",
         seen.scores[0], seen.scores[1], seen.seat
     );
+    text.push_str(" y\\x ");
+    for x in 0..i32::from(rules.width) {
+        let _ = write!(text, "{x:^W$}");
+    }
+    text.push('\n');
     for y in 0..i32::from(rules.height) {
+        let _ = write!(text, "{y:>4} ");
         for x in 0..i32::from(rules.width) {
-            match seen.tokens.iter().find(|t| t.x == x && t.y == y) {
-                Some(t) => {
-                    let _ = write!(text, " {}:{:<4}", t.seat, t.value);
-                }
-                None => text.push_str("   .   "),
-            }
+            let cell = match seen.tokens.iter().find(|t| t.x == x && t.y == y) {
+                Some(t) => format!("{}:{}", t.seat, t.value),
+                None => ".".to_string(),
+            };
+            let _ = write!(text, "{cell:^W$}");
         }
         text.push('\n');
     }
     for (i, stack) in seen.stacks.iter().enumerate() {
-        let top = stack
-            .first()
-            .and_then(|k| catalog.card_named(k).ok())
-            .map_or_else(
-                || "(empty)".to_string(),
-                |c| catalog.card(c).meta.name.clone(),
-            );
+        let top = stack.first().map_or_else(
+            || "(empty)".to_string(),
+            |k| format!("{} [{} card(s)]", card_text(catalog, k), stack.len()),
+        );
         let _ = writeln!(text, "stack {}: {top}", i + 1);
     }
+    let theirs: Vec<String> = seen.their_sizes.iter().map(ToString::to_string).collect();
+    let _ = writeln!(text, "their stacks hold {} card(s)", theirs.join(", "));
     text
 }
 

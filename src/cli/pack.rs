@@ -64,12 +64,34 @@ pub enum PackCommand {
         /// The pack's id.
         id: String,
     },
+    /// The packs received from LAN hosts (`PROFILE/lan-packs`, kept apart from your
+    /// own): list them with their sizes and last use, or remove them.
+    Cache {
+        /// What to do (default: list).
+        #[command(subcommand)]
+        action: Option<CacheAction>,
+    },
     /// Before playing: every field several enabled packs set, which value wins, and
     /// requirements or ids that clash. Exit 0 when there is nothing to report, 1 otherwise.
     Conflicts {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `tokensmith pack cache ...`.
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// List the cached packs, least recently used first (the default).
+    List,
+    /// Remove every cached pack (a later game fetches what it needs again).
+    Clear,
+    /// Remove the cached packs with this id, or this content hash (or its first 8+
+    /// characters).
+    Remove {
+        /// A pack id or content hash.
+        pack: String,
     },
 }
 
@@ -202,6 +224,7 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
             writeln!(out, "removed {id}: moved to {}", crate::fsutil::shown(&to))?;
             Ok(ExitCode::SUCCESS)
         }
+        PackCommand::Cache { action } => cache(cli, action.as_ref(), &mut out),
         PackCommand::Conflicts { json } => {
             let report = crate::packs::conflicts::report(&folders, &super::selection(cli));
             if *json {
@@ -367,4 +390,96 @@ fn list(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Bytes for people: `512 B`, `12.3 KiB`, `4.0 MiB`.
+fn size_text(bytes: u64) -> String {
+    #[allow(clippy::cast_precision_loss)] // for display only
+    let b = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    }
+}
+
+/// How long ago `when` was, for people.
+fn ago(when: std::time::SystemTime) -> String {
+    let secs = when.elapsed().map_or(0, |d| d.as_secs());
+    match secs {
+        0..60 => "just now".into(),
+        60..3_600 => format!("{} min ago", secs / 60),
+        3_600..86_400 => format!("{} h ago", secs / 3_600),
+        _ => format!("{} days ago", secs / 86_400),
+    }
+}
+
+/// `tokensmith pack cache [list|clear|remove PACK]`.
+fn cache(
+    cli: &Cli,
+    action: Option<&CacheAction>,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<ExitCode> {
+    let cache = crate::net::sync::Cache::new(&profile(cli)?);
+    let quota = cache.quota();
+    match action {
+        None | Some(CacheAction::List) => {
+            let entries = cache.entries();
+            let total: u64 = entries.iter().map(|e| e.bytes).sum();
+            writeln!(
+                out,
+                "{}: {} pack(s), {} (quota: {} packs, {})",
+                crate::fsutil::shown(cache.root()),
+                entries.len(),
+                size_text(total),
+                quota.entries,
+                size_text(quota.bytes)
+            )?;
+            for e in &entries {
+                writeln!(
+                    out,
+                    "  {} {}  {}  {}  used {}",
+                    e.id,
+                    e.version.as_deref().unwrap_or("(no readable manifest)"),
+                    crate::packs::short(&e.hash),
+                    size_text(e.bytes),
+                    ago(e.used)
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(CacheAction::Clear) => {
+            let n = cache.clear()?;
+            writeln!(out, "removed {n} cached pack(s)")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(CacheAction::Remove { pack }) => {
+            let wanted = pack.trim().to_ascii_lowercase();
+            let matches: Vec<_> = cache
+                .entries()
+                .into_iter()
+                .filter(|e| {
+                    e.id == pack.trim() || (wanted.len() >= 8 && e.hash.starts_with(&wanted))
+                })
+                .collect();
+            anyhow::ensure!(
+                !matches.is_empty(),
+                "no cached pack has the id or hash '{}' (`tokensmith pack cache` lists them)",
+                crate::rules::echo(pack)
+            );
+            for e in &matches {
+                cache.remove(&e.hash)?;
+                writeln!(
+                    out,
+                    "removed {} {} ({}) from the cache",
+                    e.id,
+                    e.version.as_deref().unwrap_or("?"),
+                    crate::packs::short(&e.hash)
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

@@ -25,8 +25,18 @@ pub const PING_EVERY: Duration = Duration::from_secs(5);
 /// Why talking to a host failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// No connection could be made to the host.
+    #[error("cannot reach {addr}: {reason}{}", unreachable_hint(*.kind, *.addr))]
+    Unreachable {
+        /// The host's address.
+        addr: SocketAddr,
+        /// What the system said.
+        reason: String,
+        /// Its kind (for the hint and for retrying).
+        kind: std::io::ErrorKind,
+    },
     /// The connection failed or broke.
-    #[error("{0}")]
+    #[error(transparent)]
     Frame(#[from] FrameError),
     /// The host closed the connection, saying why.
     #[error("the host closed the connection: {0}")]
@@ -35,16 +45,91 @@ pub enum ClientError {
     #[error("the host broke the protocol: {0}")]
     Protocol(String),
     /// A pack from the host was refused.
-    #[error("{0}")]
+    #[error(transparent)]
     Pack(#[from] PackError),
+    /// Reconnecting stopped: the host kept refusing or dropping the connection.
+    #[error(
+        "gave up reconnecting to {addr} after {attempts} attempt(s) in {secs} s: {last}{}",
+        if *.resumed > 0 { " (the host took the seat back each time, then dropped it)" } else { "" }
+    )]
+    GaveUp {
+        /// The host's address.
+        addr: SocketAddr,
+        /// Connections tried since the connection was last steady.
+        attempts: u32,
+        /// How many of them the host accepted before dropping them again.
+        resumed: u32,
+        /// Seconds since the first drop.
+        secs: u64,
+        /// The last failure.
+        last: String,
+    },
+}
+
+/// What to try when a host cannot be reached.
+fn unreachable_hint(kind: std::io::ErrorKind, addr: SocketAddr) -> String {
+    use std::io::ErrorKind as K;
+    match kind {
+        K::ConnectionRefused => format!(
+            " (is a game hosted there? `tokensmith serve` listens on port {} unless told \
+             otherwise: check the port, that the host is running, and that no firewall \
+             blocks it)",
+            super::GAME_PORT
+        ),
+        K::TimedOut | K::WouldBlock => format!(
+            " (no answer: check the address, and that no firewall on the host blocks TCP \
+             port {})",
+            addr.port()
+        ),
+        K::HostUnreachable | K::NetworkUnreachable | K::AddrNotAvailable => {
+            " (check that both machines are on the same network)".to_string()
+        }
+        _ => String::new(),
+    }
 }
 
 impl ClientError {
     /// Whether the connection dropped (worth reconnecting), rather than being refused.
     #[must_use]
     pub fn is_disconnect(&self) -> bool {
-        matches!(self, ClientError::Frame(e) if e.is_disconnect() || matches!(e, FrameError::Idle))
+        match self {
+            ClientError::Unreachable { .. } => true,
+            ClientError::Frame(e) => e.is_disconnect() || matches!(e, FrameError::Idle),
+            _ => false,
+        }
     }
+}
+
+/// How long a reconnected connection must hold, or the game must move on, before a
+/// later drop starts afresh (counting attempts and time from zero).
+pub const STEADY: Duration = Duration::from_secs(20);
+
+/// How long a reconnected connection must hold, with the game moved on, to count as
+/// steady.
+pub const MOVED_STEADY: Duration = Duration::from_secs(2);
+
+/// Most connections tried after a drop before giving up (those the host accepts and
+/// drops again count too).
+pub const MAX_RECONNECTS: u32 = 8;
+
+/// The wait before the first reconnection attempt; it doubles with each attempt, up to
+/// [`RECONNECT_CAP`].
+pub const RECONNECT_FIRST: Duration = Duration::from_millis(100);
+
+/// The longest wait between two reconnection attempts.
+pub const RECONNECT_CAP: Duration = Duration::from_secs(5);
+
+/// The reconnection attempts since the connection was last steady.
+#[derive(Clone, Copy, Debug)]
+struct Streak {
+    /// When the first drop happened.
+    since: Instant,
+    /// Connections tried.
+    attempts: u32,
+    /// How many of them the host accepted.
+    resumed: u32,
+    /// The moves played when the streak began.
+    moves: Option<u32>,
 }
 
 /// The host's answer to the handshake.
@@ -101,6 +186,10 @@ pub struct Client {
     addr: SocketAddr,
     name: String,
     last_seen: Option<Box<Seen>>,
+    /// When this connection was made.
+    connected: Instant,
+    /// The reconnection attempts that led to it, while it has not proved steady.
+    streak: Option<Streak>,
 }
 
 impl Client {
@@ -111,7 +200,12 @@ impl Client {
         resume: Option<SessionToken>,
         timeout: Duration,
     ) -> Result<Client, ClientError> {
-        let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(FrameError::Io)?;
+        let mut stream =
+            TcpStream::connect_timeout(&addr, timeout).map_err(|e| ClientError::Unreachable {
+                addr,
+                reason: e.to_string(),
+                kind: e.kind(),
+            })?;
         stream.set_nodelay(true).map_err(FrameError::Io)?;
         stream
             .set_write_timeout(Some(Duration::from_secs(10)))
@@ -166,6 +260,8 @@ impl Client {
             addr,
             name: clean(name),
             last_seen: None,
+            connected: Instant::now(),
+            streak: None,
         })
     }
 
@@ -210,6 +306,18 @@ impl Client {
                 "this host does not send its packs; get them from its owner".into(),
             ));
         }
+        // Every pack the game loads from the cache: kept by the quota's trimming, and
+        // together held to the quota.
+        let needed: Vec<String> = plan
+            .packs
+            .iter()
+            .filter(|s| {
+                s.dir.is_none() || s.dir.as_ref().is_some_and(|d| d.starts_with(cache.root()))
+            })
+            .map(|s| s.pack.hash.clone())
+            .collect();
+        let needed: Vec<&str> = needed.iter().map(String::as_str).collect();
+        cache.check_fits(&needed, 0)?;
         frame::write(&mut self.stream, &ToHost::WantPacks(ids.clone()))?;
         self.last_sent = Instant::now();
         for id in ids {
@@ -266,10 +374,15 @@ impl Client {
                 }
             }
             let dir = cache.store(&r, bytes)?;
+            if let Err(e) = cache.check_fits(&needed, 0) {
+                let _ = cache.remove(&r.hash);
+                return Err(e.into());
+            }
             if let Some(s) = plan.packs.iter_mut().find(|s| s.pack.id == id) {
                 s.dir = Some(dir);
             }
         }
+        cache.trim(&needed);
         Ok(())
     }
 
@@ -413,7 +526,10 @@ pub fn play_with_ai(
         let update = match next {
             Ok(u) => u,
             Err(e) if e.is_disconnect() => {
-                report.line(&format!("connection lost ({e}); reconnecting"));
+                // One line per run of drops, not per attempt.
+                if client.is_steady() {
+                    report.line(&format!("connection lost ({e}); reconnecting"));
+                }
                 *client = client.reconnect(reconnect)?;
                 moved_at = None;
                 continue;
@@ -482,26 +598,110 @@ pub struct AiPlayer {
 }
 
 impl Client {
-    /// Connect again to the same host with this seat's token, trying for up to
-    /// `within`: a new connection holding the same seat.
+    /// Whether this connection has proved steady: it has held for [`STEADY`], or for
+    /// [`MOVED_STEADY`] with the game moved on since the drop that led to it (a host
+    /// faking progress still gets at most one reconnection per [`MOVED_STEADY`]).
+    #[must_use]
+    pub fn is_steady(&self) -> bool {
+        let Some(streak) = self.streak else {
+            return true;
+        };
+        let held = self.connected.elapsed();
+        let moved = self
+            .last_seen
+            .as_ref()
+            .is_some_and(|seen| seen.moves > streak.moves.unwrap_or(0));
+        held >= STEADY || (moved && held >= MOVED_STEADY)
+    }
+
+    /// Connect again to the same host with this seat's token: a new connection holding
+    /// the same seat. Attempts back off exponentially ([`RECONNECT_FIRST`] doubling up to
+    /// [`RECONNECT_CAP`]) and stop after [`MAX_RECONNECTS`] or `within`, counted from
+    /// the first drop since the connection was last steady: a host that takes the seat
+    /// back and drops it again at once does not restart the count.
     pub fn reconnect(&self, within: Duration) -> Result<Client, ClientError> {
-        let until = Instant::now() + within;
+        let mut streak = match self.streak {
+            Some(s) if !self.is_steady() => s,
+            _ => Streak {
+                since: Instant::now(),
+                attempts: 0,
+                resumed: 0,
+                moves: self.last_seen.as_ref().map(|s| s.moves),
+            },
+        };
+        let until = streak.since + within;
+        let mut last = "the connection was lost".to_string();
         loop {
+            let delay = backoff(streak.attempts);
+            let now = Instant::now();
+            if streak.attempts >= MAX_RECONNECTS || now + delay > until {
+                return Err(ClientError::GaveUp {
+                    addr: self.addr,
+                    attempts: streak.attempts,
+                    resumed: streak.resumed,
+                    secs: streak.since.elapsed().as_secs(),
+                    last,
+                });
+            }
+            std::thread::sleep(delay);
+            streak.attempts += 1;
             match Client::connect(
                 self.addr,
                 &self.name,
                 Some(self.welcome.token),
-                Duration::from_secs(2),
+                Duration::from_secs(2).min(until.saturating_duration_since(Instant::now())),
             ) {
                 Ok(mut c) => {
+                    streak.resumed += 1;
                     c.set_seq(self.seq);
+                    c.streak = Some(streak);
                     return Ok(c);
                 }
-                Err(e) if e.is_disconnect() && Instant::now() < until => {
-                    std::thread::sleep(Duration::from_millis(300));
-                }
+                Err(e) if e.is_disconnect() => last = e.to_string(),
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// The wait before reconnection attempt `n + 1`.
+fn backoff(n: u32) -> Duration {
+    RECONNECT_FIRST
+        .saturating_mul(1u32 << n.min(16))
+        .min(RECONNECT_CAP)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_chain_prints_each_message_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        let e = anyhow::Error::new(ClientError::from(FrameError::Io(io)));
+        assert_eq!(format!("{e:#}"), "reset by peer");
+        let pack = ClientError::from(PackError::Refused("entry x compressed 1028:1".into()));
+        let shown = format!("{:#}", anyhow::Error::new(pack).context("cannot join"));
+        assert_eq!(shown.matches("1028:1").count(), 1, "{shown}");
+        let refused = ClientError::Unreachable {
+            addr: "127.0.0.1:9".parse().expect("addr"),
+            reason: "Connection refused (os error 111)".into(),
+            kind: std::io::ErrorKind::ConnectionRefused,
+        };
+        let shown = format!("{:#}", anyhow::Error::new(refused));
+        assert_eq!(shown.matches("os error 111").count(), 1, "{shown}");
+        assert!(shown.contains("is a game hosted there?"), "{shown}");
+    }
+
+    #[test]
+    fn reconnection_waits_double_up_to_the_cap_and_stop_after_the_last_attempt() {
+        let waits: Vec<Duration> = (0..MAX_RECONNECTS).map(backoff).collect();
+        assert_eq!(waits[0], RECONNECT_FIRST);
+        assert_eq!(waits[1], RECONNECT_FIRST * 2);
+        assert!(waits.iter().all(|w| *w <= RECONNECT_CAP));
+        assert_eq!(backoff(40), RECONNECT_CAP);
+        let total: Duration = waits.iter().sum();
+        // 0.1 + 0.2 + 0.4 + 0.8 + 1.6 + 3.2 + 5 + 5 s.
+        assert_eq!(total, Duration::from_millis(16_300));
     }
 }

@@ -36,7 +36,7 @@ pub enum FrameError {
     #[error("a frame is not a valid message: {0}")]
     Malformed(String),
     /// Any other I/O error.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
 }
 

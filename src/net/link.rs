@@ -206,6 +206,10 @@ fn run(
         .ok_or_else(|| ClientError::Protocol("a pack is still missing".into()))?;
     let loaded = crate::script::load(&options);
     let Some(catalog) = loaded.catalog else {
+        // Packs received from the host that do not load are not kept.
+        for r in plan.cached(&cache) {
+            let _ = cache.remove(&r.hash);
+        }
         let first = loaded
             .diagnostics
             .iter()
@@ -249,7 +253,10 @@ fn run(
             }
             Ok(None) => {}
             Err(e) if e.is_disconnect() => {
-                let _ = events.send(LinkEvent::Lost(e.to_string()));
+                // Once per run of drops, not per attempt.
+                if client.is_steady() {
+                    let _ = events.send(LinkEvent::Lost(e.to_string()));
+                }
                 client = client.reconnect(Duration::from_secs(60))?;
                 let _ = events.send(LinkEvent::Back);
             }

@@ -27,7 +27,7 @@ pub use protocol::{PackRef, Seen};
 pub const GAME_PORT: u16 = 47_320;
 
 /// The address `text` names: `IP:PORT`, `NAME:PORT`, or an IP or name (which get
-/// [`GAME_PORT`]).
+/// [`GAME_PORT`]). Names are looked up (`ToSocketAddrs`); an IPv4 answer is preferred.
 pub fn address(text: &str) -> Result<std::net::SocketAddr, String> {
     use std::net::ToSocketAddrs as _;
     let text = text.trim();
@@ -37,19 +37,59 @@ pub fn address(text: &str) -> Result<std::net::SocketAddr, String> {
     if let Ok(ip) = text.parse::<std::net::IpAddr>() {
         return Ok(std::net::SocketAddr::new(ip, GAME_PORT));
     }
-    let with_port = if text.contains(':') {
-        text.to_string()
-    } else {
-        format!("{text}:{GAME_PORT}")
+    let shown = crate::rules::echo(text);
+    let (name, port) = match text.rsplit_once(':') {
+        Some((name, port)) => {
+            let port = port.parse::<u16>().map_err(|_| {
+                format!(
+                    "'{shown}': '{}' is not a port (a number from 1 to 65535; games use {GAME_PORT} unless the host chose another)",
+                    crate::rules::echo(port)
+                )
+            })?;
+            (name, port)
+        }
+        None => (text, GAME_PORT),
     };
-    with_port
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    if name.is_empty() {
+        return Err(format!(
+            "'{shown}' names no host: type IP:PORT or NAME:PORT, say 192.168.1.20:{GAME_PORT}"
+        ));
+    }
+    let found: Vec<std::net::SocketAddr> = match (name, port).to_socket_addrs() {
+        Ok(found) => found.collect(),
+        Err(_) => Vec::new(),
+    };
+    found
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| found.first())
+        .copied()
         .ok_or_else(|| {
             format!(
-                "'{}' is not an address: type IP:PORT, say 192.168.1.20:{GAME_PORT}",
-                crate::rules::echo(text)
+                "could not find host '{}': check the name, or type the host's IP address, say 192.168.1.20:{GAME_PORT} (`tokensmith hosts` lists games on this network)",
+                crate::rules::echo(name)
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_names_ports_and_unknown_names() {
+        assert_eq!(address("127.0.0.1:9").map(|a| a.port()), Ok(9), "IP:PORT");
+        assert_eq!(address("127.0.0.1").map(|a| a.port()), Ok(GAME_PORT));
+        let local = address("localhost:7").expect("localhost resolves");
+        assert!(local.ip().is_loopback() && local.port() == 7);
+        let e = address("no-such-host.invalid").expect_err("unknown");
+        assert!(
+            e.starts_with("could not find host 'no-such-host.invalid'"),
+            "{e}"
+        );
+        assert!(!e.contains("not an address"), "{e}");
+        let e = address("localhost:http").expect_err("bad port");
+        assert!(e.contains("'http' is not a port"), "{e}");
+    }
 }

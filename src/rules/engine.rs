@@ -75,7 +75,7 @@ pub enum MoveError {
     #[error("card #{0} is not in the loaded content")]
     UnknownCard(u16),
     /// A script hook failed; the move was rolled back.
-    #[error("{0}")]
+    #[error(transparent)]
     Script(#[from] HookError),
 }
 

@@ -932,3 +932,577 @@ fn serve_and_join_commands_finish_their_games_and_print_the_same_results() {
     let log = log.join().expect("log");
     assert!(log.iter().any(|l| l.contains("sits at game")), "{log:?}");
 }
+
+/// A fake host on 127.0.0.1 that welcomes every connection (taking seat 2 back when
+/// the `Hello` resumes) and closes it at once; it counts the connections until stopped.
+struct DroppingHost {
+    addr: SocketAddr,
+    accepted: Arc<std::sync::atomic::AtomicU32>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl DroppingHost {
+    fn start() -> DroppingHost {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
+        let accepted = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (count, halt) = (Arc::clone(&accepted), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            let until = Instant::now() + WAIT;
+            while !halt.load(Ordering::SeqCst) && Instant::now() < until {
+                let Ok((mut stream, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                };
+                count.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_nonblocking(false);
+                let resumed = match frame::read::<ToHost>(&mut stream, Some(WAIT)) {
+                    Ok(ToHost::Hello { resume, .. }) => resume.map(|_| 2),
+                    _ => continue,
+                };
+                let _ = frame::write(
+                    &mut stream,
+                    &ToClient::Welcome {
+                        protocol: PROTOCOL,
+                        host: "dropper".into(),
+                        packs: Vec::new(),
+                        sends_packs: false,
+                        token: [7; 16],
+                        resumed,
+                    },
+                );
+                // Dropped here: the connection closes.
+            }
+        });
+        DroppingHost {
+            addr,
+            accepted,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn accepted(&self) -> u32 {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for DroppingHost {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_host_that_drops_every_resume_gets_few_spaced_reconnections_then_a_clear_stop() {
+    use tokensmith::net::ClientError;
+    use tokensmith::net::client::MAX_RECONNECTS;
+    let fake = DroppingHost::start();
+    let catalog = Arc::new(base_catalog());
+    let mut client = Client::connect(fake.addr, "me", None, WAIT).expect("connect");
+    let player = AiPlayer {
+        reconnect: Duration::from_secs(3),
+        ..greedy()
+    };
+    let mut lines = Vec::new();
+    let started = Instant::now();
+    let err = play_with_ai(&mut client, &catalog, &player, &mut |l: &str| {
+        lines.push(l.to_string());
+    })
+    .expect_err("the fake host never plays");
+    let took = started.elapsed();
+    let tries = fake.accepted() - 1;
+    drop(fake);
+    assert!(
+        matches!(err, ClientError::GaveUp { .. }),
+        "stopped with: {err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("gave up reconnecting") && text.contains("took the seat back each time"),
+        "{text}"
+    );
+    // Backing off 100, 200, 400, 800 ms… within the 3 s window: 4 tries, not thousands.
+    assert!(
+        (3..=MAX_RECONNECTS).contains(&tries),
+        "{tries} reconnections in {took:?}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "one line for the whole run of drops: {lines:?}"
+    );
+    // An honest game with a real host still finishes.
+    let (host, catalog) = ai_host();
+    still_serves(&host, &catalog);
+}
+
+/// A free port on 127.0.0.1 where nothing listens.
+fn closed_port() -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr")
+}
+
+fn tokensmith(profile: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_tokensmith"))
+        .current_dir(root())
+        .arg("--profile")
+        .arg(profile)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run tokensmith")
+}
+
+#[test]
+fn join_says_once_why_a_host_cannot_be_reached_or_found_and_what_to_check() {
+    let profile = tempfile::tempdir().expect("tmp");
+    let addr = closed_port().to_string();
+    let out = tokensmith(profile.path(), &["join", &addr]);
+    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(!out.status.success());
+    assert_eq!(err.matches("connection refused").count(), 1, "{err}");
+    assert!(err.contains("is a game hosted there"), "{err}");
+    assert!(err.contains("check the port"), "{err}");
+    let out = tokensmith(profile.path(), &["join", "no-such-host.invalid"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("could not find host 'no-such-host.invalid'"),
+        "{err}"
+    );
+    assert!(!err.contains("not an address"), "{err}");
+}
+
+/// The cells of the last board `join` printed: `(x, y, empty)`, and the stacks that
+/// still hold cards (numbered from 1).
+fn last_board(text: &str) -> (Vec<(i32, i32, bool)>, Vec<usize>) {
+    let board = &text[text.rfind("scores:").expect("a board")..];
+    let mut cells = Vec::new();
+    let mut stacks = Vec::new();
+    for line in board.lines().skip(2) {
+        let mut words = line.split_whitespace();
+        let Some(first) = words.next() else { break };
+        if let Ok(y) = first.parse::<i32>() {
+            for (x, w) in words.enumerate() {
+                cells.push((i32::try_from(x).expect("x"), y, w == "."));
+            }
+        } else if first == "stack" {
+            let n: usize = words
+                .next()
+                .and_then(|w| w.trim_end_matches(':').parse().ok())
+                .expect("stack number");
+            if !line.contains("(empty)") {
+                stacks.push(n);
+            }
+        } else {
+            break;
+        }
+    }
+    (cells, stacks)
+}
+
+#[test]
+fn interactive_join_asks_again_after_a_refused_move_and_plays_typed_moves_to_the_end() {
+    use std::io::Read as _;
+    use std::process::{Command, Stdio};
+    let (host, _catalog) = ai_host();
+    let profile = tempfile::tempdir().expect("tmp");
+    // Waited for with `try_wait` below; a failed assertion ends the test process, and
+    // the child with its closed pipes.
+    #[allow(clippy::zombie_processes)]
+    let mut join = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
+        .current_dir(root())
+        .arg("--profile")
+        .arg(profile.path())
+        .args(["join", &host.addr().to_string(), "--deck", "shifters"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("join");
+    let mut stdin = join.stdin.take().expect("stdin");
+    let mut stderr = join.stderr.take().expect("stderr");
+    // Prompts end without a newline: read bytes as they come.
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    const PROMPT: &str = "your move (STACK X Y): ";
+    let mut text = String::new();
+    let mut answered = 0; // prompts answered
+    let mut refused_once = false;
+    let mut asked_after_refusal = false;
+    // Which of the candidate moves of the last board to try (one more per refusal).
+    let mut boards = 0;
+    let mut k = 0;
+    let until = Instant::now() + WAIT;
+    let mut exited = None;
+    while exited.is_none() {
+        assert!(Instant::now() < until, "no end in time:\n{text}");
+        if let Ok(bytes) = rx.recv_timeout(Duration::from_millis(50)) {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+        exited = join.try_wait().expect("wait");
+        if text.matches(PROMPT).count() <= answered {
+            continue;
+        }
+        answered = text.matches(PROMPT).count();
+        if !refused_once {
+            // A stack the deck does not have: the host refuses it.
+            writeln!(stdin, "9 0 0").expect("type");
+            refused_once = true;
+            continue;
+        }
+        if text.ends_with(&format!("try again\n{PROMPT}")) {
+            asked_after_refusal = true;
+        }
+        let now = text.matches("scores:").count();
+        k = if now == boards { k + 1 } else { 0 };
+        boards = now;
+        let (cells, stacks) = last_board(&text);
+        let candidates: Vec<(usize, i32, i32)> = stacks
+            .iter()
+            .flat_map(|&s| {
+                cells
+                    .iter()
+                    .filter(|c| c.2)
+                    .map(move |&(x, y, _)| (s, x, y))
+            })
+            .collect();
+        let (s, x, y) = candidates
+            .get(k)
+            .copied()
+            .unwrap_or_else(|| panic!("no move left to try:\n{text}"));
+        writeln!(stdin, "{s} {x} {y}").expect("type");
+    }
+    drop(stdin);
+    let mut out = String::new();
+    join.stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read");
+    let _ = reader.join();
+    while let Ok(bytes) = rx.try_recv() {
+        text.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    assert!(exited.is_some_and(|s| s.success()), "{text}");
+    assert!(
+        text.contains("refused: seat 2 has no stack 9; try again"),
+        "{text}"
+    );
+    assert!(
+        asked_after_refusal,
+        "asked again after the refusal:\n{text}"
+    );
+    assert!(out.starts_with("result: "), "{out}\n{text}");
+    // Labelled rows and columns; each top card's value, ability and area.
+    assert!(text.contains(" y\\x "), "{text}");
+    assert!(
+        text.contains("stack 1: ") && text.contains(" - value "),
+        "{text}"
+    );
+    assert!(text.contains("ability") && text.contains("area"), "{text}");
+    // The host served the whole game, then serves another.
+    let (results, _) = host_results(&host, 1);
+    assert_eq!(results.len(), 1);
+    still_serves(&host, &_catalog);
+}
+
+/// A host whose extra pack is `lanpack` at `version` with card value `value`.
+fn lanpack_host(version: &str, value: i32) -> (Host, Arc<Catalog>, tempfile::TempDir) {
+    let mods = tempfile::tempdir().expect("tmp");
+    write_pack(&mods.path().join("lanpack"), version, value, None);
+    let (host, catalog) = host_with(mods.path());
+    (host, catalog, mods)
+}
+
+/// Fetch the host's packs into `cache` (none of the joiner's own but `base`).
+fn fetch_from(host: &Host, cache: &Cache) -> Result<tokensmith::net::sync::Plan, String> {
+    let mine = tempfile::tempdir().expect("tmp");
+    let mut client = Client::connect(host.addr(), "me", None, WAIT).map_err(|e| e.to_string())?;
+    let mut p = plan(
+        &client.welcome().packs,
+        &Folders {
+            content: root().join("content"),
+            mods: mine.path().to_path_buf(),
+            installed: None,
+        },
+        cache,
+    );
+    client
+        .fetch(&mut p, cache, |_, _| {})
+        .map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+#[test]
+fn the_pack_cache_keeps_to_its_quota_by_evicting_the_least_recently_used_pack() {
+    use tokensmith::net::sync::Quota;
+    let profile = tempfile::tempdir().expect("tmp");
+    let cache = Cache::new(profile.path()).with_quota(Quota {
+        bytes: 1024 * 1024,
+        entries: 2,
+    });
+    let (a, _, _ma) = lanpack_host("1.1.0", 4);
+    let (b, _, _mb) = lanpack_host("1.2.0", 5);
+    let (c, c_catalog, _mc) = lanpack_host("1.3.0", 6);
+    let hash = |h: &Host| {
+        host_catalog_packs(h)
+            .into_iter()
+            .find(|p| p.id == "lanpack")
+            .expect("lanpack")
+            .hash
+    };
+    fetch_from(&a, &cache).expect("a");
+    std::thread::sleep(Duration::from_millis(30));
+    fetch_from(&b, &cache).expect("b");
+    std::thread::sleep(Duration::from_millis(30));
+    // A game with a again: its copy is used, nothing fetched, and it is now the newest.
+    let again = fetch_from(&a, &cache).expect("a again");
+    assert!(again.to_fetch().is_empty());
+    std::thread::sleep(Duration::from_millis(30));
+    let p = fetch_from(&c, &cache).expect("c");
+    let held: Vec<String> = cache.entries().into_iter().map(|e| e.hash).collect();
+    assert_eq!(
+        held,
+        vec![hash(&a), hash(&c)],
+        "b, the least recently used, went"
+    );
+    assert!(cache.entries().iter().all(|e| e.bytes > 0));
+    // The game with c plays from the cache.
+    let catalog = tokensmith::script::load(&p.load_options().expect("all there"))
+        .catalog
+        .expect("loads");
+    assert!(catalog.card_named("lanpack:lan_card").is_ok());
+
+    // A quota the game's packs alone exceed: refused, and nothing of it stays.
+    let tiny = Cache::new(profile.path()).with_quota(Quota {
+        bytes: 10,
+        entries: 2,
+    });
+    tiny.clear().expect("clear");
+    let err = fetch_from(&b, &tiny).expect_err("over the quota");
+    assert!(
+        err.contains("over the pack cache's quota of 10 bytes"),
+        "{err}"
+    );
+    assert!(tiny.entries().is_empty(), "{:?}", tiny.entries());
+    // An honest game still finishes.
+    still_serves(&c, &c_catalog);
+}
+
+#[test]
+fn pack_cache_lists_removes_and_clears_what_hosts_sent() {
+    let profile = tempfile::tempdir().expect("tmp");
+    let cache = Cache::new(profile.path());
+    let (a, _, _ma) = lanpack_host("1.1.0", 4);
+    let (b, _, _mb) = lanpack_host("1.2.0", 5);
+    fetch_from(&a, &cache).expect("a");
+    fetch_from(&b, &cache).expect("b");
+    let text = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let listed = text(tokensmith(profile.path(), &["pack", "cache"]));
+    assert!(listed.contains("2 pack(s)"), "{listed}");
+    assert!(listed.contains("quota: 64 packs, 256.0 MiB"), "{listed}");
+    assert!(
+        listed.contains("lanpack 1.1.0") && listed.contains("lanpack 1.2.0"),
+        "{listed}"
+    );
+    assert!(listed.contains("KiB") || listed.contains(" B "), "{listed}");
+    assert!(listed.contains("used just now"), "{listed}");
+    let first = cache.entries()[0].hash.clone();
+    let removed = text(tokensmith(
+        profile.path(),
+        &["pack", "cache", "remove", &first[..10]],
+    ));
+    assert!(removed.contains("removed lanpack 1.1.0"), "{removed}");
+    assert_eq!(cache.entries().len(), 1);
+    let out = tokensmith(profile.path(), &["pack", "cache", "remove", "nothing"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no cached pack has the id or hash 'nothing'")
+    );
+    let cleared = text(tokensmith(profile.path(), &["pack", "cache", "clear"]));
+    assert!(cleared.contains("removed 1 cached pack(s)"), "{cleared}");
+    assert!(cache.entries().is_empty());
+    let listed = text(tokensmith(profile.path(), &["pack", "cache", "list"]));
+    assert!(listed.contains("0 pack(s)"), "{listed}");
+}
+
+#[test]
+fn a_pack_from_the_host_that_does_not_load_is_not_kept_in_the_cache() {
+    // The host announces and sends a pack whose content does not load.
+    let mods = tempfile::tempdir().expect("tmp");
+    write_pack(&mods.path().join("lanpack"), "1.1.0", 4, None);
+    let folders = Folders {
+        content: root().join("content"),
+        mods: mods.path().to_path_buf(),
+        installed: None,
+    };
+    let loaded = tokensmith::script::load(&tokensmith::packs::set::load_options(
+        &folders,
+        &tokensmith::packs::Selection::All,
+    ));
+    let catalog = Arc::new(loaded.catalog.expect("content"));
+    let mut content = Content::new(Arc::clone(&catalog), &folders.all()).expect("content");
+    let broken = tempfile::tempdir().expect("tmp");
+    let dir = broken.path().join("lanpack");
+    write_pack(&dir, "1.1.0", 4, None);
+    std::fs::write(
+        dir.join("cards.yaml"),
+        "cards:\n  - id: lan_card\n    value: 4\n    token: no_such_kind\n",
+    )
+    .expect("write");
+    let built = tokensmith::packs::build(&dir, |_| Vec::new());
+    // `pack build` refuses a pack with errors: archive its files by hand instead.
+    let bytes = match built {
+        Ok(b) => b.bytes,
+        Err(_) => zip_folder(&dir),
+    };
+    let at = content
+        .packs
+        .iter()
+        .position(|p| p.id == "lanpack")
+        .expect("lanpack");
+    content.packs[at].hash = tokensmith::packs::hash(&dir).expect("hash");
+    content.set_archive("lanpack", bytes);
+    let host = Host::start(config(Some(Level::Greedy), &catalog), content).expect("host");
+    let profile = tempfile::tempdir().expect("tmp");
+    let out = tokensmith(
+        profile.path(),
+        &[
+            "join",
+            &host.addr().to_string(),
+            "--accept-packs",
+            "--ai",
+            "greedy",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("no_such_kind"), "{err}");
+    assert!(
+        Cache::new(profile.path()).entries().is_empty(),
+        "the pack that failed to load was removed"
+    );
+    // An honest game still finishes.
+    still_serves(&host, &catalog);
+}
+
+/// A zip of the files in `dir` (stored, no compression), for packs `pack build` refuses.
+fn zip_folder(dir: &Path) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for f in tokensmith::packs::files(dir).expect("files") {
+        zip.start_file(f.rel.as_str(), options).expect("entry");
+        zip.write_all(&std::fs::read(&f.path).expect("read"))
+            .expect("write");
+    }
+    zip.finish().expect("zip").into_inner()
+}
+
+/// Every ```hex block of docs/protocol.md: its header (`ToHost: VALUE`) and its bytes.
+fn documented_frames() -> Vec<(String, Vec<u8>)> {
+    let doc = std::fs::read_to_string(root().join("docs/protocol.md")).expect("protocol.md");
+    let mut blocks = Vec::new();
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() != "```hex" {
+            continue;
+        }
+        let mut header = None;
+        let mut bytes = Vec::new();
+        for l in lines.by_ref() {
+            if l.trim() == "```" {
+                break;
+            }
+            let (data, comment) = l.split_once('#').map_or((l, None), |(d, c)| (d, Some(c)));
+            if header.is_none() {
+                header = comment.map(|c| c.trim().to_string());
+                continue;
+            }
+            for w in data.split_whitespace() {
+                bytes.push(
+                    u8::from_str_radix(w, 16).unwrap_or_else(|_| panic!("'{w}' is not a byte")),
+                );
+            }
+        }
+        blocks.push((header.expect("a header line"), bytes));
+    }
+    blocks
+}
+
+#[test]
+fn the_protocol_documents_worked_examples_decode_with_the_real_decoder() {
+    let blocks = documented_frames();
+    let mut host_tags = HashSet::new();
+    let mut client_tags = HashSet::new();
+    for (header, bytes) in &blocks {
+        let (kind, value) = header
+            .split_once(": ")
+            .map_or((header.as_str(), None), |(k, v)| (k, Some(v)));
+        assert!(bytes.len() > 4, "{header}");
+        let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        assert_eq!(
+            len as usize,
+            bytes.len() - 4,
+            "the length prefix of {header}"
+        );
+        let body = &bytes[4..];
+        let (shown, again) = match kind {
+            "ToHost" => {
+                let m: ToHost = frame::decode(body).unwrap_or_else(|e| panic!("{header}: {e}"));
+                host_tags.insert(body[0]);
+                (format!("{m:?}"), frame::encode(&m).expect("encode"))
+            }
+            "ToClient" => {
+                let m: ToClient = frame::decode(body).unwrap_or_else(|e| panic!("{header}: {e}"));
+                client_tags.insert(body[0]);
+                (format!("{m:?}"), frame::encode(&m).expect("encode"))
+            }
+            other => panic!("a block of '{other}'"),
+        };
+        let value = value.unwrap_or(kind);
+        if value != kind {
+            assert_eq!(shown, value, "the documented value");
+        }
+        assert_eq!(&again, bytes, "{header} encodes back to the same bytes");
+    }
+    assert_eq!(host_tags.len(), 5, "every ToHost message has an example");
+    assert_eq!(
+        client_tags.len(),
+        9,
+        "every ToClient message has an example"
+    );
+    // As documented: bytes after the message in a body are ignored.
+    let (_, ping) = blocks
+        .iter()
+        .find(|(h, _)| h == "ToHost: Ping")
+        .expect("Ping");
+    let mut body = ping[4..].to_vec();
+    body.push(0xff);
+    assert_eq!(frame::decode::<ToHost>(&body).ok(), Some(ToHost::Ping));
+}
