@@ -11,6 +11,7 @@
 //! the clock, randomness outside the game's generator, or another pack's state.
 
 mod ctx;
+mod pattern;
 mod sandbox;
 
 use std::collections::HashMap;
@@ -706,22 +707,139 @@ fn parse(
     }
 }
 
-/// Where a script declares a to-be-closed variable (`local x <close> = ...`), if it does.
+/// Where a script declares a to-be-closed variable (`local x <close> = ...`), if it does:
+/// read on Lua's tokens (strings, comments and operators such as `<` and `<=` are tokens
+/// of their own, never an attribute), in the names a `local` statement declares.
 fn close_attribute(source: &str) -> Option<Loc> {
-    for (i, line) in source.lines().enumerate() {
-        let code = line.split("--").next().unwrap_or("");
-        if let Some(start) = code.find('<') {
-            let rest = &code[start + 1..];
-            let word = rest.trim_start();
-            if word.starts_with("close") && word["close".len()..].trim_start().starts_with('>') {
-                return Some(Loc {
-                    line: u32::try_from(i + 1).unwrap_or(1),
-                    column: u32::try_from(start + 1).unwrap_or(1),
-                });
-            }
+    let tokens = lua_tokens(source);
+    let text = |j: usize| tokens.get(j).map(|t| t.text);
+    let is_name = |j: usize| tokens.get(j).is_some_and(|t| t.name);
+    let mut i = 0;
+    while i < tokens.len() {
+        if text(i) != Some("local") || !is_name(i + 1) || text(i + 1) == Some("function") {
+            i += 1;
+            continue;
         }
+        // `local` attnamelist: Name [`<` Name `>`] {`,` Name [`<` Name `>`]}
+        let mut j = i + 1;
+        while is_name(j) {
+            j += 1;
+            if text(j) == Some("<") {
+                if text(j + 1) == Some("close") && text(j + 2) == Some(">") {
+                    return tokens.get(j).map(|t| t.loc);
+                }
+                j += 3;
+            }
+            if text(j) != Some(",") {
+                break;
+            }
+            j += 1;
+        }
+        i = j.max(i + 1);
     }
     None
+}
+
+/// One token of Lua source, as far as [`close_attribute`] needs: names and keywords,
+/// numbers, and operators (two-character ones whole); strings and comments are skipped.
+struct LuaToken<'a> {
+    text: &'a str,
+    /// A name or keyword (not a number, not an operator).
+    name: bool,
+    loc: Loc,
+}
+
+/// The level of a long bracket (`[[`, `[==[`) opening at `i`, if one does.
+fn long_open(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    let level = b[i + 1..].iter().take_while(|&&c| c == b'=').count();
+    (b.get(i + 1 + level) == Some(&b'[')).then_some(level)
+}
+
+fn lua_tokens(source: &str) -> Vec<LuaToken<'_>> {
+    let b = source.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut line, mut line_start) = (0usize, 1u32, 0usize);
+    // Skips a long bracket's body from `i` (just after its opening) past its closing.
+    let skip_long = |mut i: usize, level: usize, line: &mut u32, line_start: &mut usize| {
+        while i < b.len() {
+            if b[i] == b'\n' {
+                *line += 1;
+                *line_start = i + 1;
+            } else if b[i] == b']'
+                && b[i + 1..].iter().take_while(|&&c| c == b'=').count() == level
+                && b.get(i + 1 + level) == Some(&b']')
+            {
+                return i + level + 2;
+            }
+            i += 1;
+        }
+        i
+    };
+    while i < b.len() {
+        let c = b[i];
+        let loc = Loc {
+            line,
+            column: u32::try_from(i - line_start + 1).unwrap_or(1),
+        };
+        if c == b'\n' {
+            i += 1;
+            line += 1;
+            line_start = i;
+        } else if c.is_ascii_whitespace() || !c.is_ascii() {
+            i += 1;
+        } else if c == b'-' && b.get(i + 1) == Some(&b'-') {
+            i += 2;
+            if let Some(level) = long_open(b, i) {
+                i = skip_long(i + level + 2, level, &mut line, &mut line_start);
+            } else {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+        } else if let Some(level) = long_open(b, i) {
+            i = skip_long(i + level + 2, level, &mut line, &mut line_start);
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c && b[i] != b'\n' {
+                if b[i] == b'\\' {
+                    i += 1;
+                    if b.get(i) == Some(&b'\n') {
+                        line += 1;
+                        line_start = i + 1;
+                    }
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c.is_ascii_alphanumeric() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(LuaToken {
+                text: &source[start..i],
+                name: !c.is_ascii_digit(),
+                loc,
+            });
+        } else {
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            let len = match (c, next) {
+                (b'<', b'<' | b'=') | (b'>', b'>' | b'=') | (b'=' | b'~', b'=') => 2,
+                (b':', b':') | (b'/', b'/') | (b'.', b'.') => 2,
+                _ => 1,
+            };
+            out.push(LuaToken {
+                text: &source[i..i + len],
+                name: false,
+                loc,
+            });
+            i += len;
+        }
+    }
+    out
 }
 
 /// The location of `key = ` in a script's source, to point at a returned hook by name.

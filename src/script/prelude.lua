@@ -64,7 +64,10 @@ end
 
 -- What luaL_checkinteger would see.
 local function arg_int(who, n, v)
-  if raw_type(v) == "string" then v = raw_tonumber(v) or v end
+  if raw_type(v) == "string" then
+    if #v > 32 then charge(#v // 8, who) end
+    v = raw_tonumber(v) or v
+  end
   if raw_type(v) == "number" then
     local i = math_tointeger(v)
     if i then return i end
@@ -263,8 +266,9 @@ function string.format(fmt, ...)
         cost = cost + #v
         n = n + 1; out[n] = raw_format(spec, v)
       elseif conv == "q" then
-        if raw_type(v) == "number" and math_type(v) == "float" and (v ~= v or v == math_huge or v == -math_huge or math_floor(v) ~= v) then
-          fail("string.format: '%q' of a fractional number prints differently on each platform; use '%.17g'")
+        if raw_type(v) == "number" and math_type(v) == "float" then
+          -- Lua writes every float as a hexadecimal float (`0x1p+0`), as `%a` does.
+          fail("string.format: '%q' of a float prints differently on each platform; use '%.17g'")
         end
         if raw_type(v) == "string" then cost = cost + #v * 4 end
         n = n + 1; out[n] = raw_format(spec, v)
@@ -278,7 +282,8 @@ function string.format(fmt, ...)
         n = n + 1; out[n] = raw_format("%" .. left .. width .. "s", text)
       else
         if raw_type(v) == "string" then
-          -- Converted by the C library as luaL_checknumber would.
+          -- Converted by the C library as luaL_checknumber would (walking the text).
+          cost = cost + #v * 2
           v = raw_tonumber(v) or v
         end
         n = n + 1; out[n] = raw_format(spec, v)
@@ -355,7 +360,7 @@ function table.unpack(t, i, j)
   -- the stack can take (about a million), so this bounds the work too.
   local count = (j + 0.0) - i + 1
   if count >= 1e6 then fail("too many results to unpack") end
-  charge(count // 8, "table.unpack")
+  charge(count // 2, "table.unpack")
   return raw_unpack(t, i, j)
 end
 unpack = table.unpack
@@ -397,14 +402,14 @@ function string.rep(s, n, sep)
   -- The C loop runs n times even for empty strings.
   local bytes = (#s + #sep) * (n + 0.0)
   check_size("string.rep", bytes)
-  charge(n / 16 + bytes / 64, "string.rep")
+  charge(n / 16 + bytes / 32, "string.rep")
   return raw_rep(s, n, sep)
 end
 
 local function charged_text(name, f)
   return function(s, ...)
     s = arg_str(name, 1, s)
-    charge(#s // 64, "string." .. name)
+    charge(#s // 16, "string." .. name)
     return f(s, ...)
   end
 end
@@ -431,115 +436,60 @@ function string.byte(s, i, j)
 end
 
 function string.char(...)
-  charge(select("#", ...) // 8, "string.char")
+  charge(select("#", ...) // 2, "string.char")
   return raw_char(...)
 end
 
--- Patterns. Lua's matcher backtracks: the work of one attempt grows with the length of
--- the text to the power of the repetitions (`*`, `+`, `-`) and balanced matches (`%b`) and
--- back-references (`%1`) in the pattern, times the length of the pattern (character
--- classes `[...]` are scanned at every step); `?` doubles it; an unanchored pattern is
--- attempted at every position. That worst case is charged before the search runs, and a
--- search whose worst case exceeds what is left of the budget stops the script.
-local function pattern_cost(who, n, pattern, on_lower_bound)
-  local plen = #pattern
-  local i, powers, doubles, anchored = 1, 0, 0, false
-  if raw_sub(pattern, 1, 1) == "^" then anchored = true; i = 2 end
-  -- Reading the pattern costs instructions too: first charge what any search with it
-  -- costs at least, so a huge pattern is refused before it is read.
-  local lower = (anchored and 1 or (n + 1.0)) * (plen + 1)
-  on_lower_bound(lower)
-  while i <= plen do
-    local c = raw_sub(pattern, i, i)
-    if c == "%" then
-      local d = raw_sub(pattern, i + 1, i + 1)
-      if d == "b" then
-        powers = powers + 1; i = i + 4
-      elseif d == "f" then
-        i = i + 2
-      elseif d >= "1" and d <= "9" then
-        powers = powers + 1; i = i + 2
-      else
-        i = i + 2
-      end
-    elseif c == "[" then
-      -- Skip the set: `]` right after `[` or `[^` belongs to it; `%x` escapes.
-      i = i + 1
-      if raw_sub(pattern, i, i) == "^" then i = i + 1 end
-      if raw_sub(pattern, i, i) == "]" then i = i + 1 end
-      while i <= plen and raw_sub(pattern, i, i) ~= "]" do
-        if raw_sub(pattern, i, i) == "%" then i = i + 1 end
-        i = i + 1
-      end
-      i = i + 1
-    else
-      i = i + 1
+-- The pattern functions (string.find, match, gmatch, gsub) are not Lua's C functions but
+-- the sandbox's own (pattern.rs), which count their work as they run and charge it to the
+-- budget; they are in `string` before this prelude runs.
+
+-- Converting text to a number walks the whole text (spaces and digits); it is charged
+-- by its length before it is done, wherever the C library converts: tonumber, math
+-- functions given text, arithmetic on strings (the string metamethods).
+local function text_cost(v)
+  if raw_type(v) == "string" then return #v end
+  return 0
+end
+
+function tonumber(...)
+  local cost = text_cost((...))
+  if cost > 32 then charge(cost // 8, "tonumber") end
+  return raw_tonumber(...)
+end
+
+local function charged_numbers(name, f)
+  local who = "math." .. name
+  return function(...)
+    local a, b = ...
+    local cost = text_cost(a) + text_cost(b)
+    local n = select("#", ...)
+    if n > 2 then
+      local args = { ... }
+      for i = 3, n do cost = cost + text_cost(args[i]) end
+      cost = cost + n
     end
-    local q = raw_sub(pattern, i, i)
-    if q == "*" or q == "+" or q == "-" then
-      powers = powers + 1; i = i + 1
-    elseif q == "?" then
-      doubles = doubles + 1; i = i + 1
+    if cost > 32 then charge(cost // 8, who) end
+    return f(...)
+  end
+end
+do
+  local names = {}
+  for name, f in raw_next, math do
+    if raw_type(f) == "function" then names[#names + 1] = name end
+  end
+  for _, name in raw_ipairs(names) do math[name] = charged_numbers(name, math[name]) end
+  local meta = dbg_getmetatable("")
+  for _, event in raw_ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv" }) do
+    local f = raw_rawget(meta, event)
+    if f ~= nil then
+      raw_set(meta, event, function(x, y)
+        local cost = text_cost(x) + text_cost(y)
+        if cost > 32 then charge(cost // 8, "arithmetic on a string") end
+        return f(x, y)
+      end)
     end
   end
-  local steps = (n + 1.0) ^ (powers + (anchored and 0 or 1)) * 2.0 ^ math_min(doubles, 64) * (plen + 1)
-  return steps
-end
-
-local function charge_steps(who, what, steps, n)
-  charge(steps / 16, who .. ": " .. what .. " may take up to " .. raw_format("%.3g", steps) ..
-    " steps on a text of " .. n .. " characters (simplify it or shorten the text)")
-end
-
-local function charge_search(who, s, pattern, plain)
-  local n = #s
-  if plain or not raw_find(pattern, "[%^%$%*%+%?%.%(%)%[%]%%%-]") then
-    -- A plain search compares the needle at every position.
-    local m = #pattern
-    charge_steps(who, "a plain search", (n - m + 1.0 > 0 and n - m + 1.0 or 0) * (m + 1) + n, n)
-    return
-  end
-  local charged = 0
-  local steps = pattern_cost(who, n, pattern, function(lower)
-    charged = lower
-    charge_steps(who, "this pattern", lower, n)
-  end)
-  if steps > charged then charge_steps(who, "this pattern", steps - charged, n) end
-end
-
-function string.find(s, pattern, init, plain)
-  s = arg_str("find", 1, s)
-  pattern = arg_str("find", 2, pattern)
-  charge_search("string.find", s, pattern, plain)
-  return raw_find(s, pattern, init, plain)
-end
-
-function string.match(s, pattern, init)
-  s = arg_str("match", 1, s)
-  pattern = arg_str("match", 2, pattern)
-  charge_search("string.match", s, pattern, false)
-  return raw_match(s, pattern, init)
-end
-
-function string.gmatch(s, pattern, init)
-  s = arg_str("gmatch", 1, s)
-  pattern = arg_str("gmatch", 2, pattern)
-  charge_search("string.gmatch", s, pattern, false)
-  return raw_gmatch(s, pattern, init)
-end
-
-function string.gsub(s, pattern, repl, n)
-  s = arg_str("gsub", 1, s)
-  pattern = arg_str("gsub", 2, pattern)
-  charge_search("string.gsub", s, pattern, false)
-  local tr = raw_type(repl)
-  if tr == "string" or tr == "number" then
-    repl = arg_str("gsub", 3, repl)
-    -- Every match may copy the replacement.
-    local bytes = (#s + 1.0) * (#repl + 1)
-    charge(bytes / 64, "string.gsub")
-  end
-  return raw_gsub(s, pattern, repl, n)
 end
 
 ---------------------------------------------------------------------------------------

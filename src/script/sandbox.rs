@@ -389,6 +389,8 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua
     for name in ["dump", "pack", "unpack", "packsize"] {
         string.raw_set(name, mlua::Value::Nil)?;
     }
+    // The pattern functions, metered (before the prelude, which builds on them).
+    super::pattern::install(&lua, &string, budget, memory)?;
     let math: Table = globals.get("math")?;
     math.raw_set("random", mlua::Value::Nil)?;
     math.raw_set("randomseed", mlua::Value::Nil)?;
@@ -525,3 +527,7 @@ pub(super) fn script_env(lua: &Lua) -> mlua::Result<Table> {
     env.set_metatable(Some(meta))?;
     Ok(env)
 }
+
+#[cfg(test)]
+#[path = "cost_tests.rs"]
+mod cost_tests;

@@ -287,6 +287,18 @@ fn a_replaced_env_is_frozen_like_the_globals() {
 }
 
 #[test]
+fn a_gmatch_iterator_made_at_the_top_level_starts_again_each_move() {
+    let logs = play("gmatch_top_level", &[(0, 0), (5, 5), (0, 5)]);
+    for log in &logs {
+        assert_eq!(
+            log.as_deref(),
+            Ok(&["word=one".to_string()][..]),
+            "{logs:?}"
+        );
+    }
+}
+
+#[test]
 fn values_print_the_same_on_every_platform_and_never_as_addresses() {
     let logs = play("text_probe", &[(0, 0)]);
     let lines = logs[0].clone().unwrap_or_else(|e| panic!("{e}"));

@@ -877,6 +877,89 @@ fn limits_to_be_closed_variables_are_refused_at_load() {
     );
 }
 
+#[test]
+fn limits_to_be_closed_variables_are_found_on_lua_tokens() {
+    // Refused: after a comparison on the same line, as the second name of a `local`, with
+    // the attribute on the next line; accepted: `<close>` in strings and comments, and
+    // comparisons with a variable named `close`.
+    let refused = [
+        (
+            "after_lt",
+            "return {\n  on_place = function(ctx)\n    if 1 < 2 then local x <close> = nil end\n  end,\n}\n",
+            "3:27",
+        ),
+        (
+            "second_name",
+            "return {\n  on_place = function(ctx)\n    local a <const>, b <close> = 1, nil\n  end,\n}\n",
+            "3:24",
+        ),
+        (
+            "next_line",
+            "return {\n  on_place = function(ctx)\n    local x\n      <close> = nil\n  end,\n}\n",
+            "4:7",
+        ),
+        (
+            "after_string",
+            "return {\n  on_place = function(ctx)\n    local s = \"<\" local x <close> = nil\n  end,\n}\n",
+            "3:27",
+        ),
+    ];
+    let accepted = [
+        (
+            "in_string",
+            "local s = \"local x <close> = 1\" -- local y <close> = 2\nreturn {\n  on_place = function(ctx) end,\n}\n",
+        ),
+        (
+            "in_comment",
+            "--[==[ local x <close> = 1 ]==]\nlocal t = [[local y <close> = 2]]\nreturn {\n  on_place = function(ctx) end,\n}\n",
+        ),
+        (
+            "compared",
+            "local close, a, b = 1, 0, 2\nlocal function c() return a < close > b end\nlocal d = function() return a <close> b end\nreturn {\n  on_place = function(ctx) end,\n}\n",
+        ),
+    ];
+    let scripts: Vec<(&str, &str)> = refused
+        .iter()
+        .map(|(n, s, _)| (*n, *s))
+        .chain(accepted.iter().copied())
+        .collect();
+    let files = pack_files("t", "", &scripts);
+    let packs = TempPacks::new(
+        &files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let loaded = script::load(&LoadOptions {
+        folders: vec![
+            PackFolder {
+                path: root().join("content"),
+                required: true,
+            },
+            PackFolder {
+                path: packs.path().to_path_buf(),
+                required: true,
+            },
+        ],
+        only: None,
+        rules_patch: None,
+        order: Vec::new(),
+    });
+    let lines: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    for (name, _, at) in refused {
+        assert!(
+            lines.iter().any(|l| l.ends_with(&format!("{name}.lua:{at}: error: to-be-closed variables (`<close>`) are not available in scripts"))),
+            "{name}: {lines:?}"
+        );
+    }
+    for (name, _) in accepted {
+        assert!(
+            !lines.iter().any(|l| l.contains(&format!("{name}.lua"))),
+            "{name}: {lines:?}"
+        );
+    }
+}
+
 /// Each card, on a fresh host in a watched thread, must be refused within 2 s (the time is
 /// printed); every card is tried, and the failures are reported together.
 fn each_stopped_within_2s(f: &Fixture, cards: &[&'static str]) {

@@ -1,0 +1,224 @@
+//! The differential cost test: calls of every library function the sandbox offers, with
+//! arguments shaped to make them work hard (long texts, backtracking patterns, numerals
+//! as text, metamethods), each in an endless loop until the budget stops it. Wall time per
+//! charged instruction must stay within a fixed factor of a plain Lua loop's: no call may do
+//! much more work than it is charged for.
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use mlua::Function;
+
+use super::{Budget, new_state};
+use crate::rules::MoveLimits;
+
+/// Instructions each case may spend.
+const UNITS: u64 = 400_000;
+/// How much slower per charged instruction than plain Lua a call may be. Generous: work
+/// that escapes the meter makes a case tens to thousands of times slower.
+const FACTOR: f64 = 30.0;
+
+/// The processor time this thread has used (wall time where that cannot be read): a busy
+/// machine that takes the processor away does not count.
+fn cpu_time() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid clock id and a pointer to a live timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) } == 0 {
+            return Duration::new(
+                u64::try_from(ts.tv_sec).unwrap_or(0),
+                u32::try_from(ts.tv_nsec).unwrap_or(0),
+            );
+        }
+    }
+    START.with(Instant::elapsed)
+}
+
+thread_local! {
+    static START: Instant = Instant::now();
+}
+
+/// Processor time of `body` looped until `UNITS` instructions are spent, after `setup` (not
+/// counted).
+fn run(setup: &str, body: &str) -> Result<Duration, String> {
+    let limits = MoveLimits {
+        instructions: UNITS,
+        wall_ms: 10_000,
+        ..MoveLimits::DEFAULT
+    };
+    let budget = Rc::new(Budget::new(&limits));
+    let (lua, _) = new_state(&budget, 256 << 20).map_err(|e| e.to_string())?;
+    let code = format!("{setup}\nreturn function()\n  while true do\n    {body}\n  end\nend\n");
+    budget.pause(true);
+    let f: Function = lua
+        .load(&code)
+        .set_name("@cost.lua")
+        .eval()
+        .map_err(|e| format!("setup: {e}"))?;
+    budget.pause(false);
+    budget.enter("cost", u64::MAX)?;
+    let started = cpu_time();
+    let result = f.call::<()>(());
+    let took = cpu_time().saturating_sub(started);
+    budget.leave();
+    match result {
+        Err(e) if e.to_string().contains(&format!("shared budget of {UNITS}")) => Ok(took),
+        Err(e) => Err(format!("stopped by something else: {e}")),
+        Ok(()) => Err("the loop ended".to_string()),
+    }
+}
+
+const LONG: &str = r#"
+local spaces = "1" .. string.rep(" ", 100000)
+local digits = string.rep("0", 100000) .. "1"
+local a100k = string.rep("a", 100000)
+local list = {}
+for i = 1, 10000 do list[i] = "item" .. i end
+local numbers = {}
+for i = 1, 2000 do numbers[i] = (i * 7919) % 2003 end
+local proxy = setmetatable({}, { __index = function(_, i) return i end })
+local lying = setmetatable({}, { __len = function() return 10000 end, __index = function() return "x" end })
+local named = setmetatable({}, { __tostring = function() return string.rep("t", 1000) end })
+local keyed = {}
+for i = 1, 1000 do keyed["k" .. i] = i end
+local function cmp(x, y) return x < y end
+local Cmp = { __lt = function(x, y) return x.v < y.v end }
+local boxed = {}
+for i = 1, 500 do boxed[i] = setmetatable({ v = (i * 31) % 500 }, Cmp) end
+"#;
+
+/// (what, the loop's body) with [`LONG`] as setup.
+const CASES: &[(&str, &str)] = &[
+    (
+        "find with backtracking",
+        r#"a100k:sub(1, 5000):find(string.rep("a*", 8) .. "b")"#,
+    ),
+    (
+        "find, plain, long needle",
+        r#"a100k:find(string.rep("a", 5000) .. "b", 1, true)"#,
+    ),
+    ("find, no specials", r#"a100k:find("ab")"#),
+    (
+        "find with a long class",
+        r#"a100k:sub(1, 3000):find("[" .. string.rep("b", 3000) .. "]")"#,
+    ),
+    ("find with %b", r#"string.rep("(", 20000):find("%b()")"#),
+    ("find with start as text", r#"("x"):find("x", digits)"#),
+    (
+        "match with back-references",
+        r#"a100k:sub(1, 3000):match("(a*)%1%1b")"#,
+    ),
+    (
+        "match with a frontier",
+        r#"a100k:sub(1, 3000):match("%f[" .. string.rep("b", 3000) .. "]x")"#,
+    ),
+    ("match with captures", r#"a100k:match("(a)(a)(a)()(a*)")"#),
+    (
+        "gmatch with a literal caret",
+        r#"for _ in string.rep("^", 20000):gmatch("^^*x") do end"#,
+    ),
+    ("gmatch over words", r#"for _ in a100k:gmatch("a") do end"#),
+    (
+        "gsub with a function",
+        r#"a100k:sub(1, 10000):gsub("", function() end)"#,
+    ),
+    (
+        "gsub with a table",
+        r#"a100k:sub(1, 10000):gsub(".", { a = "b" })"#,
+    ),
+    ("gsub with escapes", r#"a100k:gsub(".*", "%0%0%0%0")"#),
+    ("gsub, empty matches", r#"a100k:gsub("", "x")"#),
+    ("tonumber of spaces", "tonumber(spaces)"),
+    ("tonumber with a base", "tonumber(spaces, 10)"),
+    ("arithmetic on text", "local x = spaces + 0"),
+    ("unary minus on text", "local x = -spaces"),
+    ("math.abs of text", "math.abs(spaces)"),
+    ("math.max of text", "math.max(spaces, spaces, spaces)"),
+    ("math.floor of text", "math.floor(digits)"),
+    ("string.rep", r#"string.rep("ab", 100000)"#),
+    (
+        "string.rep with count as text",
+        r#"string.rep("x", digits)"#,
+    ),
+    ("string.rep of nothing", r#"string.rep("", 1000000)"#),
+    ("string.format %d of text", r#"string.format("%d", spaces)"#),
+    ("string.format %s", r#"string.format("%s%s", a100k, a100k)"#),
+    ("string.format %q", r#"string.format("%q", a100k)"#),
+    ("string.byte", "a100k:byte(1, 10000)"),
+    ("string.char", "string.char(a100k:byte(1, 5000))"),
+    ("string.upper", "a100k:upper()"),
+    ("string.lower", "a100k:lower()"),
+    ("string.reverse", "a100k:reverse()"),
+    ("string.sub", "a100k:sub(2, -2)"),
+    ("string.len", "a100k:len()"),
+    ("table.concat", "table.concat(list, \",\")"),
+    ("table.concat with __len and __index", "table.concat(lying)"),
+    (
+        "table.insert at the front",
+        r#"table.insert(list, 1, "x") table.remove(list, 1)"#,
+    ),
+    ("table.move", "table.move(list, 1, 10000, 2)"),
+    (
+        "table.sort",
+        "local t = { table.unpack(numbers) } table.sort(t)",
+    ),
+    (
+        "table.sort with a comparator",
+        "local t = { table.unpack(numbers) } table.sort(t, cmp)",
+    ),
+    (
+        "table.sort with __lt",
+        "local t = { table.unpack(boxed) } table.sort(t)",
+    ),
+    ("table.unpack", "table.unpack(list)"),
+    ("select", "select(\"#\", table.unpack(list))"),
+    ("tostring with __tostring", "tostring(named)"),
+    ("pairs", "for k in pairs(keyed) do end"),
+    ("next", "next(keyed)"),
+    (
+        "ipairs over __index",
+        "for i in ipairs(proxy) do if i > 1000 then break end end",
+    ),
+];
+
+#[test]
+fn no_library_call_does_much_more_work_than_it_is_charged_for() {
+    // The reference: plain instructions.
+    // The median of five: the machine may be busy.
+    let mut bases: Vec<Duration> = (0..5)
+        .filter_map(|_| run("local x = 0", "x = x + 1").ok())
+        .collect();
+    bases.sort();
+    let base = *bases
+        .get(bases.len() / 2)
+        .unwrap_or_else(|| panic!("the plain loop must be stopped by the budget"));
+    let bound = base.mul_f64(FACTOR) + Duration::from_millis(5);
+    let mut failures = Vec::new();
+    let mut report = Vec::new();
+    for (what, body) in CASES {
+        // The best of three runs, so a busy machine does not fail a case alone.
+        let times: Vec<Result<Duration, String>> = (0..3).map(|_| run(LONG, body)).collect();
+        let best = times.iter().filter_map(|t| t.as_ref().ok()).min().copied();
+        match (best, times.iter().find_map(|t| t.as_ref().err())) {
+            (_, Some(e)) => failures.push(format!("{what}: {e}")),
+            (Some(t), None) => {
+                report.push(format!(
+                    "{what}: {:.1}×",
+                    t.as_secs_f64() / base.as_secs_f64()
+                ));
+                if t > bound {
+                    failures.push(format!(
+                        "{what}: {t:?} for {UNITS} instructions, more than {FACTOR}× a plain loop's {base:?}"
+                    ));
+                }
+            }
+            (None, None) => failures.push(format!("{what}: no run")),
+        }
+    }
+    println!("{}", report.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

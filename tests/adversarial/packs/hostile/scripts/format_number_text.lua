@@ -1,0 +1,6 @@
+-- Attack: string.format with %d of a three-megabyte numeral, in an endless loop.
+return {
+  on_place = function(ctx)
+    local s = "1" .. string.rep(" ", 3000000) while true do string.format("%d", s) end
+  end,
+}
