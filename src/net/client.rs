@@ -133,6 +133,7 @@ impl Client {
                 sends_packs,
                 token,
                 resumed,
+                ..
             } => {
                 if protocol != PROTOCOL {
                     return Err(ClientError::Protocol(format!(
