@@ -6,7 +6,15 @@
 //!   game is held at the same time; wall time, moves' p95 under that load, and resident
 //!   memory per game;
 //! - pack sync of a generated 1,000-card pack: the host's archive, the joiner's fetch,
-//!   check, unpack and hash, and loading the game's catalog from it.
+//!   check, unpack and hash, and loading the game's catalog from it;
+//! - a host under siege: an honest game's move round trip (p50, p95) while 1,000 idle
+//!   connections, 256 pinging connections and 128 abandoned games are held;
+//! - the allocation attack: 32 connections each sending 3 `Join`s of 524,000 stacks (and
+//!   3 of 30,000 stacks under the frame cap), the process's peak and settled resident
+//!   memory.
+//!
+//! The siege needs about 4,500 file descriptors: the soft limit is raised to the hard
+//! one, and the counts shrink (and say so) when it is lower.
 //!
 //! Run with `cargo bench --bench lan` (`-- N` for another count of concurrent games).
 
@@ -176,6 +184,9 @@ fn concurrent(catalog: &Arc<Catalog>, n: u32) {
     config.games = Some(n);
     config.max_tables = usize::try_from(n).unwrap_or(usize::MAX) + 8;
     config.max_connections = usize::try_from(n).unwrap_or(usize::MAX) + 8;
+    // Every joiner here comes from 127.0.0.1: one address may use every slot.
+    config.max_tables_per_address = config.max_tables;
+    config.max_connections_per_address = config.max_connections;
     let before = resident_kib();
     let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
     let addr = host.addr();
@@ -192,7 +203,7 @@ fn concurrent(catalog: &Arc<Catalog>, n: u32) {
                     Client::connect(addr, "j", None, WAIT).unwrap_or_else(|e| panic!("{e}"));
                 c.join(&deck(&catalog, "shifters"))
                     .unwrap_or_else(|e| panic!("{e}"));
-                let mut times = Vec::new();
+                let mut times: Vec<Duration> = Vec::new();
                 let mut seen = view(&mut c);
                 while !seen.over {
                     if seen.turn == seen.seat {
@@ -213,10 +224,14 @@ fn concurrent(catalog: &Arc<Catalog>, n: u32) {
             })
         })
         .collect();
-    let mut times: Vec<Duration> = joiners
-        .into_iter()
-        .flat_map(|j| j.join().unwrap_or_else(|_| panic!("a joiner failed")))
-        .collect();
+    let mut refused = 0;
+    let mut times: Vec<Duration> = Vec::new();
+    for j in joiners {
+        match j.join() {
+            Ok(t) => times.extend(t),
+            Err(_) => refused += 1,
+        }
+    }
     let wall = started.elapsed();
     let mut finished = 0;
     while let Ok(e) = host.events().recv_timeout(Duration::from_millis(200)) {
@@ -227,7 +242,7 @@ fn concurrent(catalog: &Arc<Catalog>, n: u32) {
     times.sort();
     let peak = peak.load(std::sync::atomic::Ordering::Relaxed);
     println!(
-        "{n} concurrent games (greedy host seat, greedy joiners at 40 ms a move): {finished} finished in {:.2} s; move + host AI reply p50 {:.3} ms, p95 {:.3} ms; resident memory +{} KiB, {} KiB per game (host and joiner threads together)",
+        "{n} concurrent games (greedy host seat, greedy joiners at 40 ms a move; game limit {n} + 8): {finished} finished, {refused} refused or failed, in {:.2} s; move + host AI reply p50 {:.3} ms, p95 {:.3} ms; resident memory +{} KiB, {} KiB per game (host and joiner threads together)",
         wall.as_secs_f64(),
         percentile(&times, 50),
         percentile(&times, 95),
@@ -291,6 +306,260 @@ fn pack_sync() {
     );
 }
 
+/// Raise the soft limit on open files to the hard one; the soft limit after.
+fn open_files() -> u64 {
+    // SAFETY: getrlimit/setrlimit with a valid, owned struct.
+    unsafe {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut lim) != 0 {
+            return 1_024;
+        }
+        lim.rlim_cur = lim.rlim_max;
+        let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &raw const lim);
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut lim) != 0 {
+            return 1_024;
+        }
+        lim.rlim_cur
+    }
+}
+
+fn raw_hello(stream: &mut std::net::TcpStream) -> bool {
+    use tokensmith::net::protocol::{MAGIC, PROTOCOL, ToClient, ToHost};
+    let hello = ToHost::Hello {
+        magic: MAGIC.into(),
+        protocol: PROTOCOL,
+        name: "siege".into(),
+        resume: None,
+    };
+    tokensmith::net::frame::write(stream, &hello).is_ok()
+        && matches!(
+            tokensmith::net::frame::read::<ToClient>(stream, Some(WAIT)),
+            Ok(ToClient::Welcome { .. })
+        )
+}
+
+/// An honest game's round trip while the host holds idle and pinging connections and
+/// abandoned games.
+fn siege(catalog: &Arc<Catalog>) {
+    use std::net::TcpStream;
+    use tokensmith::net::protocol::{ToClient, ToHost};
+    let files = open_files();
+    // Each held connection costs 4 descriptors on the host's side and 1 here.
+    let scale = |n: usize| {
+        let room = usize::try_from(files.saturating_sub(256) / 5).unwrap_or(usize::MAX);
+        n.min(room * n / 1_384)
+    };
+    let (idle_n, ping_n, abandoned_n) = (scale(1_000), scale(256), scale(128));
+    let content = Content::new(
+        Arc::clone(catalog),
+        &folders(Path::new("/nonexistent")).all(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut config = HostConfig::new(
+        "bench",
+        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+    );
+    config.ai = Some(Level::Greedy);
+    // Everything comes from 127.0.0.1 and is held for the whole measure: the limits are
+    // raised so that the host carries all of it.
+    config.max_connections = idle_n + ping_n + abandoned_n + 16;
+    config.max_connections_per_address = config.max_connections;
+    config.max_tables = abandoned_n + 8;
+    config.max_tables_per_address = config.max_tables;
+    config.handshake = Duration::from_secs(600);
+    let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
+    let addr = host.addr();
+    let started = Instant::now();
+    let idle: Vec<TcpStream> = (0..idle_n)
+        .filter_map(|_| TcpStream::connect(addr).ok())
+        .collect();
+    let mut pinging: Vec<TcpStream> = (0..ping_n)
+        .filter_map(|_| {
+            let mut s = TcpStream::connect(addr).ok()?;
+            raw_hello(&mut s).then_some(s)
+        })
+        .collect();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let held_pings = pinging.len();
+    let pinger = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for s in &mut pinging {
+                    let _ = tokensmith::net::frame::write(s, &ToHost::Ping);
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    let mut abandoned = 0;
+    for _ in 0..abandoned_n {
+        let Ok(mut s) = TcpStream::connect(addr) else {
+            continue;
+        };
+        if !raw_hello(&mut s) {
+            continue;
+        }
+        let join = ToHost::Join {
+            deck: deck(catalog, "shifters"),
+            seat: None,
+        };
+        if tokensmith::net::frame::write(&mut s, &join).is_err() {
+            continue;
+        }
+        loop {
+            match tokensmith::net::frame::read::<ToClient>(&mut s, Some(WAIT)) {
+                Ok(ToClient::State { .. }) => {
+                    abandoned += 1;
+                    break;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    let setup = started.elapsed();
+    std::thread::sleep(Duration::from_millis(300));
+    let held = host.connections();
+    let tables = host.tables();
+    let scripts = tokensmith::ai::hooks_for(catalog);
+    let brain = scripts.brain(catalog);
+    let mut times = Vec::new();
+    while times.len() < 200 {
+        let mut c = Client::connect(addr, "honest", None, WAIT).unwrap_or_else(|e| panic!("{e}"));
+        c.join(&deck(catalog, "shifters"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut seen = view(&mut c);
+        while !seen.over {
+            if seen.turn == seen.seat {
+                let (stack, cell) = greedy_move(catalog, &brain, &seen);
+                let t = Instant::now();
+                c.play(stack, cell).unwrap_or_else(|e| panic!("{e}"));
+                seen = view(&mut c);
+                times.push(t.elapsed());
+            } else {
+                seen = view(&mut c);
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = pinger.join();
+    times.sort();
+    println!(
+        "under siege ({} idle connections, {held_pings} pinging, {abandoned} abandoned games; host holds {held} connections and {tables} games; set up in {:.1} s; open-file limit {files}): honest move + host AI reply, {} moves: p50 {:.3} ms, p95 {:.3} ms, max {:.3} ms",
+        idle.len(),
+        setup.as_secs_f64(),
+        times.len(),
+        percentile(&times, 50),
+        percentile(&times, 95),
+        ms(*times.last().unwrap_or(&Duration::ZERO))
+    );
+    drop(idle);
+}
+
+/// A `Join` frame of `stacks` one-key stacks (keys of 0 bytes), encoded by hand.
+fn huge_join(stacks: u32) -> Vec<u8> {
+    let mut body = vec![2u8];
+    let mut n = stacks;
+    loop {
+        let byte = u8::try_from(n & 0x7f).unwrap_or(0);
+        n >>= 7;
+        if n == 0 {
+            body.push(byte);
+            break;
+        }
+        body.push(byte | 0x80);
+    }
+    for _ in 0..stacks {
+        body.extend_from_slice(&[1, 0]);
+    }
+    body.push(0);
+    let mut frame = u32::try_from(body.len())
+        .unwrap_or(0)
+        .to_be_bytes()
+        .to_vec();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+/// The allocation attack: the process's resident memory at its peak and after.
+fn allocation(catalog: &Arc<Catalog>) {
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let content = Content::new(
+        Arc::clone(catalog),
+        &folders(Path::new("/nonexistent")).all(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut config = HostConfig::new(
+        "bench",
+        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+    );
+    config.ai = Some(Level::Greedy);
+    let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
+    let addr = host.addr();
+    let big = Arc::new(huge_join(524_000));
+    let under = Arc::new(huge_join(30_000));
+    std::thread::sleep(Duration::from_millis(200));
+    let before = resident_kib();
+    let peak = Arc::new(AtomicU64::new(before));
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                peak.fetch_max(resident_kib(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let t = Instant::now();
+    let attackers: Vec<_> = (0..32)
+        .map(|i| {
+            let frame = if i % 2 == 0 {
+                Arc::clone(&big)
+            } else {
+                Arc::clone(&under)
+            };
+            std::thread::spawn(move || {
+                for _ in 0..3 {
+                    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+                        continue;
+                    };
+                    if !raw_hello(&mut s) {
+                        continue;
+                    }
+                    let _ = s.write_all(&frame);
+                    let _ = tokensmith::net::frame::read_body(
+                        &mut s,
+                        Some(Duration::from_secs(5)),
+                        Duration::from_secs(5),
+                    );
+                }
+            })
+        })
+        .collect();
+    for a in attackers {
+        let _ = a.join();
+    }
+    let took = t.elapsed();
+    std::thread::sleep(Duration::from_millis(500));
+    let after = resident_kib();
+    done.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    println!(
+        "allocation attack (32 connections × 3 Joins: 524,000-stack 1 MiB frames and 30,000-stack 60 KiB frames) in {:.2} s: process resident memory {} KiB before, peak {} KiB, {} KiB after",
+        took.as_secs_f64(),
+        before,
+        peak.load(Ordering::Relaxed),
+        after
+    );
+    drop(host);
+}
+
 fn main() {
     let n: u32 = std::env::args()
         .skip(1)
@@ -301,5 +570,7 @@ fn main() {
     round_trip(&catalog, true);
     concurrent(&catalog, n);
     concurrent(&catalog, n * 4);
+    allocation(&catalog);
+    siege(&catalog);
     pack_sync();
 }

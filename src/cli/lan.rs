@@ -12,6 +12,7 @@ use super::{Cli, named_deck, pack_folders, play_options, profile_dir, saved_deck
 use crate::ai::{Budget, Level, Options};
 use crate::net::client::{AiPlayer, Client, ClientError, Update, play_with_ai};
 use crate::net::discovery::{Beacon, DISCOVERY_PORT, default_targets, discover};
+use crate::net::host::AiDeck;
 use crate::net::sync::{Cache, plan};
 use crate::net::{Content, Host, HostConfig, HostEvent};
 use crate::rules::{Catalog, Cell, Seat};
@@ -25,14 +26,20 @@ pub struct ServeArgs {
     /// Where to listen.
     #[arg(long, default_value = "0.0.0.0:47320", value_name = "IP:PORT")]
     pub addr: SocketAddr,
-    /// Stop after this many finished games (0: run until stopped).
+    /// Stop after this many finished games (0: run until stopped). Once N games have
+    /// finished, no new game is taken and the games in progress play to their end.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub games: u32,
+    /// Seconds a paused game (a player dropped) waits for its player before it ends and
+    /// its save is removed.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub pause_expiry: u64,
     /// Play the host's seat with the AI at this level, a game for each joiner (without
     /// it, two joiners share each game).
     #[arg(long, value_name = "LEVEL")]
     pub ai: Option<Level>,
-    /// The host AI's deck: a deck of the loaded packs or a saved deck (default: `starter`).
+    /// The host AI's deck: a deck of the loaded packs or a saved deck (default: a
+    /// random-content deck made for each game, which no joiner can know).
     #[arg(long, value_name = "ID")]
     pub deck: Option<String>,
     /// The host AI's seat.
@@ -47,6 +54,9 @@ pub struct ServeArgs {
     /// Do not answer discovery probes (joining by address still works).
     #[arg(long)]
     pub no_discovery: bool,
+    /// The UDP port to answer discovery probes on.
+    #[arg(long, default_value_t = DISCOVERY_PORT, value_name = "PORT")]
+    pub discovery_port: u16,
     /// Do not send the game's packs to joiners who lack them.
     #[arg(long)]
     pub no_send_packs: bool,
@@ -87,9 +97,9 @@ pub struct HostsArgs {
     /// How long to listen for answers, in milliseconds.
     #[arg(long, default_value_t = 1_000, value_name = "MS")]
     pub wait: u64,
-    /// The discovery port.
-    #[arg(long, default_value_t = DISCOVERY_PORT)]
-    pub port: u16,
+    /// The UDP port hosts answer discovery probes on (`serve --discovery-port`).
+    #[arg(long, alias = "port", default_value_t = DISCOVERY_PORT, value_name = "PORT")]
+    pub discovery_port: u16,
 }
 
 fn who(name: Option<&String>) -> String {
@@ -135,8 +145,16 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     config.ai_options = thinking(args.move_time);
     config.ai_seat = Seat::from_number(i64::from(args.seat)).unwrap_or(Seat::One);
     if args.ai.is_some() {
-        config.ai_deck = named_deck(&catalog, &saved, deck_name(args.deck.as_ref()))?;
+        match &args.deck {
+            Some(name) => {
+                config.ai_deck = named_deck(&catalog, &saved, name)?;
+                config.ai_deck_kind = AiDeck::Chosen(name.clone());
+            }
+            // A deck made for each game; `starter`, shuffled, if the content cannot.
+            None => config.ai_deck = named_deck(&catalog, &saved, "starter").unwrap_or_default(),
+        }
     }
+    config.pause_expiry = Duration::from_secs(args.pause_expiry);
     config.games = (args.games > 0).then_some(args.games);
     config.sends_packs = !args.no_send_packs;
     config.save_dir = if args.no_save {
@@ -155,11 +173,12 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let _beacon = if args.no_discovery {
         None
     } else {
-        match Beacon::start(DISCOVERY_PORT, host.announcer()) {
+        match Beacon::start(args.discovery_port, host.announcer()) {
             Ok(b) => Some(b),
             Err(e) => {
                 eprintln!(
-                    "note: not answering discovery on UDP port {DISCOVERY_PORT} ({e}); join by address"
+                    "note: not answering discovery on UDP port {} ({e}); join by address",
+                    args.discovery_port
                 );
                 None
             }
@@ -483,7 +502,7 @@ fn board_text(catalog: &Catalog, seen: &crate::net::Seen) -> String {
 /// `tokensmith hosts`: the games answering on the local network.
 pub fn hosts(args: &HostsArgs) -> anyhow::Result<ExitCode> {
     let found = discover(
-        &default_targets(args.port),
+        &default_targets(args.discovery_port),
         Duration::from_millis(args.wait),
     )?;
     let mut out = std::io::stdout().lock();

@@ -227,6 +227,7 @@ impl Client {
                 sends_packs,
                 token,
                 resumed,
+                ..
             } => {
                 if protocol != PROTOCOL {
                     return Err(ClientError::Protocol(format!(

@@ -1,7 +1,11 @@
 //! Finding hosts on the local network by UDP broadcast: a joiner broadcasts a probe to
 //! the discovery port, and each host listening there answers it directly with what it
 //! offers. Joining by address never needs this. Datagrams are small, malformed ones are
-//! ignored, and a host answers at most [`MAX_ANSWERS`] probes a second.
+//! ignored. A host answers probes only: a datagram is a probe when it decodes as one with
+//! no byte left over, so an answer (which starts like a probe) is never taken for one and
+//! two hosts cannot be made to answer each other. It answers at most
+//! [`MAX_ANSWERS_PER_SENDER`] probes a second to one sender and [`MAX_ANSWERS`] in all, so
+//! one flooding sender cannot hide it from the others.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::Arc;
@@ -18,8 +22,57 @@ pub const DISCOVERY_PORT: u16 = 47_319;
 /// Largest datagram read or sent, in bytes.
 pub const MAX_DATAGRAM: usize = 1_200;
 
-/// Most probes a host answers in one second.
-pub const MAX_ANSWERS: usize = 20;
+/// Most probes a host answers in one second, all senders together.
+pub const MAX_ANSWERS: usize = 200;
+
+/// Most probes a host answers in one second to one sender (address).
+pub const MAX_ANSWERS_PER_SENDER: usize = 4;
+
+/// Most senders counted in one second (more: the rest wait for the next second).
+const MAX_SENDERS: usize = 4_096;
+
+/// Whether `datagram` is a probe of this protocol: exactly a `Probe`, nothing after it.
+fn is_probe(datagram: &[u8]) -> bool {
+    matches!(
+        postcard::take_from_bytes::<Probe>(datagram),
+        Ok((probe, rest)) if rest.is_empty() && probe.magic == MAGIC && probe.protocol == PROTOCOL
+    )
+}
+
+/// The answers given in the current second, per sender and in all.
+#[derive(Default)]
+struct Budget {
+    second: Option<Instant>,
+    total: usize,
+    per: std::collections::HashMap<std::net::IpAddr, usize>,
+}
+
+impl Budget {
+    /// Whether a probe from `from` may be answered now (and count it).
+    fn take(&mut self, from: std::net::IpAddr, now: Instant) -> bool {
+        if self
+            .second
+            .is_none_or(|s| now.duration_since(s) >= Duration::from_secs(1))
+        {
+            self.second = Some(now);
+            self.total = 0;
+            self.per.clear();
+        }
+        if self.total >= MAX_ANSWERS {
+            return false;
+        }
+        if !self.per.contains_key(&from) && self.per.len() >= MAX_SENDERS {
+            return false;
+        }
+        let n = self.per.entry(from).or_default();
+        if *n >= MAX_ANSWERS_PER_SENDER {
+            return false;
+        }
+        *n += 1;
+        self.total += 1;
+        true
+    }
+}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Probe {
@@ -90,23 +143,14 @@ impl Beacon {
             .name("lan-beacon".into())
             .spawn(move || {
                 let mut buf = [0u8; MAX_DATAGRAM];
-                let mut answered: Vec<Instant> = Vec::new();
+                let mut budget = Budget::default();
                 while !flag.load(Ordering::SeqCst) {
                     let Ok((n, from)) = socket.recv_from(&mut buf) else {
                         continue;
                     };
-                    let Ok(probe) = postcard::from_bytes::<Probe>(&buf[..n]) else {
-                        continue;
-                    };
-                    if probe.magic != MAGIC || probe.protocol != PROTOCOL {
+                    if !is_probe(&buf[..n]) || !budget.take(from.ip(), Instant::now()) {
                         continue;
                     }
-                    let now = Instant::now();
-                    answered.retain(|t| now.duration_since(*t) < Duration::from_secs(1));
-                    if answered.len() >= MAX_ANSWERS {
-                        continue;
-                    }
-                    answered.push(now);
                     let mut announce = announce();
                     // Keep the answer inside one datagram.
                     while announce.packs.len() > 1

@@ -29,9 +29,9 @@ pub enum FrameError {
     /// A frame started but did not finish within its deadline.
     #[error("a frame took too long to arrive (a slow sender)")]
     Slow,
-    /// The length prefix is over [`MAX_FRAME`].
-    #[error("a frame of {0} bytes is over the {MAX_FRAME}-byte limit")]
-    TooLong(u64),
+    /// The length prefix is over the limit (the second number; at most [`MAX_FRAME`]).
+    #[error("a frame of {0} bytes is over the {1}-byte limit")]
+    TooLong(u64, usize),
     /// The bytes are not a message of the protocol.
     #[error("a frame is not a valid message: {0}")]
     Malformed(String),
@@ -52,9 +52,10 @@ impl FrameError {
 pub fn encode<T: Serialize>(message: &T) -> Result<Vec<u8>, FrameError> {
     let body = postcard::to_stdvec(message).map_err(|e| FrameError::Malformed(e.to_string()))?;
     if body.len() > MAX_FRAME {
-        return Err(FrameError::TooLong(body.len() as u64));
+        return Err(FrameError::TooLong(body.len() as u64, MAX_FRAME));
     }
-    let len = u32::try_from(body.len()).map_err(|_| FrameError::TooLong(body.len() as u64))?;
+    let len =
+        u32::try_from(body.len()).map_err(|_| FrameError::TooLong(body.len() as u64, MAX_FRAME))?;
     let mut out = Vec::with_capacity(4 + body.len());
     out.extend_from_slice(&len.to_be_bytes());
     out.extend_from_slice(&body);
@@ -69,9 +70,24 @@ pub fn write<T: Serialize>(stream: &mut impl Write, message: &T) -> Result<(), F
     Ok(())
 }
 
+thread_local! {
+    /// Why a bounded decoder refused the frame being decoded on this thread (postcard
+    /// keeps no message of its own for a decoder's error).
+    static REFUSAL: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Note why a decoder refuses the frame being decoded (see [`decode`]).
+pub(crate) fn note_refusal(why: &str) {
+    REFUSAL.with(|r| *r.borrow_mut() = Some(why.to_string()));
+}
+
 /// Decode one frame's body.
 pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, FrameError> {
-    postcard::from_bytes(body).map_err(|e| FrameError::Malformed(e.to_string()))
+    REFUSAL.with(|r| r.borrow_mut().take());
+    postcard::from_bytes(body).map_err(|e| {
+        let why = REFUSAL.with(|r| r.borrow_mut().take());
+        FrameError::Malformed(why.unwrap_or_else(|| e.to_string()))
+    })
 }
 
 /// Read one frame, waiting at most `idle` for it to start (`None`: forever) and
@@ -93,12 +109,35 @@ pub fn read_within<T: DeserializeOwned>(
     decode(&body)
 }
 
+/// [`read_within`] refusing frames over `max` bytes (at most [`MAX_FRAME`]) from their
+/// length prefix: what a host reads from clients, whose messages are all small.
+pub fn read_within_max<T: DeserializeOwned>(
+    stream: &mut TcpStream,
+    idle: Option<Duration>,
+    deadline: Duration,
+    max: usize,
+) -> Result<T, FrameError> {
+    let body = read_body_max(stream, idle, deadline, max)?;
+    decode(&body)
+}
+
 /// Read one frame's body (see [`read_within`]).
 pub fn read_body(
     stream: &mut TcpStream,
     idle: Option<Duration>,
     deadline: Duration,
 ) -> Result<Vec<u8>, FrameError> {
+    read_body_max(stream, idle, deadline, MAX_FRAME)
+}
+
+/// [`read_body`] refusing frames over `max` bytes (at most [`MAX_FRAME`]).
+pub fn read_body_max(
+    stream: &mut TcpStream,
+    idle: Option<Duration>,
+    deadline: Duration,
+    max: usize,
+) -> Result<Vec<u8>, FrameError> {
+    let max = max.min(MAX_FRAME);
     let mut first = [0u8; 1];
     stream.set_read_timeout(idle.map(|d| d.max(Duration::from_millis(1))))?;
     loop {
@@ -115,8 +154,10 @@ pub fn read_body(
     read_until(stream, &mut rest, deadline)?;
     let len = u32::from_be_bytes([first[0], rest[0], rest[1], rest[2]]);
     let len = usize::try_from(len).unwrap_or(usize::MAX);
-    if len > MAX_FRAME {
-        return Err(FrameError::TooLong(len as u64));
+    if len > max {
+        // The protocol's own limit is named when the frame is over it.
+        let limit = if len > MAX_FRAME { MAX_FRAME } else { max };
+        return Err(FrameError::TooLong(len as u64, limit));
     }
     let mut body = vec![0u8; len];
     read_until(stream, &mut body, deadline)?;

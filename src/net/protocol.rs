@@ -16,6 +16,20 @@ pub const MAGIC: &str = "tokensmith-lan";
 /// Longest text field a peer may send (names, reasons), in bytes.
 pub const MAX_TEXT: usize = 200;
 
+/// Longest text a host decodes from a client (magic, name), in bytes: longer is refused
+/// while decoding, before it is allocated.
+pub const MAX_WIRE_TEXT: usize = 1_024;
+
+/// Longest card key or pack id a host decodes from a client, in bytes.
+pub const MAX_KEY: usize = 256;
+
+/// Most pack ids one `WantPacks` may name.
+pub const MAX_WANTED: usize = 64;
+
+/// The largest frame a host reads from a client: a `Join` of the largest deck decodable
+/// with the longest keys fits well within it (9 × 9 × 258 bytes is about 21 KiB).
+pub const MAX_TO_HOST_FRAME: usize = 64 << 10;
+
 /// A session token: whoever shows it again takes the seat back after a drop.
 pub type SessionToken = [u8; 16];
 
@@ -36,19 +50,24 @@ pub enum ToHost {
     /// The first message: who is calling, and a token to take a seat back.
     Hello {
         /// [`MAGIC`].
+        #[serde(deserialize_with = "bounded::text")]
         magic: String,
         /// [`PROTOCOL`].
         protocol: u32,
-        /// The player's name.
+        /// The player's name (at most [`MAX_WIRE_TEXT`] bytes).
+        #[serde(deserialize_with = "bounded::text")]
         name: String,
         /// The token of a seat held before a drop.
         resume: Option<SessionToken>,
     },
-    /// Send these packs of the game (ids from the welcome).
-    WantPacks(Vec<String>),
+    /// Send these packs of the game (ids from the welcome; at most [`MAX_WANTED`]).
+    WantPacks(#[serde(deserialize_with = "bounded::ids")] Vec<String>),
     /// Take a seat with this deck: stacks of card keys, top first.
     Join {
-        /// The deck.
+        /// The deck: at most one stack more than the rules allow, each at most one card
+        /// more (so the engine can say what is too long), keys at most [`MAX_KEY`]
+        /// bytes. Anything larger is refused while decoding, before it is allocated.
+        #[serde(deserialize_with = "bounded::deck")]
         deck: Vec<Vec<String>>,
         /// The seat wanted (1 or 2), if any: a game waiting with that seat free, else a
         /// new one (a host with an AI seat decides alone).
@@ -89,6 +108,10 @@ pub enum ToClient {
         token: SessionToken,
         /// A resumed seat's number (then no `Join` is needed).
         resumed: Option<u8>,
+        /// What the host's AI plays, when a seat is the host's AI: a random-content deck
+        /// made for each game, or the deck the host chose. Added last: a client that
+        /// stops reading before it still decodes the welcome.
+        ai_deck: Option<String>,
     },
     /// One piece of a pack archive; `offset` + `bytes` reach `total` on the last.
     PackChunk {
@@ -388,4 +411,110 @@ pub fn clean(text: &str) -> String {
         end -= 1;
     }
     crate::rules::echo_within(&text[..end], MAX_TEXT)
+}
+
+/// Decoding with limits: collections and texts from a client are refused at their length
+/// prefix, before anything of their size is allocated.
+mod bounded {
+    use serde::Deserializer;
+    use serde::de::{DeserializeSeed, Error, SeqAccess, Visitor};
+
+    use super::{MAX_KEY, MAX_WANTED, MAX_WIRE_TEXT};
+    use crate::rules::{MAX_STACK_CARDS, MAX_STACKS};
+
+    #[derive(Clone, Copy)]
+    struct Str(usize);
+
+    impl<'de> DeserializeSeed<'de> for Str {
+        type Value = String;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+
+    impl Visitor<'_> for Str {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a text of at most {} bytes", self.0)
+        }
+        fn visit_str<E: Error>(self, v: &str) -> Result<String, E> {
+            if v.len() > self.0 {
+                let why = format!(
+                    "a text of {} bytes is over the {}-byte limit",
+                    v.len(),
+                    self.0
+                );
+                crate::net::frame::note_refusal(&why);
+                return Err(E::custom(why));
+            }
+            Ok(v.to_owned())
+        }
+    }
+
+    #[derive(Clone, Copy)]
+    struct List<S> {
+        max: usize,
+        what: &'static str,
+        item: S,
+    }
+
+    impl<'de, S: DeserializeSeed<'de> + Copy> DeserializeSeed<'de> for List<S> {
+        type Value = Vec<S::Value>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for List<S> {
+        type Value = Vec<S::Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "at most {} {}", self.max, self.what)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let over = |n: usize| {
+                let why = format!("{n} {} are over the limit of {}", self.what, self.max);
+                crate::net::frame::note_refusal(&why);
+                A::Error::custom(why)
+            };
+            if let Some(n) = seq.size_hint()
+                && n > self.max
+            {
+                return Err(over(n));
+            }
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.max));
+            while let Some(v) = seq.next_element_seed(self.item)? {
+                if out.len() == self.max {
+                    return Err(over(self.max + 1));
+                }
+                out.push(v);
+            }
+            Ok(out)
+        }
+    }
+
+    pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        Str(MAX_WIRE_TEXT).deserialize(d)
+    }
+
+    pub fn ids<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        List {
+            max: MAX_WANTED,
+            what: "pack ids",
+            item: Str(MAX_KEY),
+        }
+        .deserialize(d)
+    }
+
+    pub fn deck<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<String>>, D::Error> {
+        List {
+            max: MAX_STACKS + 1,
+            what: "stacks",
+            item: List {
+                max: MAX_STACK_CARDS + 1,
+                what: "cards in a stack",
+                item: Str(MAX_KEY),
+            },
+        }
+        .deserialize(d)
+    }
 }

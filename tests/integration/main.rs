@@ -8,6 +8,9 @@
 //! - `packs`: every shipped pack loads with zero diagnostics.
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
 //! - `docs`: every command line the README and docs show is one the binary accepts.
+//! - `lan_host`: the LAN host attacked for exhaustion and concurrency (abandoned games,
+//!   connection slots, allocation, `--games`, a failing game, discovery floods, the AI's
+//!   deck), each attack followed by an honest game.
 //! - `layers`: tidy checks: no module imports from a layer above it; the codemap names
 //!   only files that exist.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
@@ -39,6 +42,7 @@ mod diagnostics;
 mod docs;
 mod hostile_packs;
 mod lan;
+mod lan_host;
 mod layers;
 mod pack_life;
 mod packs;

@@ -1,0 +1,320 @@
+//! Connections: each has one writer (a thread draining a bounded queue), so a game's
+//! owner never writes to a socket itself and two threads never write to one socket; and
+//! the host's register of open connections, with the limits per address and the rule
+//! that a connection holding no seat gives way to one that comes for a seat.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::net::{IpAddr, Shutdown, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::super::frame;
+use super::super::protocol::ToClient;
+use super::lock;
+
+/// Frames one connection may have waiting to be written; a peer that lets more pile up
+/// is not reading and is cut.
+pub const QUEUE: usize = 64;
+
+/// How long one write may block before the peer is taken as gone.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+enum Out {
+    Frame(Vec<u8>),
+    /// A pack archive, cut into chunks by the writer (one chunk in memory at a time).
+    Pack(String, Arc<Vec<u8>>),
+    Bye(String),
+}
+
+/// A connection's writer: cheap to clone; every message to the peer goes through it.
+#[derive(Clone, Debug)]
+pub struct Writer {
+    /// The connection's number.
+    pub id: u64,
+    tx: SyncSender<Out>,
+    stream: Arc<TcpStream>,
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Out")
+    }
+}
+
+/// A count of live threads of one kind (the host waits for its writers and games to end
+/// when it stops).
+#[derive(Default)]
+pub struct Live {
+    live: Mutex<usize>,
+    idle: Condvar,
+}
+
+impl Live {
+    /// One more.
+    pub fn up(&self) {
+        *lock(&self.live) += 1;
+    }
+
+    /// One fewer.
+    pub fn down(&self) {
+        let mut live = lock(&self.live);
+        *live = live.saturating_sub(1);
+        self.idle.notify_all();
+    }
+
+    /// Wait until every one has finished, at most `wait`.
+    pub fn drain(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut live = lock(&self.live);
+        while *live > 0 {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            live = self
+                .idle
+                .wait_timeout(live, left)
+                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        }
+    }
+}
+
+impl Writer {
+    /// Start the writer of `stream`.
+    pub fn start(id: u64, stream: &TcpStream, writers: &Arc<Live>) -> std::io::Result<Writer> {
+        let (tx, rx) = sync_channel(QUEUE);
+        let stream = Arc::new(stream.try_clone()?);
+        stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+        let out = Arc::clone(&stream);
+        let watch = Arc::clone(writers);
+        watch.up();
+        let spawned = std::thread::Builder::new()
+            .name("lan-write".into())
+            .spawn(move || {
+                drain(&out, &rx);
+                let _ = out.shutdown(Shutdown::Both);
+                watch.down();
+            });
+        if let Err(e) = spawned {
+            writers.down();
+            return Err(e);
+        }
+        Ok(Writer { id, tx, stream })
+    }
+
+    /// Queue `message`; a peer whose queue is full is cut. Returns whether it was queued.
+    pub fn send(&self, message: &ToClient) -> bool {
+        match frame::encode(message) {
+            Ok(bytes) => self.queue(Out::Frame(bytes)),
+            Err(_) => false,
+        }
+    }
+
+    /// Queue a pack's archive, sent in chunks.
+    pub fn send_pack(&self, id: &str, bytes: Arc<Vec<u8>>) -> bool {
+        self.queue(Out::Pack(id.to_string(), bytes))
+    }
+
+    /// Send `Bye{reason}` after what is queued, then close.
+    pub fn bye(&self, reason: &str) {
+        if !self.queue(Out::Bye(reason.to_string())) {
+            self.cut();
+        }
+    }
+
+    /// Close at once (the reader sees the end).
+    pub fn cut(&self) {
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+
+    fn queue(&self, out: Out) -> bool {
+        match self.tx.try_send(out) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                // Not reading: cut rather than hold its frames.
+                self.cut();
+                false
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+}
+
+fn drain(mut out: &TcpStream, rx: &Receiver<Out>) {
+    for item in rx {
+        let ok = match item {
+            Out::Frame(bytes) => out.write_all(&bytes).is_ok(),
+            Out::Pack(id, bytes) => write_pack(out, &id, &bytes),
+            Out::Bye(reason) => {
+                let _ = frame::write(&mut out, &ToClient::Bye { reason });
+                return;
+            }
+        };
+        if !ok {
+            return;
+        }
+    }
+}
+
+fn write_pack(mut out: &TcpStream, id: &str, bytes: &[u8]) -> bool {
+    let total = bytes.len() as u64;
+    let chunk = frame::MAX_FRAME / 2;
+    let mut offset = 0usize;
+    loop {
+        let end = (offset + chunk).min(bytes.len());
+        let sent = frame::write(
+            &mut out,
+            &ToClient::PackChunk {
+                id: id.to_string(),
+                total,
+                offset: offset as u64,
+                bytes: bytes[offset..end].to_vec(),
+            },
+        );
+        if sent.is_err() {
+            return false;
+        }
+        offset = end;
+        if offset >= bytes.len() {
+            return true;
+        }
+    }
+}
+
+/// The host's open connections.
+#[derive(Default)]
+pub struct Register {
+    inner: Mutex<Open>,
+    /// Connections open now.
+    pub count: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Open {
+    conns: HashMap<u64, Entry>,
+}
+
+struct Entry {
+    ip: IpAddr,
+    since: Instant,
+    seated: bool,
+    writer: Option<Writer>,
+    stream: Arc<TcpStream>,
+}
+
+/// Why a new connection is turned away.
+pub enum Refusal {
+    /// Its address holds as many connections as one address may.
+    Address(usize),
+    /// Every connection holds a seat.
+    Full,
+}
+
+/// The limits the register applies.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Most connections at once.
+    pub total: usize,
+    /// Most connections from one address.
+    pub per_address: usize,
+}
+
+impl Register {
+    /// Admit a connection from `ip`: when the host is full, the oldest connection that
+    /// holds no seat, from the address holding the most such, is closed to make room.
+    pub fn admit(
+        &self,
+        id: u64,
+        ip: IpAddr,
+        stream: &TcpStream,
+        limits: Limits,
+    ) -> Result<Option<IpAddr>, Refusal> {
+        let stream = Arc::new(stream.try_clone().map_err(|_| Refusal::Full)?);
+        let mut open = lock(&self.inner);
+        let mine = open.conns.values().filter(|e| e.ip == ip).count();
+        if mine >= limits.per_address {
+            return Err(Refusal::Address(limits.per_address));
+        }
+        let mut evicted = None;
+        if open.conns.len() >= limits.total {
+            let mut per: HashMap<IpAddr, usize> = HashMap::new();
+            for e in open.conns.values().filter(|e| !e.seated) {
+                *per.entry(e.ip).or_default() += 1;
+            }
+            let victim = open
+                .conns
+                .iter()
+                .filter(|(_, e)| !e.seated)
+                .max_by_key(|(_, e)| {
+                    (
+                        per.get(&e.ip).copied().unwrap_or(0),
+                        std::cmp::Reverse(e.since),
+                    )
+                })
+                .map(|(id, _)| *id);
+            let Some(victim) = victim else {
+                return Err(Refusal::Full);
+            };
+            if let Some(e) = open.conns.remove(&victim) {
+                match &e.writer {
+                    Some(w) => {
+                        w.bye("the host is full: connections without a seat make room for joiners")
+                    }
+                    None => {
+                        let _ = e.stream.shutdown(Shutdown::Both);
+                    }
+                }
+                evicted = Some(e.ip);
+            }
+        }
+        open.conns.insert(
+            id,
+            Entry {
+                ip,
+                since: Instant::now(),
+                seated: false,
+                writer: None,
+                stream,
+            },
+        );
+        self.count.store(open.conns.len(), Ordering::SeqCst);
+        Ok(evicted)
+    }
+
+    /// The connection's writer, for closing it.
+    pub fn set_writer(&self, id: u64, writer: &Writer) {
+        if let Some(e) = lock(&self.inner).conns.get_mut(&id) {
+            e.writer = Some(writer.clone());
+        }
+    }
+
+    /// Whether the connection holds a seat (then it is not closed to make room).
+    pub fn set_seated(&self, id: u64, seated: bool) {
+        if let Some(e) = lock(&self.inner).conns.get_mut(&id) {
+            e.seated = seated;
+        }
+    }
+
+    /// The connection closed.
+    pub fn remove(&self, id: u64) {
+        let mut open = lock(&self.inner);
+        open.conns.remove(&id);
+        self.count.store(open.conns.len(), Ordering::SeqCst);
+    }
+
+    /// Say `reason` to every connection and close it.
+    pub fn close_all(&self, reason: &str) {
+        let open = lock(&self.inner);
+        for e in open.conns.values() {
+            match &e.writer {
+                Some(w) => w.bye(reason),
+                None => {
+                    let _ = e.stream.shutdown(Shutdown::Both);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,609 @@
+//! The host attacked for exhaustion and for its concurrency: abandoned games, connection
+//! slots, allocation by a huge `Join`, `--games`, a game failing inside, an AI that
+//! thinks while others sit down, discovery floods and forged answers, and the AI seat's
+//! deck. Every attack runs over loopback, is bounded in count and time, and is followed by
+//! an honest game that must finish. Attackers that need addresses of their own bind
+//! 127.0.0.2 and up (Linux routes all of 127/8 to loopback).
+
+use std::net::{Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokensmith::ai::{Budget, Level, Options};
+use tokensmith::net::client::{AiPlayer, Client, Update, play_with_ai};
+use tokensmith::net::frame;
+use tokensmith::net::host::AiDeck;
+use tokensmith::net::protocol::{MAGIC, PROTOCOL, ToClient, ToHost};
+use tokensmith::net::{Content, GameResult, Host, HostConfig, HostEvent};
+use tokensmith::packs::Folders;
+use tokensmith::rules::Catalog;
+
+use crate::support::{base_catalog, root};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn content() -> Content {
+    let folders = Folders {
+        content: root().join("content"),
+        mods: root().join("no-mods-here"),
+        installed: None,
+    };
+    Content::new(Arc::new(base_catalog()), &folders.all()).expect("base content")
+}
+
+fn keys(catalog: &Catalog, name: &str) -> Vec<Vec<String>> {
+    let id = catalog.deck_named(name).expect("deck");
+    tokensmith::net::protocol::deck_keys(catalog, &catalog.deck(id).stacks)
+}
+
+/// A host whose seat 1 is greedy, as `serve --ai greedy` sets it up.
+fn config(catalog: &Catalog) -> HostConfig {
+    let mut c = HostConfig::new("test host", "127.0.0.1:0".parse().expect("addr"));
+    c.ai = Some(Level::Greedy);
+    c.ai_deck = catalog
+        .deck(catalog.deck_named("starter").expect("starter"))
+        .stacks
+        .clone();
+    c.frame_deadline = Duration::from_secs(2);
+    c
+}
+
+fn greedy() -> AiPlayer {
+    AiPlayer {
+        level: Level::Greedy,
+        options: Options::default(),
+        reconnect: Duration::from_secs(5),
+    }
+}
+
+/// An honest joiner plays a whole game.
+fn honest(host: &Host, catalog: &Catalog) -> GameResult {
+    let mut c = Client::connect(host.addr(), "honest", None, WAIT).expect("connect");
+    c.join(&keys(catalog, "shifters")).expect("join");
+    let r = play_with_ai(&mut c, catalog, &greedy(), &mut |_: &str| {}).expect("an honest game");
+    assert!(r.moves > 10, "{r:?}");
+    r
+}
+
+/// Wait for a host log line containing `text`.
+fn wait_log(host: &Host, text: &str) -> String {
+    let until = Instant::now() + WAIT;
+    while Instant::now() < until {
+        if let Ok(HostEvent::Log(l)) = host.events().recv_timeout(Duration::from_millis(50))
+            && l.contains(text)
+        {
+            return l;
+        }
+    }
+    panic!("the host never logged '{text}'");
+}
+
+/// A TCP connection from `local` (an address of 127/8) to `to`.
+fn connect_from(local: Ipv4Addr, to: SocketAddr) -> TcpStream {
+    use std::os::fd::FromRawFd as _;
+    let SocketAddr::V4(to) = to else {
+        panic!("an IPv4 host")
+    };
+    let addr = |ip: Ipv4Addr, port: u16| libc::sockaddr_in {
+        sin_family: libc::sa_family_t::try_from(libc::AF_INET).expect("family"),
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(ip).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = libc::socklen_t::try_from(std::mem::size_of::<libc::sockaddr_in>()).expect("len");
+    let here = addr(local, 0);
+    let there = addr(*to.ip(), to.port());
+    // SAFETY: a socket is made, bound and connected with valid, sized addresses; the
+    // descriptor is handed to a TcpStream, which owns and closes it.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let stream = TcpStream::from_raw_fd(fd);
+        let bound = libc::bind(fd, (&raw const here).cast::<libc::sockaddr>(), len);
+        assert_eq!(
+            bound,
+            0,
+            "bind {local}: {}",
+            std::io::Error::last_os_error()
+        );
+        let connected = libc::connect(fd, (&raw const there).cast::<libc::sockaddr>(), len);
+        assert_eq!(connected, 0, "connect: {}", std::io::Error::last_os_error());
+        stream
+    }
+}
+
+/// A client speaking the protocol by hand.
+struct Raw {
+    stream: TcpStream,
+}
+
+impl Raw {
+    fn connect(host: &Host) -> Raw {
+        Raw {
+            stream: TcpStream::connect(host.addr()).expect("connect"),
+        }
+    }
+
+    fn from(local: Ipv4Addr, host: &Host) -> Raw {
+        Raw {
+            stream: connect_from(local, host.addr()),
+        }
+    }
+
+    fn send(&mut self, message: &ToHost) -> bool {
+        frame::write(&mut self.stream, message).is_ok()
+    }
+
+    fn read(&mut self) -> Result<ToClient, frame::FrameError> {
+        frame::read(&mut self.stream, Some(WAIT))
+    }
+
+    /// Hello; the welcome (or whatever came instead).
+    fn hello(&mut self, name: &str) -> Result<ToClient, frame::FrameError> {
+        self.send(&ToHost::Hello {
+            magic: MAGIC.into(),
+            protocol: PROTOCOL,
+            name: name.into(),
+            resume: None,
+        });
+        self.read()
+    }
+
+    /// Join with shifters and wait for the first view (the game has started).
+    fn sit(&mut self, catalog: &Catalog) {
+        self.send(&ToHost::Join {
+            deck: keys(catalog, "shifters"),
+            seat: None,
+        });
+        let until = Instant::now() + WAIT;
+        loop {
+            assert!(Instant::now() < until, "no game started");
+            match self.read() {
+                Ok(ToClient::State { .. }) => return,
+                Ok(ToClient::Bye { reason }) => panic!("refused: {reason}"),
+                Ok(_) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// The reason of the host's `Bye`, reading past other frames.
+    fn bye(&mut self) -> Option<String> {
+        loop {
+            match self.read() {
+                Ok(ToClient::Bye { reason }) => return Some(reason),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// Saved games in `dir`.
+fn files(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| {
+        d.filter_map(Result::ok)
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().to_string();
+                name.starts_with("game-") && name.ends_with(".json")
+            })
+            .count()
+    })
+}
+
+#[test]
+fn abandoned_games_are_shared_fairly_expire_and_leave_no_save_behind() {
+    let saves = tempfile::tempdir().expect("tmp");
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.save_dir = Some(saves.path().to_path_buf());
+    cfg.max_tables = 6;
+    cfg.max_tables_per_address = 3;
+    cfg.pause_expiry = Duration::from_secs(2);
+    let host = Host::start(cfg.clone(), content).expect("host");
+    // Two attackers open games and abandon them: one address never holds more than its
+    // share, its own oldest paused game making room for its next.
+    for attacker in [2, 2, 2, 2, 2, 3, 3, 3] {
+        let mut a = Raw::from(Ipv4Addr::new(127, 0, 0, attacker), &host);
+        assert!(matches!(a.hello("abandon"), Ok(ToClient::Welcome { .. })));
+        a.sit(&catalog);
+        drop(a);
+        wait_log(&host, "the game is paused");
+        assert!(host.tables() <= 6, "{} games held", host.tables());
+    }
+    assert_eq!(host.tables(), 6, "3 paused games per attacking address");
+    // The host is full of paused games: an honest joiner still plays (a paused game of
+    // the address holding the most makes room).
+    honest(&host, &catalog);
+    // The paused games expire, and their saves go with them.
+    let until = Instant::now() + Duration::from_secs(8);
+    while host.tables() > 0 || files(saves.path()) > 0 {
+        assert!(
+            Instant::now() < until,
+            "{} games, {} saves left",
+            host.tables(),
+            files(saves.path())
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A game abandoned just before the host goes down is saved...
+    let mut a = Raw::connect(&host);
+    let _ = a.hello("abandon");
+    a.sit(&catalog);
+    drop(a);
+    drop(host);
+    assert_eq!(files(saves.path()), 1);
+    // ...and not brought back by a restart after its time is up.
+    std::thread::sleep(Duration::from_millis(2_100));
+    let host = Host::start(cfg, self::content()).expect("restarted host");
+    assert_eq!(host.tables(), 0, "an expired save is not resumed");
+    assert_eq!(files(saves.path()), 0, "an expired save is removed");
+    honest(&host, &catalog);
+}
+
+#[test]
+fn connections_without_a_seat_make_room_and_each_address_has_a_share() {
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.max_connections = 12;
+    cfg.max_connections_per_address = 4;
+    cfg.handshake = Duration::from_millis(500);
+    let host = Host::start(cfg, content).expect("host");
+    // A bare connection is closed after the handshake's time.
+    let started = Instant::now();
+    let mut bare = Raw::from(Ipv4Addr::new(127, 0, 0, 2), &host);
+    let reason = bare.bye().expect("a Bye");
+    assert!(reason.contains("no Hello within"), "{reason}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let until = Instant::now() + WAIT;
+    while host.connections() > 0 {
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Twelve connections from three addresses say hello and hold on (they would ping).
+    let mut held: Vec<Raw> = Vec::new();
+    for attacker in [2, 3, 4] {
+        for _ in 0..4 {
+            let mut a = Raw::from(Ipv4Addr::new(127, 0, 0, attacker), &host);
+            assert!(matches!(a.hello("idle"), Ok(ToClient::Welcome { .. })));
+            held.push(a);
+        }
+    }
+    // A fifth from one address is refused at once.
+    let mut fifth = Raw::from(Ipv4Addr::new(127, 0, 0, 2), &host);
+    let reason = fifth.bye().expect("a Bye");
+    assert!(reason.contains("the most one address may"), "{reason}");
+    // The host is full of connections that hold no seat: a joiner still gets in and plays.
+    honest(&host, &catalog);
+    assert!(host.connections() <= 12);
+    drop(held);
+}
+
+/// A `Join` frame body of `stacks` stacks of one empty key each, encoded by hand.
+fn huge_join(stacks: u32) -> Vec<u8> {
+    let mut body = vec![2u8]; // ToHost::Join
+    let mut n = stacks;
+    loop {
+        let byte = u8::try_from(n & 0x7f).expect("7 bits");
+        n >>= 7;
+        if n == 0 {
+            body.push(byte);
+            break;
+        }
+        body.push(byte | 0x80);
+    }
+    for _ in 0..stacks {
+        body.extend_from_slice(&[1, 0]); // a stack of one key of 0 bytes
+    }
+    body.push(0); // seat: None
+    let mut frame = u32::try_from(body.len())
+        .expect("len")
+        .to_be_bytes()
+        .to_vec();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+#[test]
+fn collections_over_the_protocols_limits_are_refused_before_they_are_allocated() {
+    use std::io::Write as _;
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let host = Host::start(config(&catalog), content).expect("host");
+    // The 1 MiB Join of 524,000 stacks: refused from its length prefix.
+    for _ in 0..8 {
+        let mut a = Raw::connect(&host);
+        let _ = a.hello("alloc");
+        let frame = huge_join(524_000);
+        assert!(frame.len() > 1_000_000);
+        let _ = a.stream.write_all(&frame);
+        wait_log(
+            &host,
+            "a frame of 1048005 bytes is over the 65536-byte limit",
+        );
+    }
+    // Under the frame cap, 30,000 stacks: refused at the list's length.
+    let mut a = Raw::connect(&host);
+    let _ = a.hello("alloc");
+    let _ = a.stream.write_all(&huge_join(30_000));
+    let reason = a.bye().expect("a Bye");
+    assert!(
+        reason.contains("30000 stacks are over the limit of 9"),
+        "{reason}"
+    );
+    // A stack of too many cards, a key too long, a name too long.
+    let mut a = Raw::connect(&host);
+    let _ = a.hello("alloc");
+    a.send(&ToHost::Join {
+        deck: vec![vec!["base:x".into(); 40]],
+        seat: None,
+    });
+    let reason = a.bye().expect("a Bye");
+    assert!(
+        reason.contains("40 cards in a stack are over the limit of 9"),
+        "{reason}"
+    );
+    let mut a = Raw::connect(&host);
+    let _ = a.hello("alloc");
+    a.send(&ToHost::Join {
+        deck: vec![vec!["k".repeat(300)]],
+        seat: None,
+    });
+    let reason = a.bye().expect("a Bye");
+    assert!(
+        reason.contains("300 bytes is over the 256-byte limit"),
+        "{reason}"
+    );
+    let mut a = Raw::connect(&host);
+    let Ok(ToClient::Bye { reason }) = a.hello(&"n".repeat(5_000)) else {
+        panic!("a long name is refused")
+    };
+    assert!(reason.contains("over the 1024-byte limit"), "{reason}");
+    // A deck one stack over the rules is still decoded and refused by the engine.
+    let mut a = Raw::connect(&host);
+    let _ = a.hello("alloc");
+    let mut deck = keys(&catalog, "shifters");
+    while deck.len() < 9 {
+        deck.push(deck[0].clone());
+    }
+    a.send(&ToHost::Join { deck, seat: None });
+    assert!(matches!(a.read(), Ok(ToClient::DeckRefused { .. })));
+    honest(&host, &catalog);
+}
+
+#[test]
+fn games_n_counts_finished_games_and_lets_the_games_in_progress_finish() {
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.games = Some(1);
+    let host = Host::start(cfg, content).expect("host");
+    // A game starts and waits on its joiner...
+    let mut slow = Client::connect(host.addr(), "slow", None, WAIT).expect("connect");
+    slow.join(&keys(&catalog, "shifters")).expect("join");
+    let until = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < until);
+        if let Ok(Some(Update::State { .. })) = slow.next(Duration::from_millis(100)) {
+            break;
+        }
+    }
+    // ...while another finishes: the host's one game is done.
+    honest(&host, &catalog);
+    // No new game is taken.
+    let mut late = Raw::connect(&host);
+    let _ = late.hello("late");
+    late.send(&ToHost::Join {
+        deck: keys(&catalog, "shifters"),
+        seat: None,
+    });
+    let reason = late.bye().expect("a Bye");
+    assert!(reason.contains("takes no new ones"), "{reason}");
+    // The game in progress plays to its end; then the host stops.
+    let r = play_with_ai(&mut slow, &catalog, &greedy(), &mut |_: &str| {})
+        .expect("the game in progress finishes");
+    assert!(r.moves > 10);
+    let until = Instant::now() + WAIT;
+    let mut finished = 0;
+    loop {
+        assert!(Instant::now() < until, "the host did not stop");
+        match host.events().recv_timeout(Duration::from_millis(100)) {
+            Ok(HostEvent::Finished(_)) => finished += 1,
+            Ok(HostEvent::Stopped) => break,
+            _ => {}
+        }
+    }
+    assert_eq!(finished, 2, "both games finished before the host stopped");
+}
+
+#[test]
+fn a_game_that_fails_inside_ends_alone_saved_and_both_told() {
+    let saves = tempfile::tempdir().expect("tmp");
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.ai = None;
+    cfg.save_dir = Some(saves.path().to_path_buf());
+    cfg.fault_after_moves = Some(3);
+    let host = Host::start(cfg, content).expect("host");
+    let players: Vec<_> = (0..2)
+        .map(|_| {
+            let addr = host.addr();
+            let catalog = Arc::clone(&catalog);
+            std::thread::spawn(move || {
+                let mut c = Client::connect(addr, "p", None, WAIT).expect("connect");
+                c.join(&keys(&catalog, "shifters")).expect("join");
+                play_with_ai(&mut c, &catalog, &greedy(), &mut |_: &str| {})
+            })
+        })
+        .collect();
+    for p in players {
+        let r = p.join().expect("a player thread");
+        assert!(r.is_err(), "the failed game does not finish: {r:?}");
+    }
+    wait_log(&host, "internal error");
+    assert_eq!(files(saves.path()), 1, "the failed game is saved");
+    // The host goes on.
+    let a = std::thread::spawn({
+        let addr = host.addr();
+        let catalog = Arc::clone(&catalog);
+        move || {
+            let mut c = Client::connect(addr, "a", None, WAIT).expect("connect");
+            c.join(&keys(&catalog, "starter")).expect("join");
+            play_with_ai(&mut c, &catalog, &greedy(), &mut |_: &str| {})
+        }
+    });
+    honest(&host, &catalog);
+    assert!(a.join().expect("thread").is_ok());
+}
+
+#[test]
+fn seating_and_discovery_do_not_wait_for_an_ai_that_thinks() {
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.ai = Some(Level::Hard);
+    cfg.ai_options = Options {
+        budget: Budget::Time(Duration::from_millis(2_000)),
+        omniscient: false,
+    };
+    let host = Host::start(cfg, content).expect("host");
+    let announce = host.announcer();
+    // A game starts; the AI (seat 1) thinks for 2 s.
+    let mut first = Raw::connect(&host);
+    let _ = first.hello("first");
+    first.send(&ToHost::Join {
+        deck: keys(&catalog, "shifters"),
+        seat: None,
+    });
+    assert!(matches!(first.read(), Ok(ToClient::Seated { .. })));
+    assert!(matches!(first.read(), Ok(ToClient::State { .. })));
+    // Meanwhile another joiner is seated and the host answers discovery at once.
+    let started = Instant::now();
+    let _ = announce();
+    let mut second = Raw::connect(&host);
+    let _ = second.hello("second");
+    second.send(&ToHost::Join {
+        deck: keys(&catalog, "shifters"),
+        seat: None,
+    });
+    assert!(matches!(second.read(), Ok(ToClient::Seated { .. })));
+    let waited = started.elapsed();
+    assert!(
+        waited < Duration::from_millis(1_000),
+        "seating waited {waited:?} on another game's AI"
+    );
+    drop((first, second));
+    drop(host);
+    // An honest game with a quick AI.
+    let content = self::content();
+    let host = Host::start(config(&catalog), content).expect("host");
+    honest(&host, &catalog);
+}
+
+#[test]
+fn discovery_answers_probes_only_and_a_flood_does_not_hide_the_host() {
+    use tokensmith::net::discovery::{Beacon, discover};
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let host = Host::start(config(&catalog), content).expect("host");
+    let beacon = Beacon::start(0, host.announcer()).expect("beacon");
+    let target: SocketAddr = format!("127.0.0.1:{}", beacon.port())
+        .parse()
+        .expect("addr");
+    let probe = postcard::to_stdvec(&(MAGIC, PROTOCOL)).expect("probe");
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("udp");
+    socket
+        .set_read_timeout(Some(Duration::from_millis(400)))
+        .expect("timeout");
+    let mut buf = [0u8; 2_048];
+    // A probe is answered; the answer itself, sent back as if it were a probe, is not.
+    socket.send_to(&probe, target).expect("send");
+    let (n, _) = socket.recv_from(&mut buf).expect("an answer to a probe");
+    let answer = buf[..n].to_vec();
+    assert!(answer.starts_with(&probe) && answer.len() > probe.len());
+    socket.send_to(&answer, target).expect("send");
+    assert!(
+        socket.recv_from(&mut buf).is_err(),
+        "an answer is never taken for a probe"
+    );
+    // One sender floods (1,000 probes): it gets a few answers; another still finds it.
+    let flooder = UdpSocket::bind("127.0.0.2:0").expect("udp");
+    flooder
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .expect("timeout");
+    let flood = std::thread::spawn(move || {
+        for _ in 0..1_000 {
+            let _ = flooder.send_to(&probe, target);
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        let mut answers = 0;
+        let mut buf = [0u8; 2_048];
+        while flooder.recv_from(&mut buf).is_ok() {
+            answers += 1;
+        }
+        answers
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let found = discover(&[target], Duration::from_millis(500)).expect("discover");
+    assert_eq!(found.len(), 1, "the host is found during the flood");
+    let answers = flood.join().expect("flood");
+    assert!(answers <= 12, "the flooder got {answers} answers");
+    honest(&host, &catalog);
+}
+
+/// The AI's deck in a started game's save, as card keys.
+fn saved_ai_deck(dir: &Path) -> Vec<Vec<String>> {
+    let path = std::fs::read_dir(dir)
+        .expect("saves")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .next()
+        .expect("a save");
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).expect("read")).expect("json");
+    serde_json::from_value(saved["decks"][0].clone()).expect("decks")
+}
+
+/// A joiner's view of one game's start: what the welcome says of the AI's deck and the
+/// deck the AI plays (from the host's save).
+fn ai_game_start(cfg: &HostConfig, catalog: &Catalog) -> (Option<String>, Vec<Vec<String>>) {
+    let saves = tempfile::tempdir().expect("tmp");
+    let mut cfg = cfg.clone();
+    cfg.save_dir = Some(saves.path().to_path_buf());
+    let host = Host::start(cfg, content()).expect("host");
+    let mut spy = Raw::connect(&host);
+    let Ok(ToClient::Welcome { ai_deck, .. }) = spy.hello("spy") else {
+        panic!("a welcome")
+    };
+    spy.sit(catalog);
+    let deck = saved_ai_deck(saves.path());
+    (ai_deck, deck)
+}
+
+#[test]
+fn the_ai_seat_plays_a_deck_the_joiner_cannot_know_unless_the_host_chose_one() {
+    let catalog = base_catalog();
+    let starter = keys(&catalog, "starter");
+    let cfg = config(&catalog);
+    let (said, one) = ai_game_start(&cfg, &catalog);
+    let (_, two) = ai_game_start(&cfg, &catalog);
+    assert!(
+        said.is_some_and(|s| s.contains("random")),
+        "the welcome says so"
+    );
+    assert_ne!(one, starter, "not the published starter");
+    assert_ne!(one, two, "a new deck each game");
+    let mut chosen = cfg.clone();
+    chosen.ai_deck_kind = AiDeck::Chosen("starter".into());
+    let (said, deck) = ai_game_start(&chosen, &catalog);
+    assert!(said.is_some_and(|s| s.contains("starter")));
+    assert_eq!(deck, starter, "the host's own choice stays as chosen");
+    let host = Host::start(cfg, content()).expect("host");
+    honest(&host, &catalog);
+}
