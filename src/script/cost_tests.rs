@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use mlua::Function;
 
 use super::{Budget, new_state};
-use crate::rules::MoveLimits;
+use crate::rules::{MoveLimits, Step};
 
 /// Instructions each case may spend.
 const UNITS: u64 = 400_000;
@@ -53,13 +53,13 @@ fn run(setup: &str, body: &str) -> Result<Duration, String> {
     let budget = Rc::new(Budget::new(&limits));
     let (lua, _) = new_state(&budget, 256 << 20).map_err(|e| e.to_string())?;
     let code = format!("{setup}\nreturn function()\n  while true do\n    {body}\n  end\nend\n");
-    budget.pause(true);
     let f: Function = lua
         .load(&code)
         .set_name("@cost.lua")
         .eval()
         .map_err(|e| format!("setup: {e}"))?;
-    budget.pause(false);
+    // The setup's work is not part of the measure: the count and the clock start afresh.
+    budget.begin_step(Step::Move);
     budget.enter("cost", u64::MAX)?;
     let started = cpu_time();
     let result = f.call::<()>(());
