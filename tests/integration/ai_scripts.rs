@@ -105,7 +105,7 @@ fn a_card_that_loops_only_on_crowded_boards_gives_one_report_for_any_thread_coun
     let one = run("1");
     let crowder = one["cards"]
         .as_array()
-        .and_then(|cards| cards.iter().find(|c| c["id"] == "crowd:crowder"))
+        .and_then(|cards| cards.iter().find(|c| c["id"] == "crowder"))
         .unwrap_or_else(|| panic!("the card is offered: {one}"));
     assert!(crowder["played"].as_u64() > Some(0), "it is played: {one}");
     assert_eq!(run("2"), one, "2 threads");
