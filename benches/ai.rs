@@ -67,6 +67,7 @@ fn bench(c: &mut Criterion) {
         let options = Options {
             budget: Budget::Iterations(ITERATIONS),
             omniscient: false,
+            scripts: tokensmith::ai::ScriptLimits::DEFAULT,
         };
         let mut a = agent(Level::Hard, 1, options);
         let s = &states[0];

@@ -6,7 +6,7 @@ use rand_pcg::Pcg32;
 
 use super::eval::evaluate;
 use super::observe::Observation;
-use super::{Agent, Brain, Rated};
+use super::{Agent, Brain, Rated, ScriptLimits};
 use crate::rules::{GameState, Move, Seat};
 
 /// Play `mv` on a copy of `state`; `None` when the engine refuses it.
@@ -61,8 +61,10 @@ impl Agent for RandomAgent {
     }
 }
 
-/// Every legal move rated one ply deep by its income swing.
-fn greedy_ratings(engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
+/// Every legal move rated one ply deep by its income swing, within `scripts` for all
+/// their scripts together: once spent, moves that would run a script are left out.
+fn greedy_ratings(engine: &Brain<'_>, obs: &Observation, scripts: ScriptLimits) -> Vec<Rated> {
+    let _deciding = engine.decide(scripts);
     let state = obs.state();
     let seat = obs.seat();
     let mut scratch = state.clone();
@@ -87,15 +89,17 @@ fn greedy_ratings(engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
 pub struct GreedyAgent {
     /// The agent's generator.
     pub rng: Pcg32,
+    /// What one decision may spend on scripts.
+    pub scripts: ScriptLimits,
 }
 
 impl Agent for GreedyAgent {
     fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
-        best(&greedy_ratings(engine, obs), &mut self.rng)
+        best(&greedy_ratings(engine, obs, self.scripts), &mut self.rng)
     }
 
     fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
-        greedy_ratings(engine, obs)
+        greedy_ratings(engine, obs, self.scripts)
     }
 }
 
@@ -105,11 +109,13 @@ pub struct EasyAgent {
     pub rng: Pcg32,
     /// The exponent: higher plays closer to greedy.
     pub k: f64,
+    /// What one decision may spend on scripts.
+    pub scripts: ScriptLimits,
 }
 
 impl Agent for EasyAgent {
     fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
-        let mut rated = greedy_ratings(engine, obs);
+        let mut rated = greedy_ratings(engine, obs, self.scripts);
         if rated.is_empty() {
             return None;
         }
@@ -129,7 +135,7 @@ impl Agent for EasyAgent {
     }
 
     fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
-        greedy_ratings(engine, obs)
+        greedy_ratings(engine, obs, self.scripts)
     }
 }
 
@@ -138,12 +144,18 @@ impl Agent for EasyAgent {
 pub struct NormalAgent {
     /// The agent's generator.
     pub rng: Pcg32,
+    /// What one decision may spend on scripts.
+    pub scripts: ScriptLimits,
 }
 
 impl NormalAgent {
     /// Every own move with its two-ply value. With `prune`, a move whose reply already
     /// shows it cannot beat the best so far stops early (its value is then an upper bound).
+    ///
+    /// Once the decision's script budget is spent, the move being rated then is left out
+    /// (its replies were cut short) unless it is the only one, and no more are rated.
     fn ratings(&mut self, engine: &Brain<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
+        let _deciding = engine.decide(self.scripts);
         let seat = obs.seat();
         let world = obs.determinize(engine.catalog, &mut self.rng);
         let mut rated = Vec::new();
@@ -174,12 +186,19 @@ impl NormalAgent {
                     evaluate(engine, &next, seat)
                 }
             };
+            let cut = engine.decision_spent();
+            if cut && !rated.is_empty() {
+                break;
+            }
             best_so_far = best_so_far.max(value);
             rated.push(Rated {
                 mv,
                 value,
                 visits: 0,
             });
+            if cut {
+                break;
+            }
         }
         rated
     }

@@ -17,7 +17,7 @@ use rand_pcg::Pcg32;
 
 use super::eval::evaluate;
 use super::observe::Observation;
-use super::{Agent, Brain, Rated, hooks_for};
+use super::{Agent, Brain, Rated, ScriptLimits, Spent, hooks_for};
 use crate::rules::{CardId, Catalog, Cell, GameState, Move, Play, Seat};
 
 /// How long `hard` may think.
@@ -76,6 +76,8 @@ pub struct HardAgent {
     pub budget: Budget,
     /// UCB exploration constant.
     pub exploration: f64,
+    /// What one decision may spend on scripts (each tree half of the instructions).
+    pub scripts: ScriptLimits,
 }
 
 impl HardAgent {
@@ -88,12 +90,30 @@ impl HardAgent {
             Budget::Time(t) => Limit::Until(Instant::now() + t),
             Budget::Iterations(n) => Limit::Count(n.div_ceil(2).max(1)),
         };
-        // Both trees remember the cards whose scripts ran out of budget.
+        // Each tree starts from what this brain remembers of runaway cards and learns on
+        // its own, with half the decision's script budget, so neither depends on how
+        // far the other got: what they learned is merged afterwards, in a fixed order.
         let spent = engine.spent();
-        let tree = |seed: u64| {
+        let (mut scripts_limits, started) = (self.scripts, Instant::now());
+        if let Budget::Time(t) = budget {
+            // A search told to think for longer than the scripts' wall time may: its own
+            // clock stops it, with 100 ms for the last iteration to finish.
+            let think = u32::try_from(t.as_millis().saturating_add(100)).unwrap_or(u32::MAX);
+            scripts_limits.wall_ms = scripts_limits.wall_ms.max(think);
+        }
+        let tree = |seed: u64| -> Option<(RootStats, Spent, u64)> {
             let scripts = hooks_for(catalog);
+            if catalog.has_scripts() && !scripts.loaded() {
+                // No script host on this thread (the process's script memory is taken):
+                // the caller searches this tree itself.
+                return None;
+            }
             let engine = scripts.brain_sharing(catalog, &spent);
-            Tree::new(obs.seat()).run(&engine, obs, seed, limit, exploration)
+            let stats = {
+                let _deciding = engine.decide_part(scripts_limits, 2, started);
+                Tree::new(obs.seat()).run(&engine, obs, seed, limit, exploration)
+            };
+            Some((stats, engine.spent(), engine.cuts()))
         };
         // Inside a pool of ours (simulation) the second tree goes to another worker;
         // elsewhere it gets a thread of its own with the stack hooks need.
@@ -107,13 +127,21 @@ impl HardAgent {
                     .spawn_scoped(scope, || tree(seeds[1]));
                 let a = tree(seeds[0]);
                 let b = match second {
-                    Ok(handle) => handle.join().ok(),
+                    Ok(handle) => handle.join().ok().flatten(),
                     Err(_) => None,
                 };
-                (a, b.unwrap_or_else(|| tree(seeds[1])))
+                (a, b)
             })
         };
-        merge(a, b)
+        // A tree that found no script host runs here, after the other (the calling
+        // thread's host is free again by then).
+        let empty = || (RootStats::new(), Spent::new(), 0);
+        let a = a.or_else(|| tree(seeds[0])).unwrap_or_else(empty);
+        let b = b.or_else(|| tree(seeds[1])).unwrap_or_else(empty);
+        engine.learn(&a.1);
+        engine.learn(&b.1);
+        engine.add_cuts(u64::from(a.2 + b.2 > 0));
+        merge(a.0, b.0)
     }
 }
 
@@ -170,6 +198,10 @@ impl Tree {
         let mut path = Vec::with_capacity(64);
         let mut scratch = obs.state().clone();
         loop {
+            // Out of script budget: finish with what the tree knows.
+            if engine.decision_spent() && iterations > 0 {
+                break;
+            }
             match limit {
                 Limit::Count(n) if iterations >= n => break,
                 Limit::Until(t)

@@ -109,6 +109,8 @@ pub struct Options {
     pub budget: Budget,
     /// Let agents see the opponent's stacks (tests and measurements only).
     pub omniscient: bool,
+    /// What one decision's look-ahead may spend on scripts.
+    pub scripts: ScriptLimits,
 }
 
 impl Default for Options {
@@ -116,6 +118,7 @@ impl Default for Options {
         Options {
             budget: Budget::Time(Duration::from_secs(1)),
             omniscient: false,
+            scripts: ScriptLimits::DEFAULT,
         }
     }
 }
@@ -126,33 +129,78 @@ pub fn agent(level: Level, seed: u64, options: Options) -> Box<dyn Agent> {
     let rng = Pcg32::seed_from_u64(seed);
     match level {
         Level::Random => Box::new(RandomAgent { rng }),
-        Level::Easy => Box::new(EasyAgent { rng, k: 2.0 }),
-        Level::Greedy => Box::new(GreedyAgent { rng }),
-        Level::Normal => Box::new(NormalAgent { rng }),
+        Level::Easy => Box::new(EasyAgent {
+            rng,
+            k: 2.0,
+            scripts: options.scripts,
+        }),
+        Level::Greedy => Box::new(GreedyAgent {
+            rng,
+            scripts: options.scripts,
+        }),
+        Level::Normal => Box::new(NormalAgent {
+            rng,
+            scripts: options.scripts,
+        }),
         Level::Hard => Box::new(HardAgent {
             rng,
             budget: options.budget,
             exploration: 0.15,
+            scripts: options.scripts,
         }),
+    }
+}
+
+/// What one AI decision's look-ahead may spend on scripts: every hook of every move it
+/// simulates and every `ai.lua` `evaluate` call, all together. Once spent, the decision
+/// finishes with the moves it has rated (moves that run no script are still rated) and
+/// counts as cut ([`Brain::cuts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScriptLimits {
+    /// Lua instructions (and charged library work) per decision: the meter that decides,
+    /// the same on every machine.
+    pub instructions: u64,
+    /// Wall time per decision, in milliseconds: a backstop for work the count cannot
+    /// see; reaching it makes the decision depend on the machine.
+    pub wall_ms: u32,
+}
+
+impl ScriptLimits {
+    /// The defaults: 20,000,000 instructions and 1,000 ms per decision.
+    pub const DEFAULT: ScriptLimits = ScriptLimits {
+        instructions: 20_000_000,
+        wall_ms: 1_000,
+    };
+}
+
+impl Default for ScriptLimits {
+    fn default() -> Self {
+        ScriptLimits::DEFAULT
     }
 }
 
 /// What the AI thinks with: the engine it simulates moves through, and the packs' own
 /// heuristics (`ai.lua`), which are an AI concern the engine never calls. Dereferences to
 /// the [`Engine`].
+///
+/// A brain remembers what its look-ahead learned (cards whose scripts ran out of their
+/// budget, a heuristic that did): make one per game, so what it remembers depends only
+/// on the game, never on the thread or on earlier games.
 pub struct Brain<'a> {
     engine: Engine<'a>,
     host: Option<&'a ScriptHost>,
-    /// Per card, with scripts loaded: its scripts ran out of their budget in a simulated
-    /// play of this brain's (or of a brain sharing the list: a search's other tree), so
-    /// look-ahead refuses it at once from then on.
-    spent: Spent,
+    /// Per card, with scripts loaded: the error its scripts gave when they ran out of
+    /// their budget in a simulated play of this brain's, so look-ahead refuses it at
+    /// once from then on.
+    spent: std::cell::RefCell<Spent>,
+    /// The packs' `evaluate` ran out of its budget once: not called again.
+    heuristics_off: std::cell::Cell<bool>,
+    /// Decisions whose script meter ran out.
+    cuts: std::cell::Cell<u64>,
 }
 
-/// Per card, the error its scripts gave when they ran out of budget in a look-ahead:
-/// shared by the brains of a thread over one catalog, and by a search's trees on other
-/// threads.
-pub type Spent = std::sync::Arc<Vec<std::sync::OnceLock<crate::rules::HookError>>>;
+/// Per card, the error its scripts gave when they ran out of budget in a look-ahead.
+pub type Spent = Vec<Option<crate::rules::HookError>>;
 
 impl<'a> std::ops::Deref for Brain<'a> {
     type Target = Engine<'a>;
@@ -162,41 +210,117 @@ impl<'a> std::ops::Deref for Brain<'a> {
     }
 }
 
+/// One AI decision under way on a brain's script host ([`Brain::decide`]); when dropped,
+/// the decision ends and a spent meter is counted as a cut.
+pub struct Deciding<'b> {
+    host: Option<&'b ScriptHost>,
+    cuts: &'b std::cell::Cell<u64>,
+}
+
+impl Drop for Deciding<'_> {
+    fn drop(&mut self) {
+        if let Some(host) = self.host
+            && host.end_decision().1
+        {
+            self.cuts.set(self.cuts.get() + 1);
+        }
+    }
+}
+
 impl Brain<'_> {
     /// Play `mv` for look-ahead, as [`Engine::play_quiet`] does, except that a card whose
     /// scripts once ran out of their budget (instructions, time, memory, depth or events)
-    /// in a look-ahead on this thread over this catalog is refused at once afterwards,
-    /// with the same error, without running them: a runaway script costs one budget per
-    /// thread, not one per simulated play. The real game never goes through this: it
-    /// plays every move with the engine.
+    /// in a look-ahead of this brain is refused at once afterwards, with the same error,
+    /// without running them: a runaway card costs one budget per game, not one per
+    /// simulated play. Running out of the decision's own meter ([`ScriptLimits`]) says
+    /// nothing about the card and is not remembered. The real game never goes through
+    /// this: it plays every move with the engine.
     #[inline]
     pub fn play_quiet(
         &self,
         state: &mut crate::rules::GameState,
         mv: crate::rules::Move,
     ) -> Result<(), crate::rules::MoveError> {
-        if self.spent.is_empty() {
+        if self.host.is_none() {
             return self.engine.play_quiet(state, mv);
         }
-        let card = self.engine.card_played(state, mv).ok();
-        let slot = card.and_then(|c| self.spent.get(c.index()));
-        if let Some(e) = slot.and_then(std::sync::OnceLock::get) {
-            return Err(crate::rules::MoveError::Script(e.clone()));
+        let index = self.engine.card_played(state, mv).ok().map(|c| c.index());
+        if let Some(e) = index.and_then(|i| self.spent.borrow().get(i).cloned().flatten()) {
+            return Err(crate::rules::MoveError::Script(e));
         }
         let result = self.engine.play_quiet(state, mv);
-        if let (Err(crate::rules::MoveError::Script(e)), Some(slot)) = (&result, slot)
+        if let (Err(crate::rules::MoveError::Script(e)), Some(i)) = (&result, index)
             && e.kind == crate::rules::HookErrorKind::Limit
+            && !self.decision_spent()
+            && let Some(slot) = self.spent.borrow_mut().get_mut(i)
+            && slot.is_none()
         {
-            let _ = slot.set(e.clone());
+            *slot = Some(e.clone());
         }
         result
     }
 
-    /// The list of cards whose scripts ran out of budget, to share with another brain
-    /// of the same search ([`Scripts::brain_sharing`]).
+    /// The cards whose scripts ran out of budget so far, to start another brain of the
+    /// same search from ([`Scripts::brain_sharing`]).
     #[must_use]
     pub fn spent(&self) -> Spent {
-        std::sync::Arc::clone(&self.spent)
+        self.spent.borrow().clone()
+    }
+
+    /// Remember what another brain of the same search learned (its [`Brain::spent`]);
+    /// what this brain knew first is kept.
+    pub fn learn(&self, other: &Spent) {
+        let mut mine = self.spent.borrow_mut();
+        for (slot, theirs) in mine.iter_mut().zip(other) {
+            if slot.is_none() {
+                slot.clone_from(theirs);
+            }
+        }
+    }
+
+    /// Start a decision with `limits` for its scripts (nothing to do without scripts, or
+    /// when one is already under way on this thread's host): it lasts until the returned
+    /// guard is dropped.
+    #[must_use]
+    pub fn decide(&self, limits: ScriptLimits) -> Deciding<'_> {
+        self.decide_part(limits, 1, std::time::Instant::now())
+    }
+
+    /// [`Brain::decide`] for one of `parts` searches sharing a decision that started at
+    /// `started`: its share of the instructions, and the decision's deadline.
+    #[must_use]
+    pub fn decide_part(
+        &self,
+        limits: ScriptLimits,
+        parts: u64,
+        started: std::time::Instant,
+    ) -> Deciding<'_> {
+        let wall = Duration::from_millis(limits.wall_ms.into());
+        let host = self
+            .host
+            .filter(|h| h.begin_decision(limits.instructions / parts.max(1), started + wall, wall));
+        Deciding {
+            host,
+            cuts: &self.cuts,
+        }
+    }
+
+    /// Whether the decision under way ran out of its script budget: from then on every
+    /// move that would run a script is refused at once, and `evaluate` is not called.
+    #[must_use]
+    pub fn decision_spent(&self) -> bool {
+        self.host.is_some_and(ScriptHost::decision_spent)
+    }
+
+    /// Decisions of this brain whose script budget ran out.
+    #[must_use]
+    pub fn cuts(&self) -> u64 {
+        self.cuts.get()
+    }
+
+    /// Count `n` decisions cut elsewhere (a search's other tree).
+    pub fn add_cuts(&self, n: u64) {
+        self.cuts.set(self.cuts.get() + n);
     }
 
     /// The engine alone.
@@ -207,15 +331,19 @@ impl Brain<'_> {
 
     /// What the packs' `ai.lua` heuristics think of `state` for `seat`: nothing when no
     /// pack has one, and nothing when one fails (a failing heuristic must not stop the AI).
+    /// One that ran out of its budget is not called again by this brain, nor any once
+    /// the decision's script budget is spent.
     #[must_use]
     pub fn heuristics(&self, state: &crate::rules::GameState, seat: crate::rules::Seat) -> f64 {
         let Some(host) = self.host else { return 0.0 };
-        if !self
-            .engine
-            .catalog
-            .packs()
-            .iter()
-            .any(|p| p.ai_script.is_some())
+        if self.heuristics_off.get()
+            || !self
+                .engine
+                .catalog
+                .packs()
+                .iter()
+                .any(|p| p.ai_script.is_some())
+            || host.decision_spent()
         {
             return 0.0;
         }
@@ -223,7 +351,15 @@ impl Brain<'_> {
             state,
             catalog: self.engine.catalog,
         };
-        host.heuristics(&view, seat).unwrap_or(0.0)
+        match host.heuristics(&view, seat) {
+            Ok(value) => value,
+            Err(e) => {
+                if e.kind == crate::rules::HookErrorKind::Limit && !host.decision_spent() {
+                    self.heuristics_off.set(true);
+                }
+                0.0
+            }
+        }
     }
 }
 
@@ -231,7 +367,6 @@ impl Brain<'_> {
 /// (a Lua state cannot be shared between threads), nothing otherwise.
 pub struct Scripts {
     host: Option<std::rc::Rc<ScriptHost>>,
-    spent: Spent,
 }
 
 impl Scripts {
@@ -244,24 +379,37 @@ impl Scripts {
         }
     }
 
-    /// An engine over `catalog` with these scripts, and their heuristics.
+    /// Whether a script host is there (false without scripts, and when none could be
+    /// made: the process's script memory was taken).
     #[must_use]
-    pub fn brain<'a>(&'a self, catalog: &'a Catalog) -> Brain<'a> {
-        self.brain_sharing(catalog, &self.spent)
+    pub fn loaded(&self) -> bool {
+        self.host.is_some()
     }
 
-    /// [`Scripts::brain`] remembering runaway cards in `spent` (another brain's list).
+    /// An engine over `catalog` with these scripts, and their heuristics: a fresh brain,
+    /// which remembers nothing yet.
+    #[must_use]
+    pub fn brain<'a>(&'a self, catalog: &'a Catalog) -> Brain<'a> {
+        self.brain_sharing(catalog, &Vec::new())
+    }
+
+    /// [`Scripts::brain`] that starts out remembering the runaway cards of `spent`
+    /// (another brain's list).
     #[must_use]
     pub fn brain_sharing<'a>(&'a self, catalog: &'a Catalog, spent: &Spent) -> Brain<'a> {
-        let spent = if self.host.is_some() && spent.len() == catalog.cards().len() {
-            std::sync::Arc::clone(spent)
+        let spent = if self.host.is_none() {
+            Vec::new()
+        } else if spent.len() == catalog.cards().len() {
+            spent.clone()
         } else {
-            std::sync::Arc::new(Vec::new())
+            vec![None; catalog.cards().len()]
         };
         Brain {
             engine: Engine::new(catalog, self.hooks()),
             host: self.host.as_deref(),
-            spent,
+            spent: std::cell::RefCell::new(spent),
+            heuristics_off: std::cell::Cell::new(false),
+            cuts: std::cell::Cell::new(0),
         }
     }
 }
@@ -272,7 +420,7 @@ impl Scripts {
 const KEPT_HOSTS: usize = 2;
 
 thread_local! {
-    static HOSTS: std::cell::RefCell<Vec<(u64, std::rc::Rc<ScriptHost>, Spent)>> =
+    static HOSTS: std::cell::RefCell<Vec<(u64, std::rc::Rc<ScriptHost>)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -281,51 +429,35 @@ thread_local! {
 /// millisecond, far more than a game of built-in cards).
 #[must_use]
 pub fn hooks_for(catalog: &Catalog) -> Scripts {
-    let none = || Scripts {
-        host: None,
-        spent: std::sync::Arc::new(Vec::new()),
-    };
     if catalog.scripts().is_empty() {
-        return none();
+        return Scripts { host: None };
     }
     let stamp = catalog.stamp();
     let cached = HOSTS.with(|h| {
         h.borrow()
             .iter()
-            .find(|(s, _, _)| *s == stamp)
-            .map(|(_, host, spent)| (std::rc::Rc::clone(host), std::sync::Arc::clone(spent)))
+            .find(|(s, _)| *s == stamp)
+            .map(|(_, host)| std::rc::Rc::clone(host))
     });
-    if let Some((host, spent)) = cached {
-        return Scripts {
-            host: Some(host),
-            spent,
-        };
+    if let Some(host) = cached {
+        return Scripts { host: Some(host) };
     }
     // The catalog's scripts compiled when it was loaded, so this only fails if a script
     // file changed on disk since; moves that need it are then refused.
     let Some(host) = ScriptHost::new(catalog).ok().map(std::rc::Rc::new) else {
-        return none();
+        return Scripts { host: None };
     };
-    let spent: Spent = std::sync::Arc::new(
-        (0..catalog.cards().len())
-            .map(|_| std::sync::OnceLock::new())
-            .collect(),
-    );
     HOSTS.with(|h| {
         let mut h = h.borrow_mut();
-        h.retain(|(s, _, _)| *s != stamp);
-        h.insert(
-            0,
-            (
-                stamp,
-                std::rc::Rc::clone(&host),
-                std::sync::Arc::clone(&spent),
-            ),
-        );
+        h.retain(|(s, _)| *s != stamp);
+        h.insert(0, (stamp, std::rc::Rc::clone(&host)));
         h.truncate(KEPT_HOSTS);
     });
-    Scripts {
-        host: Some(host),
-        spent,
-    }
+    Scripts { host: Some(host) }
+}
+
+/// Drop this thread's script hosts (giving back their share of the process's script
+/// memory), for a thread that runs no more scripts while others will.
+pub fn release_hosts() {
+    HOSTS.with(|h| h.borrow_mut().clear());
 }

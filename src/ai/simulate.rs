@@ -120,6 +120,10 @@ pub struct Report {
     pub script_refusals: u64,
     /// Moves refused by the engine.
     pub engine_refusals: u64,
+    /// AI decisions whose look-ahead ran out of its script budget
+    /// (`--ai-script-instructions`, `--ai-script-ms`) and chose among the moves rated by
+    /// then.
+    pub decisions_cut: u64,
     /// The raw sums the figures above come from: what [`merge`] adds up.
     pub totals: Totals,
 }
@@ -141,6 +145,9 @@ pub struct RunInfo {
     pub seed: u64,
     /// `hard`'s budget, as text.
     pub budget: String,
+    /// What one AI decision may spend on scripts, as text.
+    #[serde(default)]
+    pub scripts: String,
     /// Omniscient agents.
     pub omniscient: bool,
     /// The move cap.
@@ -195,6 +202,9 @@ pub struct Totals {
     pub moves: u64,
     /// Games capped, by pairing.
     pub capped: std::collections::BTreeMap<String, u32>,
+    /// AI decisions cut short by their script budget.
+    #[serde(default)]
+    pub decisions_cut: u64,
     /// Wall time, seconds (summed over shards).
     pub seconds: f64,
     /// Every card of the catalog, in its order.
@@ -220,6 +230,8 @@ struct GameRecord {
     offered: Vec<(bool, CardId)>,
     capped: Option<String>,
     refusals: Vec<Refusal>,
+    /// AI decisions cut short by their script budget.
+    cuts: u64,
 }
 
 /// A move the engine or a script refused.
@@ -340,6 +352,7 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         record(&mut history, &events);
         record_out.moves += 1;
     }
+    record_out.cuts = engine.cuts();
     record_out.winner = state.outcome().and_then(|o| o.winner);
     record_out.margin_a = state.score(a_seat) - state.score(a_seat.other());
     record_out
@@ -437,7 +450,35 @@ fn played_card(events: &[crate::rules::Event]) -> Option<CardId> {
     })
 }
 
-/// Run the simulation; `tick` is called after each game (for a progress bar).
+/// The worker threads a simulation of `catalog` runs with when `threads` are asked for
+/// (0: every core): each worker holds a script host, so no more than the hosts that fit
+/// in the process's free script memory ([`crate::script::memory`]), and at least one.
+/// With fewer than asked, also what to tell the user.
+#[must_use]
+pub fn workers(catalog: &Catalog, threads: usize) -> (usize, Option<String>) {
+    let wanted = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    } else {
+        threads
+    };
+    let fit = crate::script::memory::hosts_that_fit(catalog);
+    if fit >= wanted {
+        return (wanted, None);
+    }
+    let share = crate::script::memory::host_share(catalog).div_ceil(1024 * 1024);
+    let workers = fit.max(1);
+    (
+        workers,
+        Some(format!(
+            "running {workers} worker thread(s) instead of {wanted}: each needs {share} MiB of script memory for these packs, and {} MiB of the {} MiB all script hosts may hold together is free",
+            crate::script::memory::free() / (1024 * 1024),
+            crate::script::memory::PROCESS_MEMORY / (1024 * 1024)
+        )),
+    )
+}
+
+/// Run the simulation; `tick` is called after each game (for a progress bar). It runs
+/// on [`workers`] threads.
 pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) -> Report {
     let started = Instant::now();
     let games: Vec<u32> = (0..config.games)
@@ -454,7 +495,8 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
             .map(|g| {
                 // This thread's script host (every move starts from the scripts' loaded
                 // state, so no game depends on which games ran before it on the thread)
-                // and a fresh brain: what a game's look-ahead learned stays in it.
+                // and a fresh brain: what a game's look-ahead learns (runaway cards)
+                // stays in that game, so no game depends on the thread either.
                 let scripts = hooks_for(catalog);
                 let engine = scripts.brain(catalog);
                 let r = play_game(&engine, config, g);
@@ -464,7 +506,7 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
             .collect::<Vec<_>>()
     };
     let records = match rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads)
+        .num_threads(workers(catalog, config.threads).0)
         .stack_size(crate::script::THREAD_STACK)
         .build()
     {
@@ -498,7 +540,7 @@ pub fn outcomes(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
             .collect::<Vec<_>>()
     };
     match rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads)
+        .num_threads(workers(catalog, config.threads).0)
         .stack_size(crate::script::THREAD_STACK)
         .build()
     {
@@ -516,6 +558,10 @@ fn run_info(config: &Config) -> RunInfo {
         games: config.games,
         seed: config.seed,
         budget: format!("{:?}", config.options.budget),
+        scripts: format!(
+            "{} instructions, {} ms",
+            config.options.scripts.instructions, config.options.scripts.wall_ms
+        ),
         omniscient: config.options.omniscient,
         max_moves: config.max_moves,
         shards: config.shard.map_or(1, |(_, n)| n),
@@ -592,6 +638,7 @@ pub fn merge(parts: &[Totals]) -> Result<Report, MergeError> {
         total.first2 += part.first2;
         total.margin += part.margin;
         total.moves += part.moves;
+        total.decisions_cut += part.decisions_cut;
         total.seconds += part.seconds;
         for (pair, n) in &part.capped {
             *total.capped.entry(pair.clone()).or_default() += n;
@@ -658,6 +705,7 @@ fn tally(catalog: &Catalog, records: &[GameRecord], seconds: f64) -> Totals {
         };
         t.margin += r.margin_a;
         t.moves += u64::from(r.moves);
+        t.decisions_cut += r.cuts;
         if let Some(pair) = &r.capped {
             *t.capped.entry(pair.clone()).or_default() += 1;
         }
@@ -755,6 +803,7 @@ fn summarize(totals: Totals) -> Report {
         capped_pairings: t.capped.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         script_refusals: t.cards.iter().map(|c| c.refused_script).sum(),
         engine_refusals: t.cards.iter().map(|c| c.refused_engine).sum(),
+        decisions_cut: t.decisions_cut,
         totals,
     }
 }

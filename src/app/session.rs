@@ -531,6 +531,7 @@ impl Session {
                 let options = ai::Options {
                     budget: Budget::Time(think),
                     omniscient: false,
+                    scripts: crate::ai::ScriptLimits::DEFAULT,
                 };
                 let mut agent = ai::agent(level, seed, options);
                 // The receiver may be gone (a new game, a concession): nothing to do then.

@@ -103,6 +103,7 @@ pub fn run(cli: &Cli, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
             options: Options {
                 budget: Budget::Iterations(args.iterations.max(1)),
                 omniscient: false,
+                scripts: crate::ai::ScriptLimits::DEFAULT,
             },
         };
         results.push(balance::run(&catalog, &test, &|| bar.inc(1))?);

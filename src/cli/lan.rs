@@ -113,6 +113,7 @@ fn thinking(move_time: Option<u64>) -> Options {
     Options {
         budget: Budget::Time(Duration::from_millis(move_time.unwrap_or(1_000).max(1))),
         omniscient: false,
+        scripts: crate::ai::ScriptLimits::DEFAULT,
     }
 }
 

@@ -250,6 +250,15 @@ pub struct SimulateArgs {
     /// Let the agents see the opponent's stacks (for measuring, not for play).
     #[arg(long)]
     pub omniscient: bool,
+    /// Lua instructions one AI decision's look-ahead may spend on scripts, all its
+    /// simulated moves and `evaluate` calls together.
+    #[arg(long, value_name = "N", default_value_t = crate::ai::ScriptLimits::DEFAULT.instructions,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub ai_script_instructions: u64,
+    /// Wall time one AI decision's look-ahead may spend on scripts, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = crate::ai::ScriptLimits::DEFAULT.wall_ms,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub ai_script_ms: u32,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -829,6 +838,10 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         options: Options {
             budget,
             omniscient: args.omniscient,
+            scripts: crate::ai::ScriptLimits {
+                instructions: args.ai_script_instructions,
+                wall_ms: args.ai_script_ms,
+            },
         },
         max_moves: args.max_moves.max(1),
         shard: args.shard,
@@ -844,6 +857,14 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     } else {
         indicatif::ProgressBar::hidden()
     };
+    // This thread runs no games: its script host goes back to the pool the workers'
+    // hosts come from.
+    drop(engine);
+    drop(scripts);
+    crate::ai::release_hosts();
+    if let (_, Some(note)) = simulate::workers(&catalog, config.threads) {
+        eprintln!("note: {note}");
+    }
     let report = simulate::simulate(&catalog, &config, &|| bar.inc(1));
     bar.finish_and_clear();
     let mut out = std::io::stdout().lock();
@@ -957,6 +978,13 @@ fn write_report(
             r.games,
             r.max_moves,
             pairs.join(", ")
+        )?;
+    }
+    if r.decisions_cut > 0 {
+        writeln!(
+            out,
+            "warning: {} AI decisions ran out of their script budget and chose among the moves rated by then (--ai-script-instructions, --ai-script-ms)",
+            r.decisions_cut
         )?;
     }
     if r.script_refusals > 0 {

@@ -11,6 +11,7 @@
 //! the clock, randomness outside the game's generator, or another pack's state.
 
 mod ctx;
+pub mod memory;
 mod pattern;
 mod sandbox;
 
@@ -84,6 +85,8 @@ struct PackState {
     instructions: u64,
     /// Hook calls of this pack under way (they nest through `ctx` calls).
     depth: std::cell::Cell<u32>,
+    /// The pack's own memory cap (`scripts.memory_kb`), in bytes.
+    cap: usize,
 }
 
 /// The native stack a hook call needs free before it starts; with less, the call runs on
@@ -108,6 +111,11 @@ pub struct ScriptHost {
     /// Counts moves and calls outside a move: a script whose hooks ran in an earlier
     /// one gets its state put back at its first hook call in this one.
     serial: std::cell::Cell<u64>,
+    /// When the packs' caps add up past [`memory::CONTENT_SET_MEMORY`]: that total, which
+    /// the packs' states then share ([`ScriptHost::fit_memory`]).
+    shared: Option<usize>,
+    /// This host's share of the process's script memory.
+    _reserved: memory::Reservation,
 }
 
 impl std::fmt::Debug for ScriptHost {
@@ -139,13 +147,43 @@ impl ScriptHost {
     /// Compile every script of `catalog`. Problems (a missing file, a syntax error, a
     /// script that does not return a table of hooks) come back as diagnostics with the
     /// script's path and line; a host is returned only when there are none.
+    ///
+    /// The host reserves its packs' memory caps added up (at most
+    /// [`memory::CONTENT_SET_MEMORY`]) from the process's [`memory::PROCESS_MEMORY`] for
+    /// as long as it lives; when that much is not free, it is not made.
     pub fn new(catalog: &Catalog) -> Result<ScriptHost, Vec<Diagnostic>> {
+        let caps = memory::pack_caps(catalog);
+        let total: usize = caps.iter().map(|(_, cap)| *cap).sum();
+        let share = total.min(memory::CONTENT_SET_MEMORY);
+        let first_file = || {
+            PathBuf::from(
+                catalog
+                    .scripts()
+                    .first()
+                    .map_or_else(String::new, |s| s.file.clone()),
+            )
+        };
+        let reserved = memory::Reservation::take(share).map_err(|free| {
+            vec![Diagnostic::error(
+                &first_file(),
+                Loc::default(),
+                format!(
+                    "no script memory left in this process: the scripts of {} need {} MiB, and {} MiB of the {} MiB all script hosts may hold together is free (run fewer threads, or lower scripts.memory_kb in pack.yaml)",
+                    pack_list(&caps),
+                    memory::mib(share),
+                    free / (1024 * 1024),
+                    memory::mib(memory::PROCESS_MEMORY)
+                ),
+            )]
+        })?;
         let budget = Rc::new(Budget::new(&catalog.rules().limits));
         let mut host = ScriptHost {
             states: Vec::new(),
             scripts: Vec::new(),
             budget: Rc::clone(&budget),
             serial: std::cell::Cell::new(0),
+            shared: (total > share).then_some(share),
+            _reserved: reserved,
         };
         let mut problems = Vec::new();
         let mut state_of_pack: HashMap<&str, usize> = HashMap::new();
@@ -201,6 +239,7 @@ impl ScriptHost {
                 }
             };
             let name = format!("{}/{}", def.pack, def.path);
+            host.fit_memory();
             match host.states[state].compile(&path, &name, &def.source) {
                 Ok((hooks, snapshot)) => {
                     host.scripts[index] = Some(Script {
@@ -217,6 +256,21 @@ impl ScriptHost {
         }
         budget.end_load();
         problems.extend(host.missing_hooks(catalog));
+        if let Some(shared) = host.shared
+            && problems.iter().any(|d| d.message.contains(MEMORY_MESSAGE))
+        {
+            problems.push(Diagnostic::error(
+                &first_file(),
+                Loc::default(),
+                format!(
+                    "the script memory caps of {} add up to {} MiB, more than the {} MiB all packs' scripts may hold together: they share those {} MiB (lower scripts.memory_kb in pack.yaml)",
+                    pack_list(&caps),
+                    memory::mib(total),
+                    memory::mib(shared),
+                    memory::mib(shared)
+                ),
+            ));
+        }
         if problems.is_empty() {
             Ok(host)
         } else {
@@ -328,6 +382,7 @@ impl ScriptHost {
             }
             s.serial.set(self.serial.get());
         }
+        self.fit_memory();
         let fail = |kind: HookErrorKind, text: String| {
             HookError::of(
                 kind,
@@ -367,6 +422,7 @@ impl ScriptHost {
         });
         state.depth.set(state.depth.get() - 1);
         self.budget.leave();
+        self.fit_memory();
         drop(entered);
         // A bad ctx call the script caught still fails the hook (read-only hooks too),
         // and so does a spent budget, whatever the script did with the error.
@@ -390,8 +446,56 @@ impl ScriptHost {
             } else {
                 known.unwrap_or(HookErrorKind::Script)
             };
-            fail(kind, message(&e))
+            let mut text = message(&e);
+            if let Some(shared) = self.shared
+                && is_memory(&e)
+            {
+                text.push_str(&format!(
+                    " (or all packs' scripts together reached the {} MiB they share)",
+                    memory::mib(shared)
+                ));
+            }
+            fail(kind, text)
         })
+    }
+
+    /// An AI decision starts: until [`ScriptHost::end_decision`], every hook and
+    /// `evaluate` call counts toward `instructions` (all together) and none may run after
+    /// `deadline`; once either is spent, every further call is refused at once with a
+    /// limit error. False, changing nothing, when a decision is already under way.
+    pub fn begin_decision(
+        &self,
+        instructions: u64,
+        deadline: std::time::Instant,
+        wall: std::time::Duration,
+    ) -> bool {
+        self.budget.begin_decision(instructions, deadline, wall)
+    }
+
+    /// The decision is over: the instructions its calls spent, and whether it ran out.
+    pub fn end_decision(&self) -> (u64, bool) {
+        self.budget.end_decision()
+    }
+
+    /// Whether the decision under way ran out of its script budget.
+    #[must_use]
+    pub fn decision_spent(&self) -> bool {
+        self.budget.decision_spent()
+    }
+
+    /// With a shared total ([`ScriptHost::shared`]): give each pack's state room to grow
+    /// by what the total has left, within its own cap. Called whenever a hook call starts
+    /// or ends (only one state runs at a time: a nested call's state is fitted when it
+    /// starts, and the others again when it ends), so the states together never pass the
+    /// total.
+    fn fit_memory(&self) {
+        let Some(shared) = self.shared else { return };
+        let used: usize = self.states.iter().map(|s| s.lua.used_memory()).sum();
+        let room = shared.saturating_sub(used);
+        for s in &self.states {
+            let limit = s.cap.min(s.lua.used_memory().saturating_add(room)).max(1);
+            let _ = s.lua.set_memory_limit(limit);
+        }
     }
 
     /// Bytes the packs' Lua states hold now, live data and garbage not yet collected
@@ -457,6 +561,7 @@ impl PackState {
             budget,
             instructions,
             depth: std::cell::Cell::new(0),
+            cap: memory,
         })
     }
 
@@ -585,6 +690,24 @@ impl PackState {
         let kept = (!stateless || source.contains("_ENV")).then_some(snapshot);
         Ok((hooks, kept))
     }
+}
+
+/// The message of running out of script memory.
+const MEMORY_MESSAGE: &str = "the pack's script memory limit is reached";
+
+/// Packs and their caps for messages, largest first: `a (48 MiB), b (16 MiB)`.
+fn pack_list(caps: &[(String, usize)]) -> String {
+    let mut caps: Vec<&(String, usize)> = caps.iter().collect();
+    caps.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut names: Vec<String> = caps
+        .iter()
+        .take(8)
+        .map(|(id, cap)| format!("{id} ({} MiB)", memory::mib(*cap)))
+        .collect();
+    if caps.len() > 8 {
+        names.push(format!("{} more", caps.len() - 8));
+    }
+    names.join(", ")
 }
 
 fn describe(v: &Value) -> String {
@@ -1060,7 +1183,7 @@ fn raw_message(e: &mlua::Error) -> String {
     match e {
         mlua::Error::RuntimeError(s) | mlua::Error::SyntaxError { message: s, .. } => s.clone(),
         mlua::Error::MemoryError(_) => {
-            "the pack's script memory limit is reached (too much data in its scripts)".to_string()
+            format!("{MEMORY_MESSAGE} (too much data in its scripts)")
         }
         mlua::Error::CallbackError { cause, .. } => message(cause),
         mlua::Error::WithContext { cause, .. } => message(cause),

@@ -58,6 +58,9 @@ pub(super) enum Overrun {
     /// Loading a pack's scripts ran past [`LoadLimits::pack`], or loading all packs'
     /// scripts past [`LoadLimits::set`] (`all` says which).
     LoadLate { ms: u128, all: bool },
+    /// An AI decision's look-ahead spent its script budget (instructions or time, all
+    /// its simulated moves and `evaluate` calls together).
+    Decision { instructions: u64, ms: u128 },
 }
 
 /// One budget for loading a pack's scripts (every top level, and freezing what they
@@ -95,6 +98,9 @@ impl Overrun {
             Overrun::LoadLate { ms, all: true } => format!(
                 "loading the scripts of all packs ran for more than {ms} ms (all packs together)"
             ),
+            Overrun::Decision { instructions, ms } => format!(
+                "the AI's look-ahead spent its script budget for one decision ({instructions} instructions or {ms} ms, all simulated moves and evaluate calls together)"
+            ),
         }
     }
 }
@@ -130,6 +136,28 @@ pub(super) struct Budget {
     /// Set while a pack's scripts load ([`Budget::begin_load`]): one count and clock for
     /// all its top levels instead of the move's.
     load: Cell<Option<LoadLimits>>,
+    /// An AI decision under way: every charge also counts toward its meter.
+    decision: Cell<Option<Decision>>,
+}
+
+/// The meter of one AI decision: what all the hooks and `evaluate` calls of its
+/// simulated moves may spend together.
+#[derive(Clone, Copy, Debug)]
+struct Decision {
+    used: u64,
+    limit: u64,
+    deadline: Instant,
+    ms: u128,
+    spent: bool,
+}
+
+impl Decision {
+    fn overrun(&self) -> Overrun {
+        Overrun::Decision {
+            instructions: self.limit,
+            ms: self.ms,
+        }
+    }
 }
 
 impl Budget {
@@ -147,7 +175,51 @@ impl Budget {
             in_move: Cell::new(false),
             frames: RefCell::new(Vec::new()),
             load: Cell::new(None),
+            decision: Cell::new(None),
         }
+    }
+
+    /// An AI decision starts: until [`Budget::end_decision`], everything charged counts
+    /// toward `limit` instructions as well, and nothing may run after `deadline`
+    /// (`wall` from the decision's start). False, changing nothing, when one is already
+    /// under way.
+    pub fn begin_decision(&self, limit: u64, deadline: Instant, wall: Duration) -> bool {
+        if self.decision.get().is_some() {
+            return false;
+        }
+        self.decision.set(Some(Decision {
+            used: 0,
+            limit,
+            deadline,
+            ms: wall.as_millis(),
+            spent: false,
+        }));
+        true
+    }
+
+    /// The decision is over: the instructions it spent and whether its meter ran out.
+    pub fn end_decision(&self) -> (u64, bool) {
+        self.decision
+            .take()
+            .map_or((0, false), |d| (d.used, d.spent))
+    }
+
+    /// Whether the decision under way has spent its meter.
+    pub fn decision_spent(&self) -> bool {
+        self.decision.get().is_some_and(|d| d.spent)
+    }
+
+    /// The decision's meter, checked when a hook call starts (reading the clock): an
+    /// error once it ran out.
+    fn decision_open(&self) -> Result<(), Overrun> {
+        let Some(mut d) = self.decision.get() else {
+            return Ok(());
+        };
+        if !d.spent && (d.used > d.limit || Instant::now() >= d.deadline) {
+            d.spent = true;
+            self.decision.set(Some(d));
+        }
+        if d.spent { Err(d.overrun()) } else { Ok(()) }
     }
 
     fn fresh(&self) {
@@ -238,6 +310,7 @@ impl Budget {
             self.fresh();
             self.started.set(None);
         }
+        self.decision_open().map_err(Overrun::describe)?;
         if frames.len() >= self.max_depth {
             return Err(format!(
                 "hooks triggered each other more than {} deep (rules.limits.hook_depth)",
@@ -274,8 +347,10 @@ impl Budget {
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let cost = cost.min(1.0e15) as u64;
             self.used.set(self.used.get().saturating_add(cost));
+            self.count_decision(cost);
         } else if cost.is_infinite() {
             self.used.set(u64::MAX);
+            self.count_decision(u64::MAX);
         }
         let overrun = self.check();
         if let Some(o) = overrun {
@@ -285,8 +360,29 @@ impl Budget {
         Ok(())
     }
 
+    fn count_decision(&self, cost: u64) {
+        if let Some(mut d) = self.decision.get() {
+            d.used = d.used.saturating_add(cost);
+            self.decision.set(Some(d));
+        }
+    }
+
+    /// The decision's meter at a charge: spent once over its instructions, or past its
+    /// deadline when the clock is read (`now`).
+    fn decision_check(&self, now: Option<Instant>) -> Option<Overrun> {
+        let mut d = self.decision.get()?;
+        if !d.spent && (d.used > d.limit || now.is_some_and(|t| t >= d.deadline)) {
+            d.spent = true;
+            self.decision.set(Some(d));
+        }
+        d.spent.then(|| d.overrun())
+    }
+
     fn check(&self) -> Option<Overrun> {
         let used = self.used.get();
+        if let Some(o) = self.decision_check(None) {
+            return Some(o);
+        }
         if let Some(l) = self.load.get() {
             return self.check_load(used, l);
         }
@@ -305,18 +401,23 @@ impl Budget {
         }
         match self.started.get() {
             None => {
-                self.started.set(Some(Instant::now()));
+                let now = Instant::now();
+                self.started.set(Some(now));
                 self.clock_at.set(used);
-                None
+                self.decision_check(Some(now))
             }
             // Reading the clock costs more than a short `ctx` call: look again only once
             // as much work as the instruction hook's interval was charged since.
             Some(_) if used.saturating_sub(self.clock_at.get()) < u64::from(HOOK_EVERY) => None,
             Some(t) => {
                 self.clock_at.set(used);
-                (t.elapsed() > self.wall).then_some(Overrun::Late {
-                    ms: self.wall.as_millis(),
-                })
+                let now = Instant::now();
+                if now.duration_since(t) > self.wall {
+                    return Some(Overrun::Late {
+                        ms: self.wall.as_millis(),
+                    });
+                }
+                self.decision_check(Some(now))
             }
         }
     }

@@ -31,6 +31,7 @@ fn config(catalog: &Catalog, a: Level, b: Level, games: u32, seed: u64) -> Confi
         options: Options {
             budget: Budget::Iterations(300),
             omniscient: false,
+            scripts: tokensmith::ai::ScriptLimits::DEFAULT,
         },
         max_moves: simulate::MAX_MOVES,
         shard: None,
@@ -84,6 +85,7 @@ fn an_observation_does_not_depend_on_the_opponents_hidden_order() {
         let options = Options {
             budget: Budget::Iterations(200),
             omniscient: false,
+            scripts: tokensmith::ai::ScriptLimits::DEFAULT,
         };
         let pick_a = agent(level, 7, options).choose(&engine, &a);
         let pick_b = agent(level, 7, options).choose(&engine, &b);
@@ -554,16 +556,18 @@ fn a_card_whose_script_runs_out_of_budget_is_refused_at_once_by_later_look_ahead
         first.to_string().contains("spin/scripts/spin.lua:3"),
         "{first}"
     );
-    assert!(brain.spent()[spinner.index()].get().is_some(), "remembered");
-    // Another brain of this thread over the same catalog refuses it at once, with the
-    // same error; the real engine still runs it (and refuses it the same way).
-    let again = scripts.brain(&catalog);
+    assert!(brain.spent()[spinner.index()].is_some(), "remembered");
+    // The same brain refuses it at once, with the same error, without running it; the
+    // real engine still runs it (and refuses it the same way).
     assert_eq!(
-        again
+        brain
             .play_quiet(&mut state.clone(), mv)
             .expect_err("refused"),
         first
     );
+    // A brain is per game: another one has learned nothing, whatever ran on this thread.
+    let again = scripts.brain(&catalog);
+    assert!(again.spent()[spinner.index()].is_none(), "a fresh brain");
     assert_eq!(
         brain
             .engine()

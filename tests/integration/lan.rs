@@ -973,6 +973,7 @@ impl DroppingHost {
                         sends_packs: false,
                         token: [7; 16],
                         resumed,
+                        ai_deck: None,
                     },
                 );
                 // Dropped here: the connection closes.

@@ -471,6 +471,7 @@ fn seating_and_discovery_do_not_wait_for_an_ai_that_thinks() {
     cfg.ai_options = Options {
         budget: Budget::Time(Duration::from_millis(2_000)),
         omniscient: false,
+        scripts: tokensmith::ai::ScriptLimits::DEFAULT,
     };
     let host = Host::start(cfg, content).expect("host");
     let announce = host.announcer();

@@ -14,6 +14,8 @@
 //! - `layers`: tidy checks: no module imports from a layer above it; the codemap names
 //!   only files that exist.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
+//! - `ai_scripts`: the AI against hostile scripts: a script budget per decision, runaway
+//!   cards remembered per game (the same report for any thread count).
 //! - `cli`: the command line's output formats and exit codes.
 //! - `client`: the desktop client driven through its accessibility labels.
 //! - `decks`: the deck editor (drag and drop, click-to-place, refusals), saved and random
@@ -33,6 +35,7 @@
 
 mod adversarial;
 mod ai;
+mod ai_scripts;
 mod cli;
 #[cfg(feature = "client")]
 mod client;

@@ -1,0 +1,254 @@
+//! The AI against hostile scripts: what one decision may spend on scripts is bounded
+//! however many runaway cards are in hand or however often a looping `evaluate` runs,
+//! and what the AI remembers of runaway cards depends only on the game (the same report
+//! for any thread count).
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use tokensmith::ai::{Level, Observation, Options, ScriptLimits, agent};
+use tokensmith::content::{LoadOptions, PackFolder};
+use tokensmith::rules::Catalog;
+
+use crate::support::{TempPacks, root};
+
+const PACK: &str = "version: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n";
+
+fn load(packs: &TempPacks) -> Catalog {
+    let loaded = tokensmith::script::load(&LoadOptions {
+        folders: vec![
+            PackFolder {
+                path: root().join("content"),
+                required: true,
+            },
+            PackFolder {
+                path: packs.path().to_path_buf(),
+                required: true,
+            },
+        ],
+        only: None,
+        rules_patch: None,
+        order: Vec::new(),
+    });
+    loaded
+        .catalog
+        .unwrap_or_else(|| panic!("loads: {:?}", loaded.diagnostics))
+}
+
+fn tokensmith(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tokensmith"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
+}
+
+/// A pack whose card loops forever only once the board holds `crowd` tokens or more, in
+/// a deck of its own with base cards.
+fn crowded(crowd: usize) -> TempPacks {
+    TempPacks::new(&[
+        (
+            "crowd/pack.yaml",
+            &format!("id: crowd\nname: Crowd\n{PACK}"),
+        ),
+        (
+            "crowd/content.yaml",
+            "abilities:\n  - id: crowding\n    script: scripts/crowd.lua\n\
+             cards:\n  - id: crowder\n    value: 6\n    ability: crowding\n    area: cross\n\
+             decks:\n  - id: crowded\n    name: Crowded\n    stacks:\n      - [crowder, base:weaken_row]\n      - [base:spawn_row, base:booster]\n      - [base:flip_cross, base:weaken_cross]\n      - [base:push_cross, base:weaken_ring]\n",
+        ),
+        (
+            "crowd/scripts/crowd.lua",
+            &format!(
+                "return {{\n  on_place = function(ctx)\n    if #ctx:tokens() >= {crowd} then\n      while true do end\n    end\n  end,\n}}\n"
+            ),
+        ),
+    ])
+}
+
+#[test]
+fn a_card_that_loops_only_on_crowded_boards_gives_one_report_for_any_thread_count() {
+    let packs = crowded(10);
+    let dir = packs.path().to_string_lossy().into_owned();
+    let run = |threads: &str| {
+        let out = tokensmith(&[
+            "--mods",
+            &dir,
+            "--all-packs",
+            "simulate",
+            "--deck-a",
+            "crowded",
+            "--deck-b",
+            "starter",
+            "--ai-a",
+            "greedy",
+            "--ai-b",
+            "normal",
+            "--games",
+            "6",
+            "--seed",
+            "5",
+            "--threads",
+            threads,
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        v["games_per_second"] = serde_json::Value::Null;
+        v["totals"]["seconds"] = serde_json::Value::Null;
+        v
+    };
+    let one = run("1");
+    let crowder = one["cards"]
+        .as_array()
+        .and_then(|cards| cards.iter().find(|c| c["id"] == "crowder"))
+        .unwrap_or_else(|| panic!("the card is offered: {one}"));
+    assert!(crowder["played"].as_u64() > Some(0), "it is played: {one}");
+    assert_eq!(run("2"), one, "2 threads");
+    assert_eq!(run("3"), one, "3 threads");
+}
+
+/// A pack of `n` cards that loop forever when played, and an `ai.lua` whose `evaluate`
+/// loops forever too.
+fn runaways(n: usize) -> TempPacks {
+    let mut cards =
+        String::from("abilities:\n  - id: spin\n    script: scripts/spin.lua\ncards:\n");
+    for i in 0..n {
+        cards.push_str(&format!(
+            "  - id: spinner{i}\n    value: 5\n    ability: spin\n    area: cross\n"
+        ));
+    }
+    TempPacks::new(&[
+        ("spin/pack.yaml", &format!("id: spin\nname: Spin\n{PACK}")),
+        ("spin/content.yaml", &cards),
+        (
+            "spin/scripts/spin.lua",
+            "return {\n  on_place = function(ctx)\n    while true do end\n  end,\n}\n",
+        ),
+        (
+            "spin/ai.lua",
+            "return {\n  evaluate = function(ctx, seat)\n    while true do end\n  end,\n}\n",
+        ),
+    ])
+}
+
+#[test]
+fn a_hand_of_runaway_cards_and_a_looping_evaluate_stay_within_one_decisions_script_budget() {
+    let packs = runaways(8);
+    let catalog = load(&packs);
+    assert!(
+        catalog.packs().iter().any(|p| p.ai_script.is_some()),
+        "the pack's ai.lua is loaded"
+    );
+    let spinners: Vec<_> = (0..8)
+        .map(|i| {
+            catalog
+                .card_named(&format!("spin:spinner{i}"))
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect();
+    // Two stacks of four runaway cards and two of base cards: two runaway cards in hand,
+    // and two that run no script.
+    let starter = catalog.decks()[0].stacks.clone();
+    let mut stacks: Vec<Vec<_>> = spinners.chunks(4).map(<[_]>::to_vec).collect();
+    stacks.extend(starter[2..].iter().cloned());
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
+    let state = brain
+        .new_game([&stacks, &starter], 3, &mut Vec::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // A budget far below what the runaway cards and evaluate calls would spend: each
+    // would run a million instructions (a hook call's budget), and every one of the
+    // `normal` decision's hundreds of evaluations would again.
+    let limits = ScriptLimits {
+        instructions: 300_000,
+        wall_ms: 60_000,
+    };
+    let options = Options {
+        scripts: limits,
+        ..Options::default()
+    };
+    for level in [Level::Greedy, Level::Normal, Level::Hard] {
+        let options = Options {
+            budget: tokensmith::ai::Budget::Iterations(64),
+            ..options
+        };
+        let mut ai = agent(level, 1, options);
+        let obs = Observation::new(&state, state.turn(), &[], false);
+        let before = brain.cuts();
+        let started = Instant::now();
+        let chosen = ai.choose(&brain, &obs);
+        let took = started.elapsed();
+        // The decision ends with a move that runs no script, says it was cut, and took a
+        // small multiple of a budget of 300,000 instructions (well under a second;
+        // without the meter, every evaluation runs a million instructions).
+        let card = chosen.and_then(|mv| brain.card_played(&state, mv).ok());
+        assert!(
+            card.is_some_and(|c| !spinners.contains(&c)),
+            "{level:?} chose {card:?}"
+        );
+        assert_eq!(brain.cuts(), before + 1, "{level:?}'s decision was cut");
+        assert!(took < Duration::from_secs(3), "{level:?} took {took:?}");
+    }
+}
+
+#[test]
+fn running_out_of_the_decision_budget_does_not_mark_a_card_as_runaway() {
+    // A card whose script is slow but finishes: with a decision budget smaller than one
+    // play of it, the decision is cut, but the card is not remembered as runaway, and a
+    // decision with room plays it.
+    let packs = TempPacks::new(&[
+        ("slow/pack.yaml", &format!("id: slow\nname: Slow\n{PACK}")),
+        (
+            "slow/content.yaml",
+            "abilities:\n  - id: slow\n    script: scripts/slow.lua\ncards:\n  - id: slowpoke\n    value: 40\n    ability: slow\n    area: cross\n",
+        ),
+        (
+            "slow/scripts/slow.lua",
+            "return {\n  on_place = function(ctx)\n    local n = 0\n    for i = 1, 20000 do n = n + i end\n  end,\n}\n",
+        ),
+    ]);
+    let catalog = load(&packs);
+    let slow = catalog
+        .card_named("slow:slowpoke")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stacks = catalog.decks()[0].stacks.clone();
+    stacks[0].insert(0, slow);
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
+    let state = brain
+        .new_game([&stacks, &stacks], 1, &mut Vec::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let obs = Observation::new(&state, state.turn(), &[], false);
+    let tight = Options {
+        scripts: ScriptLimits {
+            instructions: 1_000,
+            wall_ms: 60_000,
+        },
+        ..Options::default()
+    };
+    let mut ai = agent(Level::Greedy, 1, tight);
+    let chosen = ai.choose(&brain, &obs).expect("a move");
+    assert_ne!(
+        brain.card_played(&state, chosen).ok(),
+        Some(slow),
+        "not rated within 1,000 instructions"
+    );
+    assert_eq!(brain.cuts(), 1);
+    assert!(
+        brain.spent().iter().all(Option::is_none),
+        "nothing remembered"
+    );
+    let mut ai = agent(Level::Greedy, 1, Options::default());
+    let chosen = ai.choose(&brain, &obs).expect("a move");
+    assert_eq!(
+        brain.card_played(&state, chosen).ok(),
+        Some(slow),
+        "worth 40"
+    );
+    assert_eq!(brain.cuts(), 1, "not cut with the default budget");
+}
