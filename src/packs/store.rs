@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{PackError, archive};
-use crate::profile::lock::{Access, ProfileLock};
+use crate::fsutil::lock::{Access, ProfileLock};
 
 /// The installed packs of one profile.
 #[derive(Clone, Debug)]

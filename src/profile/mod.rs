@@ -19,10 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::rules::{CardId, Catalog};
 
-pub mod lock;
 mod settings;
 
-pub use lock::{Access, LockError, ProfileLock};
+pub use crate::fsutil::lock::{self, Access, LockError, ProfileLock};
 pub use settings::{SETTINGS_VERSION, Settings, parse_settings};
 
 /// The most deck files `decks/` is read for (the rest are left as they are, with a

@@ -803,9 +803,9 @@ local function capture(hooks, env)
   walk(roots, function(f)
     local info = dbg_getinfo(f, "S")
     if info.what == "C" then
-      raw_error("a function made by the library when the script loaded (an iterator of " ..
-        "string.gmatch?) is reached by a hook: it keeps a position no move can put back; " ..
-        "make it inside the hook (scripts keep no state between moves)", 0)
+      raw_error("a function made by the host when the script loaded is reached by a hook: " ..
+        "it may keep state no move can put back; make it inside the hook (scripts keep " ..
+        "no state between moves)", 0)
     end
     local i = 1
     while true do

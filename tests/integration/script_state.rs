@@ -315,24 +315,6 @@ fn a_moves_result_does_not_depend_on_what_ran_before() {
     assert_eq!(one, two);
 }
 
-#[test]
-fn an_iterator_of_the_library_made_at_load_is_refused() {
-    let (errors, _) = refused_load(&pack_files(
-        "t",
-        "",
-        &[(
-            "words",
-            "local next_word = string.gmatch('a b c', '%a')\nreturn { on_place = function(ctx) ctx:log(next_word()) end }\n",
-        )],
-    ));
-    assert!(
-        errors
-            .iter()
-            .any(|e| e.contains("words.lua") && e.contains("string.gmatch")),
-        "{errors:?}"
-    );
-}
-
 // ---------------------------------------------------------------------------------------
 // The cost of the state between moves
 

@@ -7,6 +7,8 @@
 //! caller; links are never followed inside packs and profiles. Must not: follow a link,
 //! wait on a special file, or read past its cap.
 
+pub mod lock;
+
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 

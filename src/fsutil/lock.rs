@@ -1,6 +1,6 @@
-//! The profile lock: one file, `PROFILE/.lock`, locked by every Tokensmith process that
-//! reads or changes the profile's packs, pack set or decks (the command line, the
-//! client, a LAN joiner installing packs).
+//! The profile lock: one file, `PROFILE/.lock`, locked by the command line's commands
+//! that read or change the profile's packs, pack set or decks, and by every install or
+//! removal through `packs::Store` (whoever makes it).
 //!
 //! - [`Access::Read`] is shared: any number of readers at once (the client and a
 //!   `pack list` coexist).
@@ -54,7 +54,7 @@ pub enum LockError {
     /// Another process held it for the whole wait.
     #[error(
         "the profile {} is in use by another Tokensmith ({}); waited {} ms. Try again when it has finished, or set {WAIT_VAR} to wait longer",
-        crate::fsutil::shown(dir),
+        super::shown(dir),
         if *access == Access::Write { "a command or the client is reading or changing it" } else { "a command or the client is changing it" },
         waited.as_millis()
     )]
@@ -67,7 +67,7 @@ pub enum LockError {
         waited: Duration,
     },
     /// The lock file cannot be opened or locked.
-    #[error("cannot lock the profile {}: {reason}", crate::fsutil::shown(dir))]
+    #[error("cannot lock the profile {}: {reason}", super::shown(dir))]
     Io {
         /// The profile folder.
         dir: PathBuf,
@@ -169,10 +169,10 @@ fn open(dir: &Path, access: Access) -> Result<Option<std::fs::File>, LockError> 
         use std::os::unix::fs::OpenOptionsExt as _;
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    if crate::fsutil::is_link(&path) {
+    if super::is_link(&path) {
         return Err(io(format!(
             "{} is a symbolic link; links inside the profile are not followed: delete it (Tokensmith makes the file anew)",
-            crate::fsutil::shown(&path)
+            super::shown(&path)
         )));
     }
     let opened = options.open(&path);
@@ -183,14 +183,14 @@ fn open(dir: &Path, access: Access) -> Result<Option<std::fs::File>, LockError> 
     let file = opened.map_err(|e| {
         io(format!(
             "cannot open {}: {e}; it must be a plain file Tokensmith can write (delete it and it is made anew)",
-            crate::fsutil::shown(&path)
+            super::shown(&path)
         ))
     })?;
     match file.metadata() {
         Ok(m) if m.is_file() => Ok(Some(file)),
         _ => Err(io(format!(
             "{} is not a plain file; delete it (Tokensmith makes the file anew)",
-            crate::fsutil::shown(&path)
+            super::shown(&path)
         ))),
     }
 }
