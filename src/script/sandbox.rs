@@ -259,20 +259,7 @@ impl Budget {
         if let Some(o) = self.exceeded.get() {
             return Some(o);
         }
-        let now = Instant::now();
-        if now >= l.deadline {
-            return Some(Overrun::LoadLate {
-                ms: l.set.as_millis(),
-                all: true,
-            });
-        }
-        match self.started.get() {
-            Some(t) if now.duration_since(t) > l.pack => Some(Overrun::LoadLate {
-                ms: l.pack.as_millis(),
-                all: false,
-            }),
-            _ => None,
-        }
+        self.load_late(l)
     }
 
     /// When loading must stop: the pack's clock or the set's, whichever ends first.
@@ -424,6 +411,24 @@ impl Budget {
 }
 
 impl Budget {
+    /// Whether loading is past its clocks: the content set's deadline, then the pack's.
+    fn load_late(&self, l: LoadLimits) -> Option<Overrun> {
+        let now = Instant::now();
+        if now >= l.deadline {
+            return Some(Overrun::LoadLate {
+                ms: l.set.as_millis(),
+                all: true,
+            });
+        }
+        match self.started.get() {
+            Some(t) if now.duration_since(t) > l.pack => Some(Overrun::LoadLate {
+                ms: l.pack.as_millis(),
+                all: false,
+            }),
+            _ => None,
+        }
+    }
+
     /// [`Budget::check`] while a pack's scripts load.
     fn check_load(&self, used: u64, l: LoadLimits) -> Option<Overrun> {
         if let Some(f) = self.frames.borrow().last()
@@ -443,20 +448,7 @@ impl Budget {
             return None;
         }
         self.clock_at.set(used);
-        let now = Instant::now();
-        if now >= l.deadline {
-            return Some(Overrun::LoadLate {
-                ms: l.set.as_millis(),
-                all: true,
-            });
-        }
-        match self.started.get() {
-            Some(t) if now.duration_since(t) > l.pack => Some(Overrun::LoadLate {
-                ms: l.pack.as_millis(),
-                all: false,
-            }),
-            _ => None,
-        }
+        self.load_late(l)
     }
 }
 

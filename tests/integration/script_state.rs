@@ -7,29 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use tokensmith::content::{LoadOptions, Loaded, PackFolder};
 use tokensmith::rules::{Catalog, Cell, Engine, Event, EventKind, GameState, Move, Play};
-use tokensmith::script::{self, ScriptHost};
+use tokensmith::script::ScriptHost;
 
-use crate::support::{TempPacks, root};
-
-fn load(dir: &std::path::Path) -> Loaded {
-    script::load(&LoadOptions {
-        folders: vec![
-            PackFolder {
-                path: root().join("content"),
-                required: true,
-            },
-            PackFolder {
-                path: dir.to_path_buf(),
-                required: true,
-            },
-        ],
-        only: None,
-        rules_patch: None,
-        order: Vec::new(),
-    })
-}
+use crate::support::{TempPacks, load_with_scripts as load};
 
 /// A pack `id` requiring base, `extra` appended to its content file: for each
 /// `(name, lua)`, an ability `name` running `scripts/name.lua` and a card `name` with it.

@@ -9,7 +9,6 @@
 //! Tests marked `#[ignore = "..."]` state the right behaviour for a hole found in the
 //! sandbox; the reason says what happens today.
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -22,7 +21,7 @@ use tokensmith::rules::{
 use tokensmith::scenario::{self, Outcome, PackPaths};
 use tokensmith::script::{self, ScriptHost};
 
-use crate::support::{TempPacks, root};
+use crate::support::{TempPacks, load_with_scripts as load, root};
 
 // ---------------------------------------------------------------------------------------
 // Packs, games and a watchdog
@@ -32,25 +31,6 @@ use crate::support::{TempPacks, root};
 /// a loaded 2-core machine must never fail the test, while an unbounded attack runs for
 /// hours and still does.
 const HANG: Duration = Duration::from_secs(20);
-
-/// Load base from the repository's `content/` and every pack in `dir`, compiling scripts.
-fn load(dir: &Path) -> Loaded {
-    script::load(&LoadOptions {
-        folders: vec![
-            PackFolder {
-                path: root().join("content"),
-                required: true,
-            },
-            PackFolder {
-                path: dir.to_path_buf(),
-                required: true,
-            },
-        ],
-        only: None,
-        rules_patch: None,
-        order: Vec::new(),
-    })
-}
 
 /// The files of a pack `id` requiring base, `extra` appended to its `pack.yaml`: for each
 /// `(name, lua)`, an ability `name` running `scripts/name.lua` and a card `name` (value 1,

@@ -52,6 +52,25 @@ pub fn load_folders(folders: &[PathBuf], only: Option<&[&str]>) -> Loaded {
     })
 }
 
+/// Load base from the repository's `content/` and every pack in `dir`, compiling scripts.
+pub fn load_with_scripts(dir: &Path) -> Loaded {
+    tokensmith::script::load(&LoadOptions {
+        folders: vec![
+            PackFolder {
+                path: root().join("content"),
+                required: true,
+            },
+            PackFolder {
+                path: dir.to_path_buf(),
+                required: true,
+            },
+        ],
+        only: None,
+        rules_patch: None,
+        order: Vec::new(),
+    })
+}
+
 /// A folder of packs written from `(relative path, text)` pairs, deleted on drop.
 pub struct TempPacks {
     dir: tempfile::TempDir,
