@@ -98,7 +98,15 @@ fn greedy_move(
     let mv = tokensmith::ai::agent(Level::Greedy, u64::from(seen.moves), Options::default())
         .choose(brain, &obs)
         .or_else(|| brain.legal_moves(obs.state()).into_iter().next())
-        .unwrap_or_else(|| panic!("no move"));
+        .unwrap_or_else(|| {
+            panic!(
+                "no move: seat {:?} turn {} moves {} over {}",
+                seen.seat(),
+                seen.turn,
+                seen.moves,
+                seen.over
+            )
+        });
     let Play::Stack(stack) = mv.play else {
         panic!("a stack move")
     };
@@ -132,12 +140,13 @@ fn round_trip(catalog: &Arc<Catalog>, save: bool) {
             .unwrap_or_else(|e| panic!("{e}"));
         let mut seen = [view(&mut a), view(&mut b)];
         while !seen[0].over {
-            let turn = usize::from(seen[0].turn - 1);
-            let (stack, cell) = greedy_move(catalog, &brain, &seen[turn]);
+            // The two joins race: whichever the host seated first is seat 1.
+            let mover = usize::from(seen[0].seat().number() != seen[0].turn);
+            let (stack, cell) = greedy_move(catalog, &brain, &seen[mover]);
             let clients = [&mut a, &mut b];
             let [a, b] = clients;
             let started = Instant::now();
-            if turn == 0 {
+            if mover == 0 {
                 a.play(stack, cell)
             } else {
                 b.play(stack, cell)
