@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
 use tokensmith::ai::{Budget, Level, Observation, Options, ScriptLimits, agent};
-use tokensmith::content::{LoadOptions, PackFolder};
 use tokensmith::rules::Catalog;
+
+mod support;
 
 const REQUIRES: &str = "version: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n";
 
@@ -39,24 +40,7 @@ fn write(dir: &Path, files: &[(String, String)]) {
 
 fn load(dir: &Path) -> Catalog {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let loaded = tokensmith::script::load(&LoadOptions {
-        folders: vec![
-            PackFolder {
-                path: root.join("content"),
-                required: true,
-            },
-            PackFolder {
-                path: dir.to_path_buf(),
-                required: true,
-            },
-        ],
-        only: None,
-        rules_patch: None,
-        order: Vec::new(),
-    });
-    loaded
-        .catalog
-        .unwrap_or_else(|| panic!("does not load: {:?}", loaded.diagnostics))
+    support::load_from(&[root.join("content"), dir.to_path_buf()], None)
 }
 
 /// Eight cards whose `on_place` loops forever, and an `ai.lua` whose `evaluate` does.
@@ -234,21 +218,7 @@ fn memory() {
     let four = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     filled_packs(four.path(), 4, 48, 40);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let loaded = tokensmith::script::load(&LoadOptions {
-        folders: vec![
-            PackFolder {
-                path: root.join("content"),
-                required: true,
-            },
-            PackFolder {
-                path: four.path().to_path_buf(),
-                required: true,
-            },
-        ],
-        only: None,
-        rules_patch: None,
-        order: Vec::new(),
-    });
+    let loaded = support::load_report(&[root.join("content"), four.path().to_path_buf()], None);
     println!(
         "4 packs × 40 MiB: loads {}; {}",
         loaded.catalog.is_some(),

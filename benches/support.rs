@@ -3,32 +3,46 @@
 
 use std::path::PathBuf;
 
-use tokensmith::content::{LoadOptions, PackFolder};
+use tokensmith::content::{LoadOptions, Loaded, PackFolder};
 use tokensmith::rules::Catalog;
 
 /// The shipped content and mods, only `pack` and what it requires, scripts checked.
 #[allow(dead_code)]
 pub fn load(pack: &str) -> Catalog {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let loaded = tokensmith::script::load(&LoadOptions {
-        folders: vec![
-            PackFolder {
-                path: root.join("content"),
-                required: true,
-            },
-            PackFolder {
-                path: root.join("mods"),
-                required: true,
-            },
-        ],
-        only: Some(vec![pack.to_string()]),
-        rules_patch: None,
-        order: Vec::new(),
-    });
+    load_from(&[root.join("content"), root.join("mods")], Some(pack))
+}
+
+/// The packs in these folders (all of them, or only `pack` and what it requires),
+/// scripts checked.
+#[allow(dead_code)]
+pub fn load_from(folders: &[PathBuf], pack: Option<&str>) -> Catalog {
+    let loaded = load_report(folders, pack);
     match loaded.catalog {
         Some(c) => c,
-        None => panic!("{pack} does not load: {:?}", loaded.diagnostics),
+        None => panic!(
+            "{} does not load: {:?}",
+            pack.unwrap_or("the packs"),
+            loaded.diagnostics
+        ),
     }
+}
+
+/// Loading the packs in these folders, with every diagnostic: what [`load_from`] checks.
+#[allow(dead_code)]
+pub fn load_report(folders: &[PathBuf], pack: Option<&str>) -> Loaded {
+    tokensmith::script::load(&LoadOptions {
+        folders: folders
+            .iter()
+            .map(|path| PackFolder {
+                path: path.clone(),
+                required: true,
+            })
+            .collect(),
+        only: pack.map(|p| vec![p.to_string()]),
+        rules_patch: None,
+        order: Vec::new(),
+    })
 }
 
 /// A `cards.yaml` of 1,000 generated cards (`card_0000` …), the first worth
