@@ -34,6 +34,11 @@ pub(super) struct Slot {
     script: Cell<ScriptId>,
     /// A bad ctx call in this hook call, kept even if the script caught it.
     failure: std::cell::RefCell<Option<(HookErrorKind, String)>>,
+    /// The error of a fast `ctx` entry, for its general function to raise (see
+    /// `fast.rs`).
+    stash: std::cell::RefCell<Option<mlua::Error>>,
+    /// The per-call fields of the hook call under way (`ctx.seat`, …).
+    pub fields: Cell<Fields>,
 }
 
 impl Default for Slot {
@@ -42,6 +47,8 @@ impl Default for Slot {
             current: Cell::new(Current::Idle),
             script: Cell::new(ScriptId(0)),
             failure: std::cell::RefCell::new(None),
+            stash: std::cell::RefCell::new(None),
+            fields: Cell::new(Fields::default()),
         }
     }
 }
@@ -174,6 +181,10 @@ pub(super) fn script_place(lua: &Lua) -> String {
 /// The nearest script frame calling into the host: its file and line. Frames of the
 /// sandbox's own wrappers (`pcall`) and of C functions are skipped.
 fn caller(lua: &Lua) -> Option<(String, u32)> {
+    if let Some(state) = super::fast::calling() {
+        // SAFETY: as in `caller_line`.
+        return unsafe { super::fast::caller(state) };
+    }
     (1..40).find_map(|level| {
         lua.inspect_stack(level, |d| {
             let source = d.source().source?.into_owned();
@@ -189,6 +200,10 @@ fn caller(lua: &Lua) -> Option<(String, u32)> {
 /// call is always the script (the sandbox's own Lua functions never call `ctx`); only a
 /// call through `pcall` (a C frame) needs the slower walk.
 fn caller_line(lua: &Lua) -> u32 {
+    if let Some(state) = super::fast::calling() {
+        // SAFETY: a fast entry under way set this: the thread calling it, alive.
+        return unsafe { super::fast::caller_line(state) };
+    }
     lua.inspect_stack(1, |d| d.current_line())
         .flatten()
         .and_then(|l| u32::try_from(l).ok())
@@ -342,6 +357,16 @@ impl Slot {
     pub fn take_failure(&self) -> Option<(HookErrorKind, String)> {
         self.failure.borrow_mut().take()
     }
+
+    /// Keep a fast entry's error for its general function to raise.
+    pub(super) fn stash(&self, error: mlua::Error) {
+        *self.stash.borrow_mut() = Some(error);
+    }
+
+    /// The error a fast entry kept, if any (taken).
+    pub(super) fn take_stash(&self) -> Option<mlua::Error> {
+        self.stash.borrow_mut().take()
+    }
 }
 
 fn cell(x: i64, y: i64) -> BoardCell {
@@ -360,36 +385,7 @@ pub(super) fn token_table(
     at: BoardCell,
     token: Token,
 ) -> mlua::Result<Table> {
-    let kind = view.catalog.token_type(token.kind).meta.id.as_str();
-    let card = token.card.map(|c| view.catalog.card(c).meta.id.as_str());
-    let args = (at.x, at.y, token.seat.number(), token.value);
-    // One protected call for the whole table: a raw set through the API is a protected
-    // call of its own, and so is pushing a string while a memory cap is set.
-    // SAFETY: the stack holds the four numbers; the table is made above them, each field
-    // is a raw set of a key and a value into it (no metamethod runs; running out of
-    // memory is caught by the protected call around it), the two names are pushed from
-    // byte slices that outlive the call, and the table is then left alone on the stack
-    // as the one result.
-    unsafe {
-        lua.exec_raw::<Table>(args, |state| {
-            mlua::ffi::lua_createtable(state, 0, 6);
-            for (key, arg) in [(c"x", 1), (c"y", 2), (c"seat", 3), (c"value", 4)] {
-                mlua::ffi::lua_pushstring(state, key.as_ptr());
-                mlua::ffi::lua_pushvalue(state, arg);
-                mlua::ffi::lua_rawset(state, -3);
-            }
-            mlua::ffi::lua_pushstring(state, c"type".as_ptr());
-            mlua::ffi::lua_pushlstring(state, kind.as_ptr().cast(), kind.len());
-            mlua::ffi::lua_rawset(state, -3);
-            if let Some(card) = card {
-                mlua::ffi::lua_pushstring(state, c"card".as_ptr());
-                mlua::ffi::lua_pushlstring(state, card.as_ptr().cast(), card.len());
-                mlua::ffi::lua_rawset(state, -3);
-            }
-            mlua::ffi::lua_replace(state, 1);
-            mlua::ffi::lua_settop(state, 1);
-        })
-    }
+    TokenOut::new(view, at, token).table(lua)
 }
 
 fn in_range(value: i64, what: &str) -> Result<i32, String> {
@@ -397,11 +393,16 @@ fn in_range(value: i64, what: &str) -> Result<i32, String> {
 }
 
 /// What every `ctx` call is charged, in instructions, before any work.
-const CALL_COST: f64 = 16.0;
+pub(super) const CALL_COST: f64 = 16.0;
 
 /// Charge `cost` for a `ctx` call's work: an error (which refuses the move) when the
 /// budget is spent or the move's time is up.
-fn charge(lua: &Lua, budget: &super::sandbox::Budget, cost: f64, what: &str) -> mlua::Result<()> {
+pub(super) fn charge(
+    lua: &Lua,
+    budget: &super::sandbox::Budget,
+    cost: f64,
+    what: &str,
+) -> mlua::Result<()> {
     budget.charge(cost).map_err(|o| {
         let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
         if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
@@ -480,6 +481,10 @@ pub(super) fn make(
             methods.raw_set(
                 $name,
                 lua.create_function(move |$lua, (_ctx, $args): (bool, $ty)| {
+                    // A fast entry that failed hands its error here to be raised.
+                    if let Some(error) = $slot.take_stash() {
+                        return Err(error);
+                    }
                     charge($lua, &budget, CALL_COST, $name)?;
                     let $slot = &$slot;
                     $body
@@ -498,21 +503,17 @@ pub(super) fn make(
     };
     let per_table_targets = per_table.clone();
 
-    func!("width", |_lua, s, (): ()| s
-        .view(|v| Ok(v.state.board().width())));
-    func!("height", |_lua, s, (): ()| s
-        .view(|v| Ok(v.state.board().height())));
-    func!("on_board", |_lua, s, (Int(x), Int(y)): (Int, Int)| {
-        s.view(|v| Ok(v.state.board().contains(cell(x, y))))
-    });
+    func!("width", |_lua, s, (): ()| width(s));
+    func!("height", |_lua, s, (): ()| height(s));
+    func!(
+        "on_board",
+        |_lua, s, (Int(x), Int(y)): (Int, Int)| on_board(s, x, y)
+    );
     func!("token", |lua, s, (Int(x), Int(y)): (Int, Int)| {
-        s.view(|v| {
-            let at = cell(x, y);
-            match v.state.board().get(at) {
-                Some(t) => Ok(Value::Table(token_table(lua, v, at, t)?)),
-                None => Ok(Value::Nil),
-            }
-        })
+        match token_at(s, x, y)? {
+            Some(t) => Ok(Value::Table(t.table(lua)?)),
+            None => Ok(Value::Nil),
+        }
     });
     func!("tokens", |lua, s, (): ()| {
         s.view(|v| {
@@ -524,20 +525,9 @@ pub(super) fn make(
             Ok(list)
         })
     });
-    func!("score", |lua, s, (Int(n),): (Int,)| {
-        let seat = seat(n).map_err(|e| {
-            let error = located(lua, &format!("ctx:score: {e}"));
-            s.poison(&error, HookErrorKind::Script);
-            error
-        })?;
-        s.view(|v| Ok(v.state.score(seat)))
-    });
+    func!("score", |lua, s, (Int(n),): (Int,)| score(lua, s, n));
     func!("targets", |lua, s, (): ()| {
-        let mut n = 0usize;
-        s.targets(|_, _| {
-            n += 1;
-            Ok(())
-        })?;
+        let n = target_count(s)?;
         per_table_targets(lua, n, "targets")?;
         let list = lua.create_table()?;
         s.targets(|i, at| {
@@ -548,37 +538,16 @@ pub(super) fn make(
         })?;
         Ok(list)
     });
-    func!("target_count", |_lua, s, (): ()| {
-        let mut n = 0usize;
-        s.targets(|_, _| {
-            n += 1;
-            Ok(())
-        })?;
-        Ok(n)
-    });
+    func!("target_count", |_lua, s, (): ()| target_count(s));
     func!("target", |_lua, s, (Int(i),): (Int,)| {
-        let mut found = (Value::Nil, Value::Nil);
-        s.targets(|j, at| {
-            if i64::try_from(j + 1).is_ok_and(|j| j == i) {
-                found = (Value::Integer(at.x.into()), Value::Integer(at.y.into()));
-            }
-            Ok(())
-        })?;
-        Ok(found)
+        Ok(match target(s, i)? {
+            Some((x, y)) => (Value::Integer(x.into()), Value::Integer(y.into())),
+            None => (Value::Nil, Value::Nil),
+        })
     });
     func!(
         "damage",
-        |lua, s, (Int(x), Int(y), Int(n)): (Int, Int, Int)| {
-            s.effects(lua, "damage", |fx| {
-                if n < 0 {
-                    return Err(format!(
-                        "damage must be 0 or more, got {n} (use ctx:set_value to raise a value)"
-                    ));
-                }
-                let n = in_range(n, "damage")?;
-                fx.damage(cell(x, y), n).map_err(|e| e.message)
-            })
-        }
+        |lua, s, (Int(x), Int(y), Int(n)): (Int, Int, Int)| damage(lua, s, x, y, n)
     );
     func!("set_value", |lua,
                         s,
@@ -586,12 +555,7 @@ pub(super) fn make(
         Int,
         Int,
         Int
-    )| {
-        s.effects(lua, "set_value", |fx| {
-            let value = in_range(value, "value")?;
-            fx.set_value(cell(x, y), value).map_err(|e| e.message)
-        })
-    });
+    )| set_value(lua, s, x, y, value));
     func!("move", |lua,
                    s,
                    (Int(x), Int(y), Int(tx), Int(ty)): (
@@ -599,23 +563,10 @@ pub(super) fn make(
         Int,
         Int,
         Int
-    )| {
-        s.effects(lua, "move", |fx| {
-            match fx
-                .move_token(cell(x, y), cell(tx, ty))
-                .map_err(|e| e.message)?
-            {
-                MoveResult::Moved | MoveResult::Removed => Ok(true),
-                MoveResult::Blocked => Ok(false),
-                MoveResult::NoToken => Err(format!("there is no token at ({x}, {y}) to move")),
-            }
-        })
-    });
-    func!("remove", |lua, s, (Int(x), Int(y)): (Int, Int)| {
-        s.effects(lua, "remove", |fx| {
-            fx.remove(cell(x, y)).map_err(|e| e.message)
-        })
-    });
+    )| move_token(lua, s, x, y, tx, ty));
+    func!("remove", |lua, s, (Int(x), Int(y)): (Int, Int)| remove(
+        lua, s, x, y
+    ));
     func!(
         "spawn",
         |lua, s, (Int(x), Int(y), spec): (Int, Int, Spec)| {
@@ -650,21 +601,14 @@ pub(super) fn make(
             fx.set_type(cell(x, y), kind).map_err(|e| e.message)
         })
     });
-    func!("extra_turn", |lua, s, (Int(n),): (Int,)| {
-        s.effects(lua, "extra_turn", |fx| {
-            fx.extra_turn(seat(n)?);
-            Ok(())
-        })
-    });
+    func!("extra_turn", |lua, s, (Int(n),): (Int,)| extra_turn(
+        lua, s, n
+    ));
     func!("add_score", |lua, s, (Int(n), Int(amount)): (Int, Int)| {
-        s.effects(lua, "add_score", |fx| {
-            fx.add_score(seat(n)?, amount);
-            Ok(())
-        })
+        add_score(lua, s, n, amount)
     });
-    func!("random", |lua, s, (Int(n),): (Int,)| {
-        s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
-    });
+    func!("random", |lua, s, (Int(n),): (Int,)| random(lua, s, n));
+    super::fast::install(lua, &methods, slot, budget)?;
     func!("log", |lua, s, (text,): (Value,)| {
         let text = match text {
             Value::String(t) => t,
@@ -695,6 +639,187 @@ pub(super) fn make(
     Ok(ctx)
 }
 
+// The bodies of the `ctx` functions that have a fast entry (see `fast.rs`): each is
+// called by the general function (arguments converted by mlua) and by the fast entry
+// (plain integers read off the stack), so both behave alike by construction.
+
+pub(super) fn width(s: &Slot) -> mlua::Result<i32> {
+    s.view(|v| Ok(v.state.board().width()))
+}
+
+pub(super) fn height(s: &Slot) -> mlua::Result<i32> {
+    s.view(|v| Ok(v.state.board().height()))
+}
+
+pub(super) fn on_board(s: &Slot, x: i64, y: i64) -> mlua::Result<bool> {
+    s.view(|v| Ok(v.state.board().contains(cell(x, y))))
+}
+
+pub(super) fn token_at(s: &Slot, x: i64, y: i64) -> mlua::Result<Option<TokenOut>> {
+    s.view(|v| {
+        let at = cell(x, y);
+        Ok(v.state.board().get(at).map(|t| TokenOut::new(v, at, t)))
+    })
+}
+
+pub(super) fn score(lua: &Lua, s: &Slot, n: i64) -> mlua::Result<i64> {
+    let seat = seat(n).map_err(|e| {
+        let error = located(lua, &format!("ctx:score: {e}"));
+        s.poison(&error, HookErrorKind::Script);
+        error
+    })?;
+    s.view(|v| Ok(v.state.score(seat)))
+}
+
+pub(super) fn target_count(s: &Slot) -> mlua::Result<usize> {
+    let mut n = 0usize;
+    s.targets(|_, _| {
+        n += 1;
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+pub(super) fn target(s: &Slot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
+    let mut found = None;
+    s.targets(|j, at| {
+        if i64::try_from(j + 1).is_ok_and(|j| j == i) {
+            found = Some((at.x, at.y));
+        }
+        Ok(())
+    })?;
+    Ok(found)
+}
+
+pub(super) fn damage(lua: &Lua, s: &Slot, x: i64, y: i64, n: i64) -> mlua::Result<bool> {
+    s.effects(lua, "damage", |fx| {
+        if n < 0 {
+            return Err(format!(
+                "damage must be 0 or more, got {n} (use ctx:set_value to raise a value)"
+            ));
+        }
+        let n = in_range(n, "damage")?;
+        fx.damage(cell(x, y), n).map_err(|e| e.message)
+    })
+}
+
+pub(super) fn set_value(lua: &Lua, s: &Slot, x: i64, y: i64, value: i64) -> mlua::Result<bool> {
+    s.effects(lua, "set_value", |fx| {
+        let value = in_range(value, "value")?;
+        fx.set_value(cell(x, y), value).map_err(|e| e.message)
+    })
+}
+
+pub(super) fn move_token(
+    lua: &Lua,
+    s: &Slot,
+    x: i64,
+    y: i64,
+    tx: i64,
+    ty: i64,
+) -> mlua::Result<bool> {
+    s.effects(lua, "move", |fx| {
+        match fx
+            .move_token(cell(x, y), cell(tx, ty))
+            .map_err(|e| e.message)?
+        {
+            MoveResult::Moved | MoveResult::Removed => Ok(true),
+            MoveResult::Blocked => Ok(false),
+            MoveResult::NoToken => Err(format!("there is no token at ({x}, {y}) to move")),
+        }
+    })
+}
+
+pub(super) fn remove(lua: &Lua, s: &Slot, x: i64, y: i64) -> mlua::Result<bool> {
+    s.effects(lua, "remove", |fx| {
+        fx.remove(cell(x, y)).map_err(|e| e.message)
+    })
+}
+
+pub(super) fn extra_turn(lua: &Lua, s: &Slot, n: i64) -> mlua::Result<()> {
+    s.effects(lua, "extra_turn", |fx| {
+        fx.extra_turn(seat(n)?);
+        Ok(())
+    })
+}
+
+pub(super) fn add_score(lua: &Lua, s: &Slot, n: i64, amount: i64) -> mlua::Result<()> {
+    s.effects(lua, "add_score", |fx| {
+        fx.add_score(seat(n)?, amount);
+        Ok(())
+    })
+}
+
+pub(super) fn random(lua: &Lua, s: &Slot, n: i64) -> mlua::Result<i64> {
+    s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
+}
+
+/// A token as scripts see it, ready to become a table: `{x, y, seat, value, type, card}`.
+/// The two names point into the catalog, which outlives every hook call.
+#[derive(Clone, Copy)]
+pub(super) struct TokenOut {
+    numbers: [i64; 4],
+    kind: (*const u8, usize),
+    card: Option<(*const u8, usize)>,
+}
+
+impl TokenOut {
+    fn new(view: &GameView<'_>, at: BoardCell, token: Token) -> TokenOut {
+        let kind = view.catalog.token_type(token.kind).meta.id.as_str();
+        let card = token.card.map(|c| view.catalog.card(c).meta.id.as_str());
+        TokenOut {
+            numbers: [
+                at.x.into(),
+                at.y.into(),
+                token.seat.number().into(),
+                token.value.into(),
+            ],
+            kind: (kind.as_ptr(), kind.len()),
+            card: card.map(|c| (c.as_ptr(), c.len())),
+        }
+    }
+
+    /// Push the token's table on `state`'s stack.
+    ///
+    /// # Safety
+    /// `state` has room for three more values, and the catalog the names point into is
+    /// alive. Running out of memory raises a Lua error (a long jump): the caller holds
+    /// nothing that needs dropping.
+    pub(super) unsafe fn push(&self, state: *mut mlua::ffi::lua_State) {
+        use mlua::ffi;
+        // SAFETY: see the function's contract; each field is a raw set of a key and a
+        // value into the new table (no metamethod runs).
+        unsafe {
+            ffi::lua_createtable(state, 0, 6);
+            for (key, n) in [c"x", c"y", c"seat", c"value"].iter().zip(self.numbers) {
+                ffi::lua_pushstring(state, key.as_ptr());
+                ffi::lua_pushinteger(state, n);
+                ffi::lua_rawset(state, -3);
+            }
+            ffi::lua_pushstring(state, c"type".as_ptr());
+            ffi::lua_pushlstring(state, self.kind.0.cast(), self.kind.1);
+            ffi::lua_rawset(state, -3);
+            if let Some((card, len)) = self.card {
+                ffi::lua_pushstring(state, c"card".as_ptr());
+                ffi::lua_pushlstring(state, card.cast(), len);
+                ffi::lua_rawset(state, -3);
+            }
+        }
+    }
+
+    /// The token's table, made in one protected call (a raw set through the API is a
+    /// protected call of its own, and so is pushing a string while a memory cap is set).
+    pub(super) fn table(&self, lua: &Lua) -> mlua::Result<Table> {
+        // SAFETY: a protected call gives room for the table and its key and value, and
+        // catches running out of memory; the table is left alone on the stack.
+        unsafe {
+            lua.exec_raw::<Table>((), |state| {
+                self.push(state);
+            })
+        }
+    }
+}
+
 impl Slot {
     /// Call `f(index, cell)` for each on-board cell of the current area.
     fn targets(&self, mut f: impl FnMut(usize, BoardCell) -> mlua::Result<()>) -> mlua::Result<()> {
@@ -713,85 +838,51 @@ impl Slot {
     }
 }
 
-/// The `ctx` table with its per-call field names made once (interning a key string on
-/// every hook call costs more than the call).
+/// The `ctx` table, and the thread that runs its state's outermost hook calls.
 pub(super) struct CtxTable {
     /// The table scripts receive.
     pub table: Table,
-    keys: [mlua::LuaString; 4],
+    /// The state's main thread, where outermost hook calls run (see
+    /// [`CtxTable::set_fields`]).
+    main: *mut mlua::ffi::lua_State,
 }
 
 impl CtxTable {
-    /// Wrap `table`, making its field names.
+    /// Wrap `table`, made by [`make`] for `lua`.
     pub fn new(lua: &Lua, table: Table) -> mlua::Result<CtxTable> {
-        Ok(CtxTable {
-            table,
-            keys: [
-                lua.create_string("seat")?,
-                lua.create_string("opponent")?,
-                lua.create_string("x")?,
-                lua.create_string("y")?,
-            ],
-        })
+        let mut main = std::ptr::null_mut();
+        // SAFETY: only reads the running thread's pointer.
+        unsafe {
+            lua.exec_raw::<()>((), |state| main = state)?;
+        }
+        Ok(CtxTable { table, main })
     }
 
-    /// Set the per-call fields, in one protected call (a raw set each would be four);
-    /// with `restart`, also restart the state's instruction countdown (see
-    /// [`super::sandbox::restart_countdown`]). False when a restart was asked for but no
-    /// budget hook is set: the caller installs it.
+    /// Set the per-call fields (kept in `slot`, read through ctx's metatable: nothing is
+    /// written into Lua); with `restart`, also restart the state's instruction countdown
+    /// (see [`super::sandbox::restart_countdown`]). False when a restart was asked for but
+    /// no budget hook is set: the caller installs it.
     pub fn set_fields(
         &self,
-        lua: &Lua,
+        slot: &Slot,
         (mover, origin): (Seat, Option<BoardCell>),
         restart: bool,
-    ) -> mlua::Result<bool> {
-        let (x, y) = origin.map_or((None, None), |at| (Some(at.x), Some(at.y)));
-        let [seat, opponent, kx, ky] = &self.keys;
-        let args = (
-            &self.table,
-            seat,
-            mover.number(),
-            opponent,
-            mover.other().number(),
-            kx,
-            x,
-            ky,
-            y,
-        );
-        // SAFETY: the stack holds the table, then four key/value pairs; each raw set pops
-        // the pair on top into the table at index 1 (no metamethod runs, and an error such
-        // as running out of memory is caught by the protected call around it). The state
-        // is the running thread, as `restart_countdown` needs.
-        unsafe {
-            lua.exec_raw::<bool>(args, |state| {
-                for _ in 0..4 {
-                    mlua::ffi::lua_rawset(state, 1);
-                }
-                let counted = !restart || super::sandbox::restart_countdown(state);
-                mlua::ffi::lua_pushboolean(state, std::ffi::c_int::from(counted));
-            })
-        }
-    }
-
-    /// Read the per-call fields, to put them back after a nested call.
-    pub fn save_fields(&self) -> mlua::Result<Fields> {
-        let [a, b, c, d] = &self.keys;
-        Ok([
-            self.table.raw_get(a)?,
-            self.table.raw_get(b)?,
-            self.table.raw_get(c)?,
-            self.table.raw_get(d)?,
-        ])
-    }
-
-    /// Put back fields read by [`CtxTable::save_fields`].
-    pub fn restore_fields(&self, fields: Fields) -> mlua::Result<()> {
-        for (key, value) in self.keys.iter().zip(fields) {
-            self.table.raw_set(key, value)?;
-        }
-        Ok(())
+    ) -> bool {
+        slot.fields.set(Fields {
+            seat: mover.number(),
+            opponent: mover.other().number(),
+            at: origin.map(|at| (at.x, at.y)),
+        });
+        // SAFETY: an outermost call runs on the state's main thread, which no Lua code is
+        // running on now; restarting reads and sets its hook fields only.
+        !restart || unsafe { super::sandbox::restart_countdown(self.main) }
     }
 }
 
-/// The per-call fields of `ctx`: seat, opponent, x, y.
-pub(super) type Fields = [Value; 4];
+/// The per-call fields of `ctx`: `seat`, `opponent`, `x`, `y` (nil for `evaluate`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Fields {
+    pub seat: u8,
+    pub opponent: u8,
+    pub at: Option<(i32, i32)>,
+}

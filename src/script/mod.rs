@@ -11,6 +11,7 @@
 //! the clock, randomness outside the game's generator, or another pack's state.
 
 mod ctx;
+mod fast;
 pub mod memory;
 mod pattern;
 mod sandbox;
@@ -399,11 +400,7 @@ impl ScriptHost {
         // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
         // shares the ctx table: give the outer call its fields back afterwards.
         let outermost = state.depth.get() == 0;
-        let saved = if outermost {
-            None
-        } else {
-            state.ctx.save_fields().ok()
-        };
+        let saved = (!outermost).then(|| state.slot.fields.get());
         let entered = enter(&state.slot);
         state.depth.set(state.depth.get() + 1);
         if s.snapshot.is_some() {
@@ -414,11 +411,16 @@ impl ScriptHost {
         let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             // ctx's fields for this call; an outermost call also counts its instructions
             // from zero, whatever ran before it in this state.
-            let counted = state.ctx.set_fields(&state.lua, fields, outermost)?;
+            let counted = state.ctx.set_fields(&state.slot, fields, outermost);
             if !counted {
                 sandbox::install_hook(&state.lua, &state.budget)?;
             }
-            setup(state).and_then(|args| function.call::<R>(args))
+            // The hook's own ctx calls find their own lines, not those of a ctx call
+            // this hook runs inside.
+            let outer = fast::suspend_calling();
+            let result = setup(state).and_then(|args| function.call::<R>(args));
+            fast::restore_calling(outer);
+            result
         });
         state.depth.set(state.depth.get() - 1);
         self.budget.leave();
@@ -438,7 +440,7 @@ impl ScriptHost {
             (result, failure, _) => (result, failure.map(|(kind, _)| kind)),
         };
         if let Some(fields) = saved {
-            let _ = state.ctx.restore_fields(fields);
+            state.slot.fields.set(fields);
         }
         result.map(Some).map_err(|e| {
             let kind = if is_memory(&e) || exceeded.is_some() {

@@ -129,6 +129,10 @@ pub(super) struct Budget {
     /// The count when the clock was last read: it is read again once another
     /// [`HOOK_EVERY`] instructions' worth of work was charged, not at every `ctx` call.
     clock_at: Cell<u64>,
+    /// Below this count no limit can be reached and the clock is not due: a charge that
+    /// stays under it only adds (see [`Budget::charge`]). Zero when unknown; set by each
+    /// full check, cleared by whatever changes a limit.
+    quiet_until: Cell<u64>,
     /// Whether a move is under way ([`Budget::begin_step`] until [`Budget::end_move`]).
     in_move: Cell<bool>,
     /// The hook calls under way, innermost last.
@@ -172,6 +176,7 @@ impl Budget {
             exceeded: Cell::new(None),
             started: Cell::new(None),
             clock_at: Cell::new(0),
+            quiet_until: Cell::new(0),
             in_move: Cell::new(false),
             frames: RefCell::new(Vec::new()),
             load: Cell::new(None),
@@ -187,6 +192,7 @@ impl Budget {
         if self.decision.get().is_some() {
             return false;
         }
+        self.quiet_until.set(0);
         self.decision.set(Some(Decision {
             used: 0,
             limit,
@@ -223,6 +229,7 @@ impl Budget {
     }
 
     fn fresh(&self) {
+        self.quiet_until.set(0);
         self.used.set(0);
         self.clock_at.set(0);
         self.exceeded.set(None);
@@ -304,6 +311,7 @@ impl Budget {
                 self.max_depth - 1
             ));
         }
+        self.quiet_until.set(0);
         frames.push(Frame {
             mark: self.used.get(),
             limit,
@@ -314,6 +322,8 @@ impl Budget {
 
     /// A hook call ends.
     pub fn leave(&self) {
+        // The outer call's cap may be nearer than the inner one's.
+        self.quiet_until.set(0);
         self.frames.borrow_mut().pop();
     }
 
@@ -333,8 +343,13 @@ impl Budget {
             // Float to integer saturates, which is what a huge cost should do.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let cost = cost.min(1.0e15) as u64;
-            self.used.set(self.used.get().saturating_add(cost));
+            let used = self.used.get().saturating_add(cost);
+            self.used.set(used);
             self.count_decision(cost);
+            if used < self.quiet_until.get() {
+                // No limit within reach and the clock not due: nothing to look at.
+                return Ok(());
+            }
         } else if cost.is_infinite() {
             self.used.set(u64::MAX);
             self.count_decision(u64::MAX);
@@ -344,7 +359,31 @@ impl Budget {
             self.exceeded.set(Some(o));
             return Err(o);
         }
+        self.quiet_until.set(self.quiet_limit());
         Ok(())
+    }
+
+    /// The count below which the next charges need no check: the nearest of the call's
+    /// cap, the step's, the next look at the clock and what the decision has left. Zero
+    /// (always check) while loading or before the clock started.
+    fn quiet_limit(&self) -> u64 {
+        if self.load.get().is_some() || self.started.get().is_none() {
+            return 0;
+        }
+        let used = self.used.get();
+        let mut until = self
+            .step_limit
+            .min(self.clock_at.get().saturating_add(u64::from(HOOK_EVERY)));
+        if let Some(f) = self.frames.borrow().last() {
+            until = until.min(f.mark.saturating_add(f.limit));
+        }
+        if let Some(d) = self.decision.get() {
+            if d.spent {
+                return 0;
+            }
+            until = until.min(used.saturating_add(d.limit.saturating_sub(d.used)));
+        }
+        until
     }
 
     fn count_decision(&self, cost: u64) {

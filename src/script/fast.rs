@@ -1,0 +1,398 @@
+//! Fast entries for the `ctx` functions scripts call most.
+//!
+//! A function made with mlua's `create_function` pays for mlua's general machinery on
+//! every call: a reserved error object, a panic guard, each argument turned into a
+//! `Value` and back, the results pushed through conversions. For a `ctx:token(x, y)` that
+//! is several times the work of the call itself, and scripts call `ctx` in their inner
+//! loops. Each function here is a raw C function with the same behaviour as its general
+//! twin ([`super::ctx::make`]), which stays its first upvalue:
+//!
+//! - it reads plain integer arguments straight off the Lua stack, charges the budget and
+//!   runs the same Rust body as the general function (`ctx.rs`), then pushes plain
+//!   results;
+//! - anything else — a float, a string, a missing argument — is passed untouched to the
+//!   general function, which converts it (or refuses it) with the usual message;
+//! - an error of the body is kept in the [`Slot`] and the general function is called to
+//!   raise it, so every error reaches the script and the host in mlua's own form.
+//!
+//! Invariant: nothing that needs dropping is alive in a frame of this module when Lua
+//! may jump out of it (raising an error, running out of memory): the Rust work runs in
+//! [`run`], which returns plain data, before anything is pushed; a panic in it is caught
+//! and raised as an error.
+
+use std::cell::Cell;
+use std::ffi::{CStr, c_int, c_void};
+use std::rc::Rc;
+
+use mlua::{Lua, Table, ffi};
+
+use super::ctx::{self, Slot, TokenOut};
+use super::sandbox::Budget;
+
+thread_local! {
+    /// The Lua thread whose fast `ctx` call is running its body on this thread, if any:
+    /// where the body looks for the calling script's file and line (mlua's own view of
+    /// the running thread is not updated for a raw C function).
+    static CALLING: Cell<*mut ffi::lua_State> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// The thread of the fast `ctx` call running its body, if any.
+pub(super) fn calling() -> Option<*mut ffi::lua_State> {
+    let state = CALLING.with(Cell::get);
+    (!state.is_null()).then_some(state)
+}
+
+/// Forget the calling thread while a hook runs inside a ctx call (a token destroyed by
+/// `ctx:damage` runs its `on_destroyed`): that hook's own calls find their own lines.
+/// Returns what to put back with [`restore_calling`].
+pub(super) fn suspend_calling() -> *mut ffi::lua_State {
+    CALLING.with(|c| c.replace(std::ptr::null_mut()))
+}
+
+/// Put back what [`suspend_calling`] returned.
+pub(super) fn restore_calling(state: *mut ffi::lua_State) {
+    CALLING.with(|c| c.set(state));
+}
+
+/// The line of the script code calling the running C function (level 1), or the nearest
+/// script frame's when that is not a Lua function.
+///
+/// # Safety
+/// `state` is a live thread running a C function.
+pub(super) unsafe fn caller_line(state: *mut ffi::lua_State) -> u32 {
+    // SAFETY: the contract; `ar` is filled by `lua_getstack` before `lua_getinfo` reads it.
+    unsafe {
+        let mut ar: ffi::lua_Debug = std::mem::zeroed();
+        if ffi::lua_getstack(state, 1, &mut ar) != 0
+            && ffi::lua_getinfo(state, c"l".as_ptr(), &mut ar) != 0
+            && let Ok(line) = u32::try_from(ar.currentline)
+        {
+            return line;
+        }
+        caller(state).map_or(0, |(_, line)| line)
+    }
+}
+
+/// The nearest script frame (a chunk loaded from a file, `@pack/path`): its file and line.
+///
+/// # Safety
+/// `state` is a live thread.
+pub(super) unsafe fn caller(state: *mut ffi::lua_State) -> Option<(String, u32)> {
+    // SAFETY: the contract; `source` points at a string Lua keeps alive while the
+    // function runs.
+    unsafe {
+        for level in 1..40 {
+            let mut ar: ffi::lua_Debug = std::mem::zeroed();
+            if ffi::lua_getstack(state, level, &mut ar) == 0 {
+                return None;
+            }
+            if ffi::lua_getinfo(state, c"Sl".as_ptr(), &mut ar) == 0 || ar.source.is_null() {
+                continue;
+            }
+            let source = CStr::from_ptr(ar.source).to_string_lossy();
+            if let (Some(file), Ok(line)) =
+                (source.strip_prefix('@'), u32::try_from(ar.currentline))
+            {
+                return Some((file.to_string(), line));
+            }
+        }
+        None
+    }
+}
+
+/// What a fast entry reaches: the state's slot and budget. Owned by the Lua state (its
+/// app data), so it lives as long as any function pointing at it.
+struct Env {
+    slot: Rc<Slot>,
+    budget: Rc<Budget>,
+    /// The state's `Lua` handle as mlua keeps it for raw C functions (inside the
+    /// state's own data, so it lives as long as the state), found at the first call:
+    /// finding it is a registry lookup, more than a short call's own work.
+    lua: Cell<*const Lua>,
+}
+
+/// The [`Env`] box in a state's app data, kept there only to live as long as the state.
+struct EnvBox {
+    _env: Box<Env>,
+}
+
+/// A result a fast entry pushes: plain data only.
+enum Out {
+    Nothing,
+    Bool(bool),
+    Int(i64),
+    Pair(Option<(i32, i32)>),
+    Token(Option<TokenOut>),
+}
+
+/// One fast `ctx` function: its name, how many integer arguments it takes after `ctx`,
+/// and its body.
+trait Method {
+    const NAME: &'static str;
+    const ARGS: usize;
+    fn body(lua: &Lua, slot: &Slot, a: [i64; 4]) -> mlua::Result<Out>;
+}
+
+macro_rules! method {
+    ($ty:ident, $name:literal, $args:literal, |$lua:pat_param, $slot:pat_param, $a:pat_param| $body:expr) => {
+        struct $ty;
+        impl Method for $ty {
+            const NAME: &'static str = $name;
+            const ARGS: usize = $args;
+            fn body($lua: &Lua, $slot: &Slot, $a: [i64; 4]) -> mlua::Result<Out> {
+                $body
+            }
+        }
+    };
+}
+
+method!(Width, "width", 0, |_, s, _| ctx::width(s)
+    .map(|n| Out::Int(n.into())));
+method!(Height, "height", 0, |_, s, _| ctx::height(s)
+    .map(|n| Out::Int(n.into())));
+method!(OnBoard, "on_board", 2, |_, s, [x, y, ..]| ctx::on_board(
+    s, x, y
+)
+.map(Out::Bool));
+method!(TokenAt, "token", 2, |_, s, [x, y, ..]| ctx::token_at(
+    s, x, y
+)
+.map(Out::Token));
+method!(Score, "score", 1, |lua, s, [n, ..]| ctx::score(lua, s, n)
+    .map(Out::Int));
+method!(TargetCount, "target_count", 0, |_, s, _| {
+    ctx::target_count(s).map(|n| Out::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+});
+method!(Target, "target", 1, |_, s, [i, ..]| ctx::target(s, i)
+    .map(Out::Pair));
+method!(Damage, "damage", 3, |lua, s, [x, y, n, _]| ctx::damage(
+    lua, s, x, y, n
+)
+.map(Out::Bool));
+method!(SetValue, "set_value", 3, |lua, s, [x, y, v, _]| {
+    ctx::set_value(lua, s, x, y, v).map(Out::Bool)
+});
+method!(Move, "move", 4, |lua, s, [x, y, tx, ty]| {
+    ctx::move_token(lua, s, x, y, tx, ty).map(Out::Bool)
+});
+method!(Remove, "remove", 2, |lua, s, [x, y, ..]| ctx::remove(
+    lua, s, x, y
+)
+.map(Out::Bool));
+method!(ExtraTurn, "extra_turn", 1, |lua, s, [n, ..]| {
+    ctx::extra_turn(lua, s, n).map(|()| Out::Nothing)
+});
+method!(AddScore, "add_score", 2, |lua, s, [n, amount, ..]| {
+    ctx::add_score(lua, s, n, amount).map(|()| Out::Nothing)
+});
+method!(Random, "random", 1, |lua, s, [n, ..]| ctx::random(
+    lua, s, n
+)
+.map(Out::Int));
+
+/// Give each function above a fast entry in `methods`, in place of its general twin.
+pub(super) fn install(
+    lua: &Lua,
+    methods: &Table,
+    slot: &Rc<Slot>,
+    budget: &Rc<Budget>,
+) -> mlua::Result<()> {
+    let env = Box::new(Env {
+        slot: Rc::clone(slot),
+        budget: Rc::clone(budget),
+        lua: Cell::new(std::ptr::null()),
+    });
+    let env_ptr: *const Env = &raw const *env;
+    // The box moves into the state's app data; what it points at does not move.
+    lua.set_app_data(EnvBox { _env: env });
+    let entries: [(&str, ffi::lua_CFunction); 14] = [
+        (Width::NAME, entry::<Width>),
+        (Height::NAME, entry::<Height>),
+        (OnBoard::NAME, entry::<OnBoard>),
+        (TokenAt::NAME, entry::<TokenAt>),
+        (Score::NAME, entry::<Score>),
+        (TargetCount::NAME, entry::<TargetCount>),
+        (Target::NAME, entry::<Target>),
+        (Damage::NAME, entry::<Damage>),
+        (SetValue::NAME, entry::<SetValue>),
+        (Move::NAME, entry::<Move>),
+        (Remove::NAME, entry::<Remove>),
+        (ExtraTurn::NAME, entry::<ExtraTurn>),
+        (AddScore::NAME, entry::<AddScore>),
+        (Random::NAME, entry::<Random>),
+    ];
+    // The per-call fields: read from the slot when a script looks one up (the methods
+    // table is not reachable by scripts, so neither is this metatable).
+    let fields = lua.create_table()?;
+    // SAFETY: as for the methods below: the light userdata becomes the one upvalue.
+    let index = unsafe {
+        lua.exec_raw::<mlua::Function>((), |state| {
+            ffi::lua_pushlightuserdata(state, env_ptr.cast_mut().cast::<c_void>());
+            ffi::lua_pushcclosure(state, field, 1);
+        })?
+    };
+    fields.raw_set("__index", index)?;
+    fields.raw_set("__metatable", false)?;
+    methods.set_metatable(Some(fields))?;
+    for (name, function) in entries {
+        let general: mlua::Function = methods.raw_get(name)?;
+        // SAFETY: the stack holds the general function; the light userdata above it and
+        // the function become the closure's two upvalues (`lua_pushcclosure` pops both
+        // and pushes the closure, the one result; running out of memory is caught by
+        // the protected call around it). `env_ptr` stays valid while the state lives.
+        let fast = unsafe {
+            lua.exec_raw::<mlua::Function>(general, |state| {
+                ffi::lua_pushlightuserdata(state, env_ptr.cast_mut().cast::<c_void>());
+                ffi::lua_pushcclosure(state, function, 2);
+            })?
+        };
+        methods.raw_set(name, fast)?;
+    }
+    Ok(())
+}
+
+/// The C function of method `M`.
+unsafe extern "C-unwind" fn entry<M: Method>(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Lua calls this with a live thread and the two upvalues `install` gave it.
+    // `run` holds nothing across a jump; what it returns is plain data.
+    unsafe {
+        match run::<M>(state) {
+            Some(out) => push(state, out),
+            None => general(state),
+        }
+    }
+}
+
+/// Read the arguments, charge, run the body: its result, or `None` to let the general
+/// function act (arguments it must convert, or an error kept in the slot to raise).
+///
+/// # Safety
+/// As for [`entry`].
+unsafe fn run<M: Method>(state: *mut ffi::lua_State) -> Option<Out> {
+    // SAFETY: the contract; reading stack slots below the top and the upvalues never
+    // raises an error.
+    unsafe {
+        let wanted = c_int::try_from(M::ARGS).ok()?;
+        if ffi::lua_gettop(state) < 1 + wanted {
+            return None;
+        }
+        let mut a = [0i64; 4];
+        for (i, slot) in a.iter_mut().enumerate().take(M::ARGS) {
+            let index = c_int::try_from(i).ok()? + 2;
+            if ffi::lua_isinteger(state, index) == 0 {
+                return None;
+            }
+            *slot = ffi::lua_tointegerx(state, index, std::ptr::null_mut());
+        }
+        let env = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(2)).cast::<Env>();
+        let lua = match env.lua.get() {
+            known if !known.is_null() => &*known,
+            _ => {
+                let lua: *const Lua = Lua::get_or_init_from_ptr(state);
+                env.lua.set(lua);
+                &*lua
+            }
+        };
+        let outer = CALLING.with(|c| c.replace(state));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ctx::charge(lua, &env.budget, ctx::CALL_COST, M::NAME)?;
+            M::body(lua, &env.slot, a)
+        }));
+        CALLING.with(|c| c.set(outer));
+        let error = match result {
+            Ok(Ok(out)) => return Some(out),
+            Ok(Err(error)) => error,
+            Err(_) => mlua::Error::RuntimeError(format!(
+                "ctx:{}: the host failed inside this call (a bug: please report it)",
+                M::NAME
+            )),
+        };
+        env.slot.stash(error);
+        None
+    }
+}
+
+/// Push `out`: the number of results.
+///
+/// # Safety
+/// As for [`entry`]; may raise a memory error.
+unsafe fn push(state: *mut ffi::lua_State, out: Out) -> c_int {
+    // SAFETY: a C function has room for `LUA_MINSTACK` (20) values.
+    unsafe {
+        match out {
+            Out::Nothing => 0,
+            Out::Bool(b) => {
+                ffi::lua_pushboolean(state, c_int::from(b));
+                1
+            }
+            Out::Int(n) => {
+                ffi::lua_pushinteger(state, n);
+                1
+            }
+            Out::Pair(Some((x, y))) => {
+                ffi::lua_pushinteger(state, x.into());
+                ffi::lua_pushinteger(state, y.into());
+                2
+            }
+            Out::Pair(None) => {
+                ffi::lua_pushnil(state);
+                ffi::lua_pushnil(state);
+                2
+            }
+            Out::Token(Some(token)) => {
+                token.push(state);
+                1
+            }
+            Out::Token(None) => {
+                ffi::lua_pushnil(state);
+                1
+            }
+        }
+    }
+}
+
+/// Call the general function (upvalue 1) with this call's arguments: its results.
+///
+/// # Safety
+/// As for [`entry`]; errors raised by the general function jump out of here.
+unsafe fn general(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: the contract; the function is pushed below the arguments and called with
+    // all of them, leaving its results alone on the stack.
+    unsafe {
+        let n = ffi::lua_gettop(state);
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(state, 1);
+        ffi::lua_call(state, n, ffi::LUA_MULTRET);
+        ffi::lua_gettop(state)
+    }
+}
+
+/// `ctx.seat`, `ctx.opponent`, `ctx.x`, `ctx.y`: the `__index` of the methods table,
+/// called with (methods, key) for a key that is not a method.
+unsafe extern "C-unwind" fn field(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Lua calls this with a live thread, the upvalue `install` gave it and two
+    // arguments; reading them raises no error, and one push fits in a C function's room.
+    unsafe {
+        let env = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<Env>();
+        let mut len = 0usize;
+        let key = if ffi::lua_type(state, 2) == ffi::LUA_TSTRING {
+            let p = ffi::lua_tolstring(state, 2, &mut len);
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        } else {
+            &[]
+        };
+        let f = env.slot.fields.get();
+        let value = match key {
+            b"seat" => Some(i64::from(f.seat)),
+            b"opponent" => Some(i64::from(f.opponent)),
+            b"x" => f.at.map(|(x, _)| i64::from(x)),
+            b"y" => f.at.map(|(_, y)| i64::from(y)),
+            _ => None,
+        };
+        match value {
+            Some(n) => ffi::lua_pushinteger(state, n),
+            None => ffi::lua_pushnil(state),
+        }
+        1
+    }
+}
