@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use tokensmith::content::{LoadOptions, Loaded, PackFolder};
 use tokensmith::rules::{
-    Catalog, Cell, Engine, Event, EventKind, GameState, HookError, HookErrorKind, Move, MoveError,
-    Play, Seat,
+    Catalog, Cause, Cell, Engine, Event, EventKind, GameState, HookError, HookErrorKind, Move,
+    MoveError, Play, Seat,
 };
 use tokensmith::scenario::{self, Outcome, PackPaths};
 use tokensmith::script::{self, ScriptHost};
@@ -1823,4 +1823,103 @@ return {
     game.played("husk", 0, 0);
     let message = game.refused("weaken_row", 1, 0);
     assert!(message.contains("dim"), "{message}");
+}
+
+// ---------------------------------------------------------------------------------------
+// The fast ctx entries behave like the general functions
+
+/// The lines of the script causes of the `Damaged` events so far.
+fn damage_lines(events: &[Event]) -> Vec<u32> {
+    events
+        .iter()
+        .filter_map(|e| match (&e.kind, e.cause) {
+            (EventKind::Damaged { .. }, Cause::Script { line, .. }) => Some(line),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn ctx_calls_through_pcall_name_the_scripts_lines() {
+    // A ctx function called by `pcall` has a C function as its caller: its events and
+    // its errors must still name the script's line.
+    let script = r#"
+return {
+  on_place = function(ctx)
+    ctx:damage(ctx.x + 1, ctx.y, 1)
+    local ok = pcall(ctx.damage, ctx, ctx.x + 1, ctx.y, 1)
+    pcall(ctx.damage, ctx, ctx.x + 1, ctx.y, -1)
+  end,
+}
+"#;
+    let f = pack(&[("caught", script)]);
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+    let mut game = Game::new(&f.catalog, &host);
+    game.played("base:weaken_corners", 1, 0);
+    let message = game.refused("caught", 0, 0);
+    assert!(
+        message.contains("caught.lua:6:") && message.contains("damage must be 0 or more"),
+        "the error names line 6: {message}"
+    );
+    let fine = script.replace("ctx.y, -1)", "ctx.y, 0)");
+    let f = pack(&[("caught", &fine)]);
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+    let mut game = Game::new(&f.catalog, &host);
+    game.played("base:weaken_corners", 1, 0);
+    let before = game.events.len();
+    game.played("caught", 0, 0);
+    assert_eq!(damage_lines(&game.events[before..]), [4, 5]);
+}
+
+#[test]
+fn ctx_arguments_of_other_types_are_converted_or_refused_as_before() {
+    // Whole floats count as integers, numbers written as text do not; a wrong argument is
+    // refused with the general message at the script's line, however it was called.
+    let script = r#"
+return {
+  on_place = function(ctx)
+    ctx:damage(ctx.x + 1.0, ctx.y, 1)
+    ctx:log(tostring(ctx:on_board(5.0, 5)) .. " " .. tostring(ctx:token(ctx.x, ctx.y).value))
+    local t = ctx:token("1", 0)
+  end,
+}
+"#;
+    let f = pack(&[("mixed", script)]);
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+    let mut game = Game::new(&f.catalog, &host);
+    let message = game.refused("mixed", 0, 0);
+    assert!(
+        message.contains("mixed.lua:6:")
+            && message.contains("expected a whole number, got a string"),
+        "{message}"
+    );
+    let f = pack(&[(
+        "mixed",
+        &script.replace("local t = ctx:token(\"1\", 0)", ""),
+    )]);
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+    let mut game = Game::new(&f.catalog, &host);
+    game.played("mixed", 0, 0);
+    assert_eq!(game.logs(), ["true 1"]);
+}
+
+#[test]
+fn ctx_fields_cannot_be_assigned() {
+    for (field, line) in [
+        ("seat", "ctx.seat = 2"),
+        ("x", "ctx.x = 0"),
+        ("damage", "ctx.damage = print"),
+    ] {
+        let script = format!("return {{\n  on_place = function(ctx)\n    {line}\n  end,\n}}\n");
+        let f = pack(&[("assign", &script)]);
+        let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+        let mut game = Game::new(&f.catalog, &host);
+        let message = game.refused("assign", 0, 0);
+        assert!(
+            message.contains(&format!(
+                "ctx cannot be changed by scripts (tried to set '{field}')"
+            )),
+            "{line}: {message}"
+        );
+    }
 }
