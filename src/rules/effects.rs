@@ -278,6 +278,12 @@ impl<'a> Effects<'a> {
         self.failure.get_or_insert(error);
     }
 
+    /// Whether this move's events are kept (a look-ahead's are only counted): a script
+    /// host need not find the line of a `ctx` call whose events nobody reads.
+    pub fn recording(&self) -> bool {
+        self.events.is_some()
+    }
+
     /// The first failure recorded in this move, if any.
     pub(crate) fn take_failure(&mut self) -> Option<HookError> {
         self.failure.take()

@@ -131,7 +131,8 @@ impl Slot {
                     let error = located(lua, &format!("ctx:{what}: {}", failed.message));
                     return Err(error);
                 }
-                let line = caller_line(lua);
+                // The line goes into the events' causes: none are kept in a look-ahead.
+                let line = if fx.recording() { caller_line(lua) } else { 0 };
                 let saved = fx.cause();
                 fx.set_cause(Cause::Script {
                     script: self.script.get(),

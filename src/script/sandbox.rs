@@ -142,6 +142,8 @@ pub(super) struct Budget {
     load: Cell<Option<LoadLimits>>,
     /// An AI decision under way: every charge also counts toward its meter.
     decision: Cell<Option<Decision>>,
+    /// Whether `decision` holds one (read at every charge; cheaper than the whole meter).
+    deciding: Cell<bool>,
 }
 
 /// The meter of one AI decision: what all the hooks and `evaluate` calls of its
@@ -181,6 +183,7 @@ impl Budget {
             frames: RefCell::new(Vec::new()),
             load: Cell::new(None),
             decision: Cell::new(None),
+            deciding: Cell::new(false),
         }
     }
 
@@ -193,6 +196,7 @@ impl Budget {
             return false;
         }
         self.quiet_until.set(0);
+        self.deciding.set(true);
         self.decision.set(Some(Decision {
             used: 0,
             limit,
@@ -205,6 +209,7 @@ impl Budget {
 
     /// The decision is over: the instructions it spent and whether its meter ran out.
     pub fn end_decision(&self) -> (u64, bool) {
+        self.deciding.set(false);
         self.decision
             .take()
             .map_or((0, false), |d| (d.used, d.spent))
@@ -387,6 +392,9 @@ impl Budget {
     }
 
     fn count_decision(&self, cost: u64) {
+        if !self.deciding.get() {
+            return;
+        }
         if let Some(mut d) = self.decision.get() {
             d.used = d.used.saturating_add(cost);
             self.decision.set(Some(d));
