@@ -416,6 +416,7 @@ impl<T: Entry> Registry<T> {
                 && earlier.pack != source.pack
                 && !deps.contains(&earlier.pack)
             {
+                // `provenance::order_decides` for the two packs (`deps` is this pack's).
                 r.diags.warning(
                     path,
                     loc,

@@ -42,7 +42,7 @@ fn pick_in<'a, T>(
         if let Some(prev) = &found
             && let (Some(now), Some(before)) = (*pack, prev.pack)
             && now != before
-            && !cx.ordered.deps[now].contains(&before)
+            && crate::content::provenance::order_decides(&[before, now], &cx.ordered.deps)
         {
             let msg = format!(
                 "rules.{name} is also set by pack '{}' at {}:{}:{}, which pack '{}' does not require; this value, later in load order, wins",
