@@ -142,7 +142,13 @@ pub(super) fn compile_rules(cx: &mut Ctx<'_>) -> Option<Ruleset> {
             let value = cx.int(source, &o.value, "opening token value", 1..=MAX_VALUE);
             let kind = match &o.kind {
                 Some(k) => cx.token_type(k, source, opening.pack),
-                None => cx.basic(source, opening.value.loc, opening.pack, "the opening token"),
+                None => cx.basic(
+                    source,
+                    opening.value.loc,
+                    opening.pack,
+                    "the opening token",
+                    "type",
+                ),
             };
             let mut cells = Vec::new();
             for c in o.cells.iter() {
