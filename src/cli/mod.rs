@@ -1048,6 +1048,12 @@ fn write_report(
             c.refused
         )?;
     }
+    if cards.iter().any(|c| c.dead) {
+        writeln!(
+            out,
+            "dead: the AI rarely chose the card when it could; that is not how much it wins when played: `tokensmith balance CARD` measures that"
+        )?;
+    }
     Ok(())
 }
 

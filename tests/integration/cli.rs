@@ -512,3 +512,58 @@ fn every_command_ends_quietly_when_its_output_pipe_is_closed() {
         );
     }
 }
+
+/// `balance --control X` leaves out the default decks that hold X already (naming them)
+/// instead of failing on the first; a deck given with --deck that cannot take the swap
+/// is refused with what to do.
+#[test]
+fn balance_with_a_control_uses_the_decks_where_the_swap_is_legal() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = dir.path().to_string_lossy().into_owned();
+    let base = [
+        "--profile",
+        &p,
+        "--packs",
+        "base",
+        "balance",
+        "lure",
+        "--control",
+        "booster",
+        "--games",
+        "2",
+        "--threads",
+        "1",
+    ];
+    let o = tokensmith(&base);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    for deck in ["starter", "gardeners"] {
+        assert!(
+            err.contains(&format!("note: deck '{deck}' (with ")),
+            "{deck}: {err}"
+        );
+    }
+    assert!(
+        err.contains("is left out: it holds the control booster already"),
+        "{err}"
+    );
+    let out = stdout(&o);
+    for deck in ["shifters", "siege", "high_rollers"] {
+        assert!(out.contains(deck), "{deck}: {out}");
+    }
+    assert!(!out.contains("\nstarter "), "{out}");
+    assert!(
+        out.contains("balance measures what the card does when it is played"),
+        "{out}"
+    );
+    let mut given = base.to_vec();
+    given.extend(["--deck", "starter"]);
+    let o = tokensmith(&given);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("deck 'starter' with Booster breaks the deck rules")
+            && err.contains("give decks where the card and its control both fit with --deck ID"),
+        "{err}"
+    );
+}
