@@ -175,7 +175,9 @@ pub enum BalanceError {
     #[error("no control card for deck '{0}': every other card is in it")]
     NoControl(String),
     /// A variant breaks the deck rules.
-    #[error("deck '{deck}' with {what} breaks the deck rules: {why}")]
+    #[error(
+        "deck '{deck}' with {what} breaks the deck rules: {why}; give decks where the card and its control both fit with --deck ID (repeat it), or another --control"
+    )]
     BadDeck {
         /// The deck.
         deck: String,
@@ -184,6 +186,35 @@ pub enum BalanceError {
         /// Why.
         why: String,
     },
+}
+
+/// Whether `deck` can take `card` in its slot (see [`Test`]) and, in a second copy,
+/// `control` in the same slot, under the deck rules; why not, in words. A control the
+/// deck already holds elsewhere would be in it twice.
+pub fn swap_fits(
+    catalog: &Catalog,
+    card: CardId,
+    control: CardId,
+    deck: &[Vec<CardId>],
+) -> Result<(), String> {
+    let engine = Engine::new(catalog, &NoHooks);
+    let (with, slot) = with_card(deck, card);
+    let mut without = with.clone();
+    if let Some(c) = without.get_mut(slot.0).and_then(|s| s.get_mut(slot.1)) {
+        *c = control;
+    }
+    for (what, stacks) in [(card, &with), (control, &without)] {
+        engine
+            .check_deck(crate::rules::Seat::One, stacks)
+            .map_err(|e| {
+                format!(
+                    "with {} it breaks the deck rules: {}",
+                    catalog.card(what).meta.name,
+                    e.message(crate::rules::Whose::Deck)
+                )
+            })?;
+    }
+    Ok(())
 }
 
 /// Run `test`; `tick` after each game.
@@ -215,7 +246,9 @@ pub fn run(
                 .ok_or_else(|| BalanceError::NoControl(deck.id.clone()))?,
         };
         let mut without = with.clone();
-        without[slot.0][slot.1] = control;
+        if let Some(c) = without.get_mut(slot.0).and_then(|s| s.get_mut(slot.1)) {
+            *c = control;
+        }
         for (what, stacks) in [(key(test.card), &with), (key(control), &without)] {
             if let Err(e) = engine.check_deck(crate::rules::Seat::One, stacks) {
                 return Err(BalanceError::BadDeck {

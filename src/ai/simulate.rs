@@ -568,29 +568,89 @@ fn run_info(config: &Config) -> RunInfo {
     }
 }
 
-/// Why shard reports cannot be merged.
+/// Why shard reports cannot be merged. Reports are numbered from 1 in the order given;
+/// [`MergeError::report`] says which one is at fault (the command line names its file).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum MergeError {
     /// No report given.
     #[error("no reports to merge")]
     Empty,
     /// A report has no run description (made by an older version).
-    #[error("report {0} has no `totals.run`: make it again with this version")]
+    #[error(
+        "has no `totals.run` (it was made by an older version): make it again with this version"
+    )]
     NoRun(usize),
     /// Two reports are of different runs.
     #[error(
-        "report {0} is of another run (decks, levels, games, seed, budget, cap or shard count differ)"
+        "is of another run than the first report: its `totals.run.{field}` is {this}, the first report's is {first} (the shards of one run have the same decks, levels, games, seed, budgets, move cap and shard count)"
     )]
-    OtherRun(usize),
+    OtherRun {
+        /// The report, from 1.
+        report: usize,
+        /// The first field of `totals.run` that differs.
+        field: String,
+        /// Its value in the first report (JSON).
+        first: String,
+        /// Its value in this report (JSON).
+        this: String,
+    },
     /// Two reports are of different content.
-    #[error("report {0} was made with other cards than the first")]
-    OtherCards(usize),
+    #[error("was made with other cards than the first report: {0}")]
+    OtherCards(usize, String),
     /// A shard appears twice.
-    #[error("shard {0} appears twice")]
-    Twice(u32),
+    #[error("holds shard {1}, which an earlier report holds too: give each shard once")]
+    Twice(usize, u32),
     /// Shards are missing.
     #[error("shards missing: {0:?} (of {1})")]
     Missing(Vec<u32>, u32),
+}
+
+impl MergeError {
+    /// The report at fault (from 1), when one is.
+    #[must_use]
+    pub fn report(&self) -> Option<usize> {
+        match self {
+            MergeError::NoRun(i)
+            | MergeError::OtherRun { report: i, .. }
+            | MergeError::OtherCards(i, _)
+            | MergeError::Twice(i, _) => Some(*i),
+            MergeError::Empty | MergeError::Missing(..) => None,
+        }
+    }
+}
+
+/// The first field of two run descriptions that differs: (field, first's, other's).
+fn run_difference(first: &RunInfo, other: &RunInfo) -> (String, String, String) {
+    let (a, b) = (
+        serde_json::to_value(first).unwrap_or_default(),
+        serde_json::to_value(other).unwrap_or_default(),
+    );
+    if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
+        for (key, va) in a {
+            let vb = b.get(key).cloned().unwrap_or_default();
+            if *va != vb {
+                return (key.clone(), va.to_string(), vb.to_string());
+            }
+        }
+    }
+    ("?".into(), String::new(), String::new())
+}
+
+/// How two card lists differ, in words.
+fn cards_difference(first: &[CardTotals], other: &[CardTotals]) -> String {
+    match first.iter().zip(other).position(|(a, b)| a.id != b.id) {
+        Some(i) => format!(
+            "its card {} is '{}', the first report's is '{}'",
+            i + 1,
+            crate::rules::echo(&other[i].id),
+            crate::rules::echo(&first[i].id)
+        ),
+        None => format!(
+            "it has {} cards, the first report has {}",
+            other.len(),
+            first.len()
+        ),
+    }
 }
 
 /// Add up the totals of a run's shards (every shard once) into the report the whole run
@@ -613,7 +673,15 @@ pub fn merge(parts: &[Totals]) -> Result<Report, MergeError> {
     for (i, part) in parts.iter().enumerate() {
         match &part.run {
             None => return Err(MergeError::NoRun(i + 1)),
-            Some(r) if *r != run => return Err(MergeError::OtherRun(i + 1)),
+            Some(r) if *r != run => {
+                let (field, first, this) = run_difference(&run, r);
+                return Err(MergeError::OtherRun {
+                    report: i + 1,
+                    field,
+                    first,
+                    this,
+                });
+            }
             Some(_) => {}
         }
         if part.cards.len() != total.cards.len()
@@ -623,11 +691,14 @@ pub fn merge(parts: &[Totals]) -> Result<Report, MergeError> {
                 .zip(&total.cards)
                 .any(|(a, b)| a.id != b.id)
         {
-            return Err(MergeError::OtherCards(i + 1));
+            return Err(MergeError::OtherCards(
+                i + 1,
+                cards_difference(&first.cards, &part.cards),
+            ));
         }
         for &k in &part.shards {
             if total.shards.contains(&k) {
-                return Err(MergeError::Twice(k));
+                return Err(MergeError::Twice(i + 1, k));
             }
             total.shards.push(k);
         }

@@ -553,6 +553,7 @@ impl App {
                                     &id,
                                     true,
                                 );
+                                packs.set.forget(&id);
                                 (
                                     true,
                                     format!("Removed {id}: moved to {}", crate::fsutil::shown(&to)),

@@ -114,7 +114,7 @@ impl ModsScreen {
 
     /// Read the packs, their problems and the conflicts again.
     pub fn refresh(&mut self, packs: &Packs) {
-        let all = crate::script::load(&set::load_options(&packs.folders, &Selection::All));
+        let all = crate::script::load(&set::list_options(&packs.folders, &packs.set));
         let mut listed = set::list(&packs.folders, &packs.set, &all);
         // Shown in the order the enabled packs load, then the others.
         let order = crate::content::load(&packs.options()).packs;
@@ -389,12 +389,16 @@ fn conflicts(ui: &mut Ui, report: &ConflictReport) {
         return;
     }
     for c in &report.fields {
-        let what = if c.entry.is_empty() {
-            format!("rules: {}", c.field)
-        } else {
-            format!("{} {}: {}", c.kind, c.entry, c.field)
-        };
+        let what = crate::packs::conflicts::what(c);
         ui.label(RichText::new(what).strong());
+        if c.order_decides {
+            ui.colored_label(
+                theme::PREVIEW,
+                "The load order decides: these packs do not require each other.",
+            );
+        } else {
+            ui.weak("An override: the last pack requires the others, so every order plays it.");
+        }
         let last = c.setters.len().saturating_sub(1);
         for (i, s) in c.setters.iter().enumerate() {
             let text = format!("{} sets {}", s.pack, s.value);

@@ -91,6 +91,12 @@ pub fn run(cli: &Cli, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
     let mut results = Vec::with_capacity(cards.len());
     for &card in &cards {
         bar.set_message(catalog.card(card).meta.id.clone());
+        let decks = match control {
+            // The default decks where the control fits: a deck holding it already would
+            // hold it twice. Decks given with --deck are used as given (or refused).
+            Some(c) if args.deck.is_empty() => fitting(&catalog, card, c, &decks)?,
+            _ => decks.clone(),
+        };
         let test = Test {
             card,
             control,
@@ -126,6 +132,36 @@ pub fn run(cli: &Cli, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The decks of `decks` where `card` and `control` both fit the same slot; each left out
+/// is named on the standard error. None: an error saying to pass `--deck`.
+fn fitting(
+    catalog: &Catalog,
+    card: CardId,
+    control: CardId,
+    decks: &[DeckChoice],
+) -> anyhow::Result<Vec<DeckChoice>> {
+    let mut fit = Vec::new();
+    let mut left = Vec::new();
+    for d in decks {
+        match balance::swap_fits(catalog, card, control, &d.stacks) {
+            Ok(()) => fit.push(d.clone()),
+            Err(why) => left.push(format!("'{}' ({why})", d.id)),
+        }
+    }
+    let control_name = &catalog.card(control).meta.id;
+    if fit.is_empty() {
+        anyhow::bail!(
+            "no deck of the loaded packs can take {} and the control {control_name} in the same slot: {}; give a deck that does not hold {control_name} with --deck ID (a saved deck or a pack's deck), or another --control",
+            catalog.card(card).meta.id,
+            left.join("; ")
+        );
+    }
+    for l in &left {
+        eprintln!("note: deck {l} is left out: it holds the control {control_name} already");
+    }
+    Ok(fit)
+}
+
 fn decks(cli: &Cli, catalog: &Catalog, names: &[String]) -> anyhow::Result<Vec<DeckChoice>> {
     if names.is_empty() {
         return Ok(catalog
@@ -155,6 +191,26 @@ fn pct(x: f64) -> String {
     format!("{:+.1}", 100.0 * x)
 }
 
+/// An interval's bound in points, with enough decimals that a bound which is not zero
+/// does not print as zero: the printed interval touches zero only when it holds it.
+fn bound(x: f64) -> String {
+    let v = 100.0 * x;
+    for decimals in 1..=3 {
+        let text = format!("{v:+.decimals$}");
+        let zero = text
+            .trim_start_matches(['+', '-'])
+            .chars()
+            .all(|c| c == '0' || c == '.');
+        if !zero || v == 0.0 {
+            return text;
+        }
+    }
+    format!("{v:+.1e}")
+}
+
+/// How `balance` and `simulate` relate, said under each result.
+pub const RELATION: &str = "balance measures what the card does when it is played (the win-rate margin over a control in its slot); simulate's pick rate says how often the AI chooses it. A card greedy rarely picks (`dead` in simulate) can still be strong here: it wins when it is played.";
+
 fn one(out: &mut impl std::io::Write, r: &Outcome, args: &BalanceArgs) -> std::io::Result<()> {
     writeln!(
         out,
@@ -171,9 +227,10 @@ fn one(out: &mut impl std::io::Write, r: &Outcome, args: &BalanceArgs) -> std::i
         100.0 * r.win_rate_with,
         100.0 * r.win_rate_control,
         pct(r.effect),
-        pct(r.ci95[0]),
-        pct(r.ci95[1])
+        bound(r.ci95[0]),
+        bound(r.ci95[1])
     )?;
+    writeln!(out, "{RELATION}")?;
     writeln!(out)?;
     writeln!(
         out,
@@ -216,10 +273,25 @@ fn table(
             "{:<22} {:>8} {:>17} {:>7}  {}",
             r.card,
             pct(r.effect),
-            format!("{} to {}", pct(r.ci95[0]), pct(r.ci95[1])),
+            format!("{} to {}", bound(r.ci95[0]), bound(r.ci95[1])),
             r.pairs,
             r.verdict.words()
         )?;
     }
+    writeln!(out, "{RELATION}")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bound;
+
+    #[test]
+    fn a_bound_near_zero_keeps_its_sign_and_zero_stays_zero() {
+        assert_eq!(bound(0.000_4), "+0.04");
+        assert_eq!(bound(-0.000_04), "-0.004");
+        assert_eq!(bound(0.023), "+2.3");
+        assert_eq!(bound(0.0), "+0.0");
+        assert_eq!(bound(0.000_000_1), "+1.0e-5");
+    }
 }

@@ -181,11 +181,25 @@ pub fn main() -> ExitCode {
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
+        // The reader went away (`tokensmith ... | head`): stop quietly, as command-line
+        // tools do.
+        Err(e) if closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether an error is a write to a closed pipe, wherever in its chain (a plain I/O
+/// error, or one inside a JSON writer's error).
+fn closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
+    })
 }
 
 /// `tokensmith simulate`: a run, or `simulate merge`.
@@ -579,12 +593,13 @@ fn import_deck(
         profile.create(&deck)
     };
     let path = saved.map_err(|e| anyhow::anyhow!(e))?;
-    println!(
+    writeln!(
+        std::io::stdout().lock(),
         "imported deck {} ({}) to {}",
         deck.id,
         deck.name,
         path.display()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1033,6 +1048,12 @@ fn write_report(
             c.refused
         )?;
     }
+    if cards.iter().any(|c| c.dead) {
+        writeln!(
+            out,
+            "dead: the AI rarely chose the card when it could; that is not how much it wins when played: `tokensmith balance CARD` measures that"
+        )?;
+    }
     Ok(())
 }
 
@@ -1054,7 +1075,17 @@ fn merge_reports(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
         })?;
         parts.push(shard.totals);
     }
-    let report = crate::ai::simulate::merge(&parts)?;
+    let report = crate::ai::simulate::merge(&parts).map_err(|e| {
+        let name = |i: usize| files.get(i).map(|f| crate::fsutil::shown(f));
+        match e.report().and_then(|i| name(i - 1)) {
+            Some(file) => {
+                let first = name(0).unwrap_or_default();
+                let text = e.to_string().replace("the first report", &first);
+                anyhow::anyhow!("cannot merge {file}: it {text}")
+            }
+            None => anyhow::anyhow!("cannot merge: {e}"),
+        }
+    })?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -1076,7 +1107,7 @@ fn write_schemas(out: &Path) -> anyhow::Result<()> {
         let path = out.join(name);
         crate::fsutil::write_atomic(&path, schema_text(&schema)?.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
-        println!("wrote {}", path.display());
+        writeln!(std::io::stdout().lock(), "wrote {}", path.display())?;
     }
     Ok(())
 }

@@ -216,9 +216,7 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
             let to = store.remove(id)?;
             let _lock = lock_profile(&dir, Access::Write)?;
             let mut set = PackSet::open(&dir);
-            if set.is_enabled(id) {
-                // Packs that required it are left enabled; the load reports them.
-                let _ = set::disable(&mut set, &folders, id, false);
+            if set.forget(id) {
                 set.save()?;
             }
             writeln!(out, "removed {id}: moved to {}", crate::fsutil::shown(&to))?;
@@ -230,12 +228,13 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
             if *json {
                 serde_json::to_writer_pretty(&mut out, &report)?;
                 writeln!(out)?;
-            } else if report.is_empty() {
-                writeln!(out, "no conflicts among the enabled packs")?;
             } else {
+                if !report.has_conflicts() {
+                    writeln!(out, "no conflicts among the enabled packs")?;
+                }
                 write!(out, "{}", report.to_text())?;
             }
-            Ok(if report.is_empty() {
+            Ok(if !report.has_conflicts() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
@@ -334,8 +333,7 @@ fn list(
     for note in &set.notes {
         eprintln!("note: {note}");
     }
-    let all = set::load_options(folders, &Selection::All);
-    let loaded = crate::script::load(&all);
+    let loaded = crate::script::load(&set::list_options(folders, &set));
     let listed = set::list(folders, &set, &loaded);
     if json {
         let packs: Vec<serde_json::Value> = listed

@@ -107,7 +107,7 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
                 diags.error(
                     &folder.path,
                     Loc::default(),
-                    "this folder does not exist; give the folder that holds your packs",
+                    "this folder does not exist; give the folder that holds your packs (the base content's is `--content DIR`, default `content`, relative to the folder you run tokensmith from)",
                 );
             }
             continue;
@@ -155,6 +155,20 @@ fn semver_words(e: &semver::Error) -> String {
         ),
         None => text,
     }
+}
+
+/// A version written with one or two numbers (`1`, `1.0`), completed to three (`1.0.0`).
+fn completed_version(written: &str) -> Option<String> {
+    let parts: Vec<&str> = written.trim().split('.').collect();
+    let numbers = parts
+        .iter()
+        .all(|p| !p.is_empty() && p.len() <= 20 && p.bytes().all(|b| b.is_ascii_digit()));
+    if !numbers || parts.len() > 2 {
+        return None;
+    }
+    let mut full: Vec<&str> = parts;
+    full.resize(3, "0");
+    Some(full.join("."))
 }
 
 /// A file in `dir` named like a manifest but not exactly `pack.yaml` (`pack.yml`,
@@ -292,15 +306,19 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
     let version = match semver::Version::parse(&manifest.version.value) {
         Ok(v) => Some(v),
         Err(e) => {
-            diags.error(
-                &path,
-                manifest.version.loc,
-                format!(
+            let written = &manifest.version.value;
+            let message = match completed_version(written) {
+                Some(full) => format!(
+                    "version '{}' needs three numbers, major.minor.patch: write {full}",
+                    crate::rules::echo(written)
+                ),
+                None => format!(
                     "version '{}' is not a semantic version like 1.2.0: {}",
-                    crate::rules::echo(&manifest.version.value),
+                    crate::rules::echo(written),
                     semver_words(&e)
                 ),
-            );
+            };
+            diags.error(&path, manifest.version.loc, message);
             None
         }
     };

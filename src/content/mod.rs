@@ -198,7 +198,7 @@ pub fn load(options: &LoadOptions) -> Loaded {
     } else {
         catalog
     };
-    let conflicts = provenance::conflicts(&sections.settings, &pack_ids, &files);
+    let conflicts = provenance::conflicts(&sections.settings, &pack_ids, &ordered.deps, &files);
     Loaded {
         catalog,
         diagnostics: diags.into_sorted(),

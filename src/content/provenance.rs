@@ -39,6 +39,11 @@ pub struct Conflict {
     pub field: String,
     /// Every pack that sets it, in load order: the last one's value is the one played.
     pub setters: Vec<Setter>,
+    /// Whether the load order decides which value is played: the last setter does not
+    /// require every other setter, so another order could play another value. `false`
+    /// for an override: a pack changing what packs it requires set, which every order
+    /// plays the same way.
+    pub order_decides: bool,
 }
 
 /// One pack's setting of a conflicting field.
@@ -152,11 +157,26 @@ fn write(node: &Node, s: &mut String) {
     }
 }
 
+/// Whether the load order decides which of these packs' values is played (`packs` by
+/// load index, in load order; `deps[i]` every pack that pack `i` requires, transitively).
+/// It does unless the last one requires all the others: a pack that requires another
+/// always loads after it, so its value is played in every order (an override); packs
+/// that do not require each other load in the order the user chose (a conflict).
+#[must_use]
+pub fn order_decides(packs: &[usize], deps: &[Vec<usize>]) -> bool {
+    let Some(&last) = packs.last() else {
+        return false;
+    };
+    let required = deps.get(last).map_or(&[][..], Vec::as_slice);
+    packs.iter().any(|p| *p != last && !required.contains(p))
+}
+
 /// The fields more than one pack sets, from every setting read, in a stable order
 /// (kind, entry, field); each conflict's setters in load order.
 pub(crate) fn conflicts(
     settings: &[FieldSetting],
     pack_ids: &[String],
+    deps: &[Vec<usize>],
     files: &super::Files,
 ) -> Vec<Conflict> {
     let mut by_field: BTreeMap<(&str, &str, &str), Vec<&FieldSetting>> = BTreeMap::new();
@@ -174,7 +194,9 @@ pub(crate) fn conflicts(
             if sets.iter().all(|s| s.pack == first) {
                 return None;
             }
+            let packs: Vec<usize> = sets.iter().map(|s| s.pack).collect();
             Some(Conflict {
+                order_decides: order_decides(&packs, deps),
                 kind: kind.to_string(),
                 entry: entry.to_string(),
                 field: field.to_string(),

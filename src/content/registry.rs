@@ -280,6 +280,17 @@ impl<T: Entry> Registry<T> {
         ))
     }
 
+    /// The ids of the entries `view` sees, in load order (at most `max`), for messages
+    /// that name what exists.
+    pub fn visible_ids(&self, view: &View<'_>, max: usize) -> Vec<String> {
+        self.records
+            .iter()
+            .filter(|r| view.sees(r.pack))
+            .map(|r| r.id.clone())
+            .take(max)
+            .collect()
+    }
+
     /// For an unknown name: a loaded pack the view does not see that has an entry with
     /// this id, in words ("it exists, but this pack does not require its pack").
     fn hidden(&self, view: &View<'_>, written: &str) -> Option<String> {
@@ -294,9 +305,10 @@ impl<T: Entry> Registry<T> {
             .as_deref()
             .map_or_else(String::new, |a| format!(" ({a})"));
         Some(format!(
-            "unknown {kind} '{written}' in pack '{me}': pack '{other}' has a {kind} '{written}', \
+            "unknown {kind} '{written}' in pack '{me}': pack '{other}' has {a_kind} '{written}', \
              but '{me}' does not require '{other}'; add `- {{ id: {other} }}` to `requires`{at}",
             kind = T::KIND,
+            a_kind = with_article(T::KIND),
             me = view.pack_ids[own],
         ))
     }
@@ -416,6 +428,7 @@ impl<T: Entry> Registry<T> {
                 && earlier.pack != source.pack
                 && !deps.contains(&earlier.pack)
             {
+                // `provenance::order_decides` for the two packs (`deps` is this pack's).
                 r.diags.warning(
                     path,
                     loc,
@@ -585,4 +598,14 @@ fn hint<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String
     nearest(name, candidates)
         .map(|n| format!(" (did you mean '{n}'?)"))
         .unwrap_or_default()
+}
+
+/// A kind of entry with its article: "an ability", "a card", "a token type".
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind}")
 }

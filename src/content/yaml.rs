@@ -250,6 +250,12 @@ impl de::Error for DeError {
     }
 
     fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
+        // An ability (it has `effect`, no `area`) is given the area of the cards using it.
+        if field == "area" && expected.contains(&"effect") && !expected.contains(&"area") {
+            return Self::custom(
+                "unknown field `area`: an ability has no area; areas belong on the card: give `area:` to each card that uses this ability",
+            );
+        }
         Self::custom(format!(
             "unknown field `{field}`{}; {}",
             did_you_mean(field, expected),

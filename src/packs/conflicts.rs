@@ -1,7 +1,8 @@
 //! The conflict pre-flight (`tokensmith pack conflicts`, the Mods screen): before any
 //! game, every field more than one enabled pack sets (and which value is played under the
-//! current order), packs whose requirements are missing or of another version, and pack
-//! ids found twice.
+//! current order), told apart into conflicts the load order decides and intended
+//! overrides of required packs; packs whose requirements are missing or of another
+//! version, and pack ids found twice.
 
 use std::collections::BTreeMap;
 
@@ -31,36 +32,33 @@ pub struct ConflictReport {
 }
 
 impl ConflictReport {
-    /// Whether there is nothing to report.
+    /// Whether there is nothing to report, overrides included.
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty() && self.requirements.is_empty() && self.duplicates.is_empty()
     }
 
-    /// The report as text: one block per conflicting field, then requirements and
-    /// duplicate ids.
+    /// Whether something needs a decision: a field the load order decides, a requirement
+    /// that cannot be met, or an id found twice. Overrides (a pack changing what packs it
+    /// requires set) are intended and play the same in every order.
+    #[must_use]
+    pub fn has_conflicts(&self) -> bool {
+        self.fields.iter().any(|c| c.order_decides)
+            || !self.requirements.is_empty()
+            || !self.duplicates.is_empty()
+    }
+
+    /// The report as text: one block per field the load order decides, requirements and
+    /// duplicate ids, then the overrides.
     #[must_use]
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        for c in &self.fields {
-            let what = if c.entry.is_empty() {
-                format!("rules: {}", c.field)
-            } else {
-                format!("{} {}: {}", c.kind, c.entry, c.field)
-            };
-            out.push_str(&format!("{what}\n"));
-            let last = c.setters.len().saturating_sub(1);
-            for (i, s) in c.setters.iter().enumerate() {
-                let mark = if i == last { "wins " } else { "      " };
-                out.push_str(&format!(
-                    "  {mark}{} sets {} ({}:{}:{})\n",
-                    s.pack,
-                    s.value,
-                    crate::fsutil::shown(&s.path),
-                    s.line,
-                    s.column
-                ));
-            }
+        for c in self.fields.iter().filter(|c| c.order_decides) {
+            out.push_str(&format!(
+                "{}: the load order decides (`tokensmith pack order` changes it)\n",
+                what(c)
+            ));
+            setters(c, &mut out);
         }
         for r in &self.requirements {
             out.push_str(&format!("requirement: {r}\n"));
@@ -72,7 +70,42 @@ impl ConflictReport {
                 d.dirs.join(", ")
             ));
         }
+        let overrides: Vec<&Conflict> = self.fields.iter().filter(|c| !c.order_decides).collect();
+        if !overrides.is_empty() {
+            out.push_str(
+                "overrides (intended: a pack changes what packs it requires set, the same in every load order):\n",
+            );
+        }
+        for c in overrides {
+            out.push_str(&format!("{}\n", what(c)));
+            setters(c, &mut out);
+        }
         out
+    }
+}
+
+/// The field a conflict is about: `card base:gift: value`, `rules: score_limit`.
+#[must_use]
+pub fn what(c: &Conflict) -> String {
+    if c.entry.is_empty() {
+        format!("rules: {}", c.field)
+    } else {
+        format!("{} {}: {}", c.kind, c.entry, c.field)
+    }
+}
+
+fn setters(c: &Conflict, out: &mut String) {
+    let last = c.setters.len().saturating_sub(1);
+    for (i, s) in c.setters.iter().enumerate() {
+        let mark = if i == last { "wins " } else { "      " };
+        out.push_str(&format!(
+            "  {mark}{} sets {} ({}:{}:{})\n",
+            s.pack,
+            s.value,
+            crate::fsutil::shown(&s.path),
+            s.line,
+            s.column
+        ));
     }
 }
 

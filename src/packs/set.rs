@@ -201,6 +201,14 @@ impl PackSet {
         out
     }
 
+    /// Forget a removed pack: it leaves the enabled set and the load order. Packs that
+    /// required it stay enabled (the load reports them). Whether anything changed.
+    pub fn forget(&mut self, id: &str) -> bool {
+        let before = self.order.len();
+        self.order.retain(|o| o != id);
+        self.enabled.remove(id) | (self.order.len() != before)
+    }
+
     /// Set the whole user order (the Mods screen's drag).
     pub fn set_order(&mut self, ids: Vec<String>) {
         self.order = ids;
@@ -374,6 +382,16 @@ pub fn load_options(folders: &Folders, selection: &Selection) -> LoadOptions {
         options.only = Some(only);
         options.order = set.order().to_vec();
     }
+    options
+}
+
+/// The load options of every pack found (what `pack list` and the Mods screen check),
+/// in `set`'s load order: the diagnostics that say which patch wins ("this patch, later
+/// in load order, wins") then follow the order the enabled packs play in.
+#[must_use]
+pub fn list_options(folders: &Folders, set: &PackSet) -> LoadOptions {
+    let mut options = load_options(folders, &Selection::All);
+    options.order = set.order().to_vec();
     options
 }
 

@@ -36,6 +36,37 @@ pub struct Installed {
 const STAGING: &str = ".staging-";
 const OLD: &str = ".old-";
 
+/// Refuse a folder of packs (such as `mods/`) given to install as if it were one pack,
+/// naming the packs it holds and how to install one. A folder with a `pack.yaml` (or
+/// with no pack in it at all, which the manifest check reports) passes.
+fn refuse_folder_of_packs(source: &Path) -> Result<(), PackError> {
+    if source.join("pack.yaml").exists() {
+        return Ok(());
+    }
+    let mut diags = crate::content::diagnostic::Diagnostics::default();
+    let found = crate::content::discover::discover(
+        &[crate::content::PackFolder {
+            path: source.to_path_buf(),
+            required: true,
+        }],
+        &mut diags,
+    );
+    let Some(first) = found.packs.first() else {
+        return Ok(());
+    };
+    let names: Vec<String> = found
+        .packs
+        .iter()
+        .map(|p| format!("{} ({})", p.id(), crate::fsutil::shown(&p.dir)))
+        .collect();
+    Err(PackError::Refused(format!(
+        "{} is a folder of packs, not a pack (it has no pack.yaml); it holds {}: install them one at a time, e.g. `tokensmith pack install {}`",
+        crate::fsutil::shown(source),
+        names.join(", "),
+        crate::fsutil::shown(&first.dir)
+    )))
+}
+
 impl Store {
     /// The store of the profile in `profile_dir` (`PROFILE/packs`).
     #[must_use]
@@ -161,6 +192,7 @@ impl Store {
         let meta = std::fs::symlink_metadata(source)
             .map_err(|e| PackError::io(format!("read {source_shown}"), &e))?;
         let hash = if meta.is_dir() {
+            refuse_folder_of_packs(source)?;
             copy_folder(source, &unpacked).map_err(unstage)?
         } else if meta.is_file() {
             archive::check(source)?.unpack(&unpacked).map_err(unstage)?

@@ -144,6 +144,11 @@ fn run_doc(
             diagnostics: setup.problems,
         });
     };
+    // Where the rules' opening token went, to explain a move refused there.
+    let opening = events.iter().find_map(|e| match (&e.kind, &e.cause) {
+        (crate::rules::EventKind::Placed { cell, .. }, crate::rules::Cause::Rules) => Some(*cell),
+        _ => None,
+    });
     let mut failures = Vec::new();
     let last = moves.len().checked_sub(1);
     let mut refusal: Option<String> = None;
@@ -201,7 +206,15 @@ fn run_doc(
                     )),
             }
         };
-        if let Err(message) = result {
+        if let Err(mut message) = result {
+            if Some(cell) == opening
+                && message == crate::rules::MoveError::NotEmpty(cell).to_string()
+            {
+                message.push_str(
+                    ": the rules' opening token was put there before the first move (`opening_token` in the rules); \
+                     play another cell, or start from an empty board with `rules: { opening_token: null }` in the scenario",
+                );
+            }
             if state != before {
                 failures.push(format!(
                     "move {} was refused ({message}) but the state changed: a refused move must change nothing",

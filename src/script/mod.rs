@@ -622,9 +622,22 @@ impl PackState {
         self.budget.leave();
         self.budget.clear_call_overrun();
         let located = |e: &mlua::Error| {
-            let (line, text) = split_location(&message(e), name);
-            let column = near_column(source, line, &text).unwrap_or(1);
-            fail(Loc { line, column }, text)
+            let (line, mut text) = split_location(&message(e), name);
+            let near = near_column(source, line, &text);
+            if let Some(column) = near
+                && let Some((l, c, token)) = token_before(source, line, column)
+            {
+                text.push_str(&format!(
+                    "; the mistake may be just before it, at line {l}, column {c} (`{token}`, the last token before line {line}): is something unfinished there?"
+                ));
+            }
+            fail(
+                Loc {
+                    line,
+                    column: near.unwrap_or(1),
+                },
+                text,
+            )
         };
         let returned = returned.map_err(|e| located(&e))?;
         let Value::Table(table) = returned else {
@@ -1039,6 +1052,53 @@ fn near_column(source: &str, line: u32, message: &str) -> Option<u32> {
         return None;
     }
     u32::try_from(text[..at].chars().count() + 1).ok()
+}
+
+/// When the token at (`line`, `column`) starts its line: the last token before it, on an
+/// earlier line, as (line, column, text). Lua reports a syntax error at the token after
+/// the mistake, so a dangling `+` at the end of line 2 is reported on line 3; this names
+/// the `+`. Blank lines and lines holding only a `--` comment are passed over.
+fn token_before(source: &str, line: u32, column: u32) -> Option<(u32, u32, String)> {
+    let index = usize::try_from(line).ok()?.checked_sub(1)?;
+    let lines: Vec<&str> = source.lines().take(index + 1).collect();
+    let here = lines.get(index)?;
+    let first = here.chars().take_while(|c| c.is_whitespace()).count();
+    if usize::try_from(column).ok()? != first + 1 {
+        return None;
+    }
+    // Only a few lines back: the mistake is near.
+    for back in (index.saturating_sub(8)..index).rev() {
+        // Code before a `--` comment (strings holding `--` are rare in hooks).
+        let code = lines[back].split("--").next().unwrap_or("").trim_end();
+        if code.trim().is_empty() {
+            continue;
+        }
+        let last = code.chars().next_back()?;
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        let token: String = if word(last) {
+            let n = code.chars().rev().take_while(|c| word(*c)).count();
+            code.chars().skip(code.chars().count() - n).collect()
+        } else {
+            // One symbol, or an operator of two (`..`, `==`, `~=`, `<=`, `>=`, `//`).
+            let two: String = code
+                .chars()
+                .skip(code.chars().count().saturating_sub(2))
+                .collect();
+            if ["..", "==", "~=", "<=", ">=", "//"].contains(&two.as_str()) {
+                two
+            } else {
+                last.to_string()
+            }
+        };
+        let start = code.chars().count() - token.chars().count() + 1;
+        let token: String = token.chars().take(24).collect();
+        return Some((
+            u32::try_from(back + 1).ok()?,
+            u32::try_from(start).ok()?,
+            token,
+        ));
+    }
+    None
 }
 
 /// The names of ctx's functions (`ctx:name(…)`), for tools and tests.

@@ -412,7 +412,7 @@ fn shards_of_a_run_merge_into_exactly_the_report_of_the_whole_run() {
     let twice = [parts[0].clone(), parts[0].clone()];
     assert_eq!(
         simulate::merge(&twice).err(),
-        Some(simulate::MergeError::Twice(3))
+        Some(simulate::MergeError::Twice(2, 3))
     );
     let mut other = c.clone();
     other.seed = 78;
@@ -420,7 +420,12 @@ fn shards_of_a_run_merge_into_exactly_the_report_of_the_whole_run() {
     let foreign = simulate::simulate(&catalog, &other, &|| {}).totals;
     assert_eq!(
         simulate::merge(&[parts[0].clone(), parts[1].clone(), foreign]).err(),
-        Some(simulate::MergeError::OtherRun(3))
+        Some(simulate::MergeError::OtherRun {
+            report: 3,
+            field: "seed".into(),
+            first: "77".into(),
+            this: "78".into()
+        })
     );
 }
 

@@ -331,6 +331,31 @@ fn simulate_shards_merge_into_the_whole_runs_report_and_caps_are_reported() {
         "{}",
         stdout(&text)
     );
+    // A shard of another run: the message names its file and the field that differs.
+    let mut other = base.to_vec();
+    other[10] = "4";
+    other.extend(["--shard", "2/2"]);
+    let out = tokensmith(&other);
+    assert!(out.status.success());
+    let foreign = dir.path().join("other.json");
+    std::fs::write(&foreign, &out.stdout).expect("write");
+    let foreign = foreign.to_string_lossy().into_owned();
+    let refused = tokensmith(&["simulate", "merge", &files[0], &foreign]);
+    let err = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot merge {foreign}: it is of another run than {}: its `totals.run.seed` is 4, {}'s is 3",
+            files[0], files[0]
+        )),
+        "{err}"
+    );
+    let twice = tokensmith(&["simulate", "merge", &files[0], &files[0]]);
+    let err = String::from_utf8_lossy(&twice.stderr).into_owned();
+    assert!(
+        err.contains(&format!("cannot merge {}: it holds shard 1", files[0])),
+        "{err}"
+    );
     let missing = tokensmith(&["simulate", "merge", &files[0]]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("shards missing: [2] (of 2)"));
@@ -430,4 +455,115 @@ fn no_command_without_a_display_says_so_plainly() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no display to open the window on"), "{err}");
     assert!(!err.contains(".rs:"), "{err}");
+}
+
+#[test]
+fn every_command_ends_quietly_when_its_output_pipe_is_closed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let profile = dir.path().join("profile").to_string_lossy().into_owned();
+    let report = dir.path().join("report.json");
+    let out = tokensmith(&[
+        "--profile",
+        &profile,
+        "--packs",
+        "base",
+        "simulate",
+        "--deck-a",
+        "starter",
+        "--deck-b",
+        "shifters",
+        "--games",
+        "2",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    std::fs::write(&report, &out.stdout).expect("write");
+    let report = report.to_string_lossy().into_owned();
+    let schemas = dir.path().join("schemas").to_string_lossy().into_owned();
+    let commands: [&[&str]; 10] = [
+        &["validate"],
+        &["validate", "--json"],
+        &["pack", "list"],
+        &["pack", "list", "--json"],
+        &["pack", "conflicts", "--json"],
+        &["list", "cards"],
+        &["deck", "random", "--seed", "1"],
+        &["simulate", "merge", &report],
+        &["simulate", "merge", &report, "--json"],
+        &["schema", "--out", &schemas],
+    ];
+    for args in commands {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
+            .args(["--profile", &profile])
+            .args(args)
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        // The reader goes away before the command writes a byte.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("it ends");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            !err.contains("Broken pipe") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// `balance --control X` leaves out the default decks that hold X already (naming them)
+/// instead of failing on the first; a deck given with --deck that cannot take the swap
+/// is refused with what to do.
+#[test]
+fn balance_with_a_control_uses_the_decks_where_the_swap_is_legal() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = dir.path().to_string_lossy().into_owned();
+    let base = [
+        "--profile",
+        &p,
+        "--packs",
+        "base",
+        "balance",
+        "lure",
+        "--control",
+        "booster",
+        "--games",
+        "2",
+        "--threads",
+        "1",
+    ];
+    let o = tokensmith(&base);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    for deck in ["starter", "gardeners"] {
+        assert!(
+            err.contains(&format!("note: deck '{deck}' (with ")),
+            "{deck}: {err}"
+        );
+    }
+    assert!(
+        err.contains("is left out: it holds the control booster already"),
+        "{err}"
+    );
+    let out = stdout(&o);
+    for deck in ["shifters", "siege", "high_rollers"] {
+        assert!(out.contains(deck), "{deck}: {out}");
+    }
+    assert!(!out.contains("\nstarter "), "{out}");
+    assert!(
+        out.contains("balance measures what the card does when it is played"),
+        "{out}"
+    );
+    let mut given = base.to_vec();
+    given.extend(["--deck", "starter"]);
+    let o = tokensmith(&given);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("deck 'starter' with Booster breaks the deck rules")
+            && err.contains("give decks where the card and its control both fit with --deck ID"),
+        "{err}"
+    );
 }

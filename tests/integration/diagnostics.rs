@@ -479,12 +479,12 @@ fn bad_semver_version_is_reported() {
 }
 
 #[test]
-fn unquoted_two_part_version_is_reported_as_not_semver() {
+fn unquoted_two_part_version_says_what_to_write() {
     let packs = Packs::base().replace("base/pack.yaml", "1.0.0", "1.0");
     check(
         &packs,
         &[
-            "base/pack.yaml:3:10: error: version '1.0' is not a semantic version like 1.2.0: unexpected end of input while parsing minor version number",
+            "base/pack.yaml:3:10: error: version '1.0' needs three numbers, major.minor.patch: write 1.0.0",
         ],
     );
 }
@@ -707,7 +707,7 @@ fn grid_with_two_placed_tokens_is_reported() {
     check(
         &packs,
         &[
-            "base/cards.yaml:12:7: error: grid has more than one `o` (row 2); `o` marks the one placed token",
+            "base/cards.yaml:13:9: error: grid has more than one `o` (row 2); `o` marks the one placed token",
         ],
     );
 }
@@ -718,7 +718,7 @@ fn grid_with_an_unknown_cell_is_reported() {
     check(
         &packs,
         &[
-            "base/cards.yaml:12:7: error: grid cell `y` in row 2, column 3 is not `o` (the placed token), `x` (a target) or `.` (nothing); separate cells with spaces",
+            "base/cards.yaml:13:11: error: grid cell `y` in row 2, column 3 is not `o` (the placed token), `x` (a target) or `.` (nothing); separate cells with spaces",
         ],
     );
 }
@@ -729,7 +729,7 @@ fn grid_with_uneven_rows_is_reported() {
     check(
         &packs,
         &[
-            "base/cards.yaml:12:7: error: grid row 2 has 4 cells but row 1 has 3; every row needs the same number of cells",
+            "base/cards.yaml:13:7: error: grid row 2 has 4 cells but row 1 has 3; every row needs the same number of cells",
         ],
     );
 }
@@ -1229,5 +1229,106 @@ fn the_yaml_readers_words_become_the_designers() {
         &[
             "big/pack.yaml:4:33: error: version requirement '^99999999999999999999' is not valid semver (e.g. ^1.2): the major version number is larger than any version number can be (at most 18446744073709551615)",
         ],
+    );
+}
+
+#[test]
+fn a_one_number_version_says_what_to_write() {
+    let packs = Packs::base().replace("base/pack.yaml", "1.0.0", "\"2\"");
+    check(
+        &packs,
+        &[
+            "base/pack.yaml:3:10: error: version '2' needs three numbers, major.minor.patch: write 2.0.0",
+        ],
+    );
+}
+
+#[test]
+fn an_area_on_an_ability_says_areas_belong_on_the_card() {
+    let packs = Packs::base().replace(
+        BASE,
+        "    effect: damage\n    amount: 1\n",
+        "    effect: damage\n    amount: 1\n    area: row\n",
+    );
+    check(
+        &packs,
+        &[
+            "base/cards.yaml:23:5: error: unknown field `area`: an ability has no area; areas belong on the card: give `area:` to each card that uses this ability",
+        ],
+    );
+}
+
+#[test]
+fn an_ability_of_a_pack_not_required_reads_an_ability() {
+    let packs = Packs::base()
+        .with("other/pack.yaml", &manifest("other", "{ id: base }"))
+        .with(
+            "other/abilities.yaml",
+            "abilities:\n  - id: zap\n    effect: damage\n    amount: 2\n",
+        )
+        .with("mine/pack.yaml", &manifest("mine", "{ id: base }"))
+        .with(
+            "mine/cards.yaml",
+            "cards:\n  - id: zapper\n    value: 2\n    ability: zap\n    area: base:row\n",
+        );
+    check(
+        &packs,
+        &[
+            "mine/cards.yaml:4:14: error: unknown ability 'zap' in pack 'mine': pack 'other' has an ability 'zap', but 'mine' does not require 'other'; add `- { id: other }` to `requires` (mine/pack.yaml:4)",
+        ],
+    );
+}
+
+#[test]
+fn a_card_with_no_type_and_no_basic_type_names_the_types_there_are() {
+    let packs = Packs::base()
+        .replace(BASE, "  - id: basic\n", "  - id: plain\n")
+        .replace(
+            BASE,
+            "  - id: weaken_row\n    value: 3\n",
+            "  - id: weaken_row\n    value: 3\n    token: plain\n",
+        )
+        .replace(
+            BASE,
+            "  - id: weaken_cross\n    value: 2\n",
+            "  - id: weaken_cross\n    value: 2\n    token: plain\n",
+        )
+        .replace(
+            BASE,
+            "  - id: push_row\n    value: 2\n",
+            "  - id: push_row\n    value: 2\n    token: plain\n",
+        );
+    check(
+        &packs,
+        &[
+            "base/cards.yaml:41:9: error: card 'push_cross' has no type, and there is no 'basic' token type to default to: give it one with `token: ID` (the token types it can use: 'plain', 'booster')",
+        ],
+    );
+}
+
+#[test]
+fn a_missing_content_folder_names_the_content_option() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let missing = dir.path().join("nowhere");
+    let loaded = tokensmith::content::load(&tokensmith::content::LoadOptions {
+        folders: vec![tokensmith::content::PackFolder {
+            path: missing.clone(),
+            required: true,
+        }],
+        ..tokensmith::content::LoadOptions::default()
+    });
+    let text: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .map(|d| {
+            d.to_string()
+                .replace(&format!("{}", missing.display()), "nowhere")
+        })
+        .collect();
+    assert_eq!(
+        text,
+        [
+            "nowhere:1:1: error: this folder does not exist; give the folder that holds your packs (the base content's is `--content DIR`, default `content`, relative to the folder you run tokensmith from)"
+        ]
     );
 }

@@ -640,3 +640,153 @@ fn a_pack_set_from_a_newer_version_is_left_alone_and_a_broken_one_set_aside() {
         set.notes
     );
 }
+
+/// Two packs that patch `base:gift`'s value without requiring each other.
+fn two_patches(mods: &Path) {
+    for (id, value) in [("alpha", 3), ("beta", 7)] {
+        write_pack(
+            mods,
+            id,
+            &[
+                (
+                    "pack.yaml",
+                    &format!("id: {id}\nversion: 1.0.0\nrequires: [{{ id: base }}]\n"),
+                ),
+                (
+                    "patch.yaml",
+                    &format!("cards:\n  - id: base:gift\n    value: {value}\n"),
+                ),
+            ],
+        );
+    }
+}
+
+#[test]
+fn pack_list_says_which_patch_wins_under_the_current_order() {
+    let dir = tmp();
+    let mods = dir.path().join("mods");
+    two_patches(&mods);
+    let p = dir.path().join("profile").to_string_lossy().into_owned();
+    let m = mods.to_string_lossy().into_owned();
+    let run = |args: &[&str]| tokensmith(&[&["--profile", &p, "--mods", &m], args].concat());
+    assert!(run(&["pack", "enable", "alpha"]).status.success());
+    assert!(run(&["pack", "enable", "beta"]).status.success());
+    let warnings = |id: &str| -> String {
+        let o = run(&["pack", "list", "--json"]);
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        v["packs"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["id"] == id))
+            .map(|p| p["warnings"].to_string())
+            .unwrap_or_default()
+    };
+    // By id, alpha loads first: beta's patch is the later one and wins.
+    assert!(
+        warnings("beta").contains("also patched by pack 'alpha'"),
+        "{}",
+        warnings("beta")
+    );
+    assert!(!warnings("alpha").contains("later in load order"));
+    // beta first: now alpha's patch is the one played, and the list says so.
+    assert!(run(&["pack", "order", "beta"]).status.success());
+    let (a, b) = (warnings("alpha"), warnings("beta"));
+    assert!(
+        a.contains("also patched by pack 'beta'")
+            && a.contains("this patch, later in load order, wins"),
+        "{a}"
+    );
+    assert!(!b.contains("later in load order"), "{b}");
+    // The conflict report and the game agree.
+    let t = text(&run(&["pack", "conflicts"]));
+    assert!(t.contains("wins alpha sets 3"), "{t}");
+    assert!(t.contains("the load order decides"), "{t}");
+}
+
+#[test]
+fn an_override_of_a_required_pack_is_not_a_conflict() {
+    let dir = tmp();
+    let p = dir.path().join("profile").to_string_lossy().into_owned();
+    let run = |args: &[&str]| tokensmith(&[&["--profile", &p], args].concat());
+    assert!(
+        run(&["pack", "enable", "classic_rebalance"])
+            .status
+            .success()
+    );
+    // classic_rebalance requires base: its score limit is played in every order.
+    let o = run(&["pack", "conflicts"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.starts_with("no conflicts among the enabled packs\n"),
+        "{t}"
+    );
+    assert!(t.contains("overrides (intended"), "{t}");
+    assert!(t.contains("wins classic_rebalance sets 800"), "{t}");
+    assert!(!t.contains("the load order decides"), "{t}");
+    let o = run(&["pack", "conflicts", "--json"]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        v["fields"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(|c| c["order_decides"] == false)),
+        "{v}"
+    );
+    // Two packs that do not require each other: the order decides, exit 1.
+    let mods = dir.path().join("mods");
+    two_patches(&mods);
+    let m = mods.to_string_lossy().into_owned();
+    let run = |args: &[&str]| tokensmith(&[&["--profile", &p, "--mods", &m], args].concat());
+    assert!(run(&["pack", "enable", "alpha"]).status.success());
+    assert!(run(&["pack", "enable", "beta"]).status.success());
+    let o = run(&["pack", "conflicts"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("card base:gift: value: the load order decides"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_removed_pack_leaves_the_enabled_set_and_the_order() {
+    let dir = tmp();
+    let profile = dir.path().join("profile");
+    let pack = write_pack(
+        dir.path(),
+        "tiny",
+        &[("pack.yaml", MANIFEST), ("cards.yaml", CARDS)],
+    );
+    let p = profile.to_string_lossy().into_owned();
+    let run = |args: &[&str]| tokensmith(&[&["--profile", &p], args].concat());
+    let o = run(&["pack", "install", &pack.to_string_lossy()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(run(&["pack", "enable", "tiny"]).status.success());
+    assert!(run(&["pack", "order", "tiny"]).status.success());
+    assert_eq!(PackSet::open(&profile).order(), ["tiny"]);
+    let o = run(&["pack", "remove", "tiny"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let set = PackSet::open(&profile);
+    assert!(set.order().is_empty(), "{:?}", set.order());
+    assert!(set.enabled().is_empty(), "{:?}", set.enabled());
+    let yaml = std::fs::read_to_string(profile.join("packs.yaml")).unwrap_or_default();
+    assert!(!yaml.contains("tiny"), "{yaml}");
+}
+
+#[test]
+fn installing_a_folder_of_packs_names_the_packs() {
+    let dir = tmp();
+    let p = dir.path().join("profile").to_string_lossy().into_owned();
+    let o = tokensmith(&["--profile", &p, "pack", "install", "mods"]);
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("mods is a folder of packs"), "{t}");
+    for id in ["classic_rebalance", "example_scripted", "frost"] {
+        assert!(t.contains(id), "{t}");
+    }
+    assert!(t.contains("tokensmith pack install mods/"), "{t}");
+    assert!(!t.contains("already"), "{t}");
+    assert!(!dir.path().join("profile/packs/classic_rebalance").exists());
+}

@@ -173,3 +173,31 @@ fn a_name_from_a_pack_the_scenario_does_not_load_names_that_pack() {
         assert!(message.ends_with(wanted), "{message}");
     }
 }
+
+/// A move onto the cell the rules' opening token took says so, and how to start from an
+/// empty board; a move onto a token a move placed says only that the cell is taken.
+#[test]
+fn a_move_refused_on_the_opening_token_says_so() {
+    let opening = run(
+        "name: onto the opening token\nrules: { opening_token: { seat: 2, value: 2, type: basic, cells: [[2, 3]] } }\nmoves:\n  - { seat: 1, card: weaken_row, at: [2, 3] }\nexpect:\n  scores: { 1: 0, 2: 2 }\n",
+    );
+    match opening {
+        Outcome::Fail(report) => assert!(
+            report.contains(
+                "line 4: move 1 (seat 1, weaken_row at (2, 3)) was refused: cell (2, 3) is not empty: the rules' opening token was put there before the first move (`opening_token` in the rules); play another cell, or start from an empty board with `rules: { opening_token: null }` in the scenario"
+            ),
+            "{report}"
+        ),
+        Outcome::Pass => panic!("a move onto the opening token was played"),
+    }
+    let taken = run(
+        "name: onto a placed token\nrules: { opening_token: null }\nmoves:\n  - { seat: 1, card: weaken_row, at: [1, 1] }\n  - { seat: 2, card: weaken_row, at: [1, 1] }\nexpect:\n  next: 1\n",
+    );
+    match taken {
+        Outcome::Fail(report) => {
+            assert!(report.contains("cell (1, 1) is not empty"), "{report}");
+            assert!(!report.contains("opening token"), "{report}");
+        }
+        Outcome::Pass => panic!("a move onto a taken cell was played"),
+    }
+}

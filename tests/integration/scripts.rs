@@ -1923,3 +1923,19 @@ fn ctx_fields_cannot_be_assigned() {
         );
     }
 }
+
+#[test]
+fn a_lua_syntax_error_at_the_start_of_a_line_names_the_token_before_it() {
+    // A dangling `+` at the end of line 3: Lua reports the `return` on line 5 (after a
+    // comment line), and the message points at the `+` too.
+    let bad = "return {\n  on_place = function(ctx)\n    local y = ctx.x +\n    -- the rest\n    return y\n  end,\n}\n";
+    let dir = temp(&pack_files("t", "", &[("broken", bad)]));
+    let loaded = load(dir.path());
+    let errors: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        errors.iter().any(|e| e.ends_with(
+            "t/scripts/broken.lua:5:5: error: unexpected symbol near 'return'; the mistake may be just before it, at line 3, column 21 (`+`, the last token before line 5): is something unfinished there?"
+        )),
+        "{errors:#?}"
+    );
+}

@@ -273,7 +273,13 @@ fn builtin_effect(
                     let source = r.source("kind");
                     cx.token_type(t, source, Some(source.pack))?
                 }
-                None => cx.basic(r.defined, doc.id.loc, Some(r.pack), "this spawn effect")?,
+                None => cx.basic(
+                    r.defined,
+                    doc.id.loc,
+                    Some(r.pack),
+                    "this spawn effect",
+                    "type",
+                )?,
             };
             Effect::Spawn {
                 owner: side(doc.owner.as_ref()),
@@ -388,6 +394,7 @@ pub(super) fn compile_card(
             doc.id.loc,
             Some(r.pack),
             &format!("card '{}'", r.id),
+            "token",
         ),
     };
     let ability = match &doc.ability {

@@ -223,13 +223,15 @@ impl Ctx<'_> {
             .map(|i| TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX)))
     }
 
-    /// The `basic` token type as the pack sees it (the default token type).
+    /// The `basic` token type as the pack sees it (the default token type); `field` is
+    /// the key that names a type where `what` is written (`token`, `type`).
     fn basic(
         &mut self,
         source: Source,
         loc: Loc,
         pack: Option<usize>,
         what: &str,
+        field: &str,
     ) -> Option<TokenTypeId> {
         let name = Located::new("basic".to_string(), loc);
         let mut probe = Diagnostics::default();
@@ -243,10 +245,25 @@ impl Ctx<'_> {
             &mut probe,
         );
         if found.is_none() {
+            let types = sections.token_types.visible_ids(&view, 12);
+            let choice = if types.is_empty() {
+                "no token type is defined yet: define one in `token_types:`".to_string()
+            } else {
+                format!(
+                    "the token types it can use: {}",
+                    types
+                        .iter()
+                        .map(|t| format!("'{t}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
             self.error(
                 source,
                 loc,
-                format!("{what} has no type and no 'basic' token type is defined to default to; give the type"),
+                format!(
+                    "{what} has no type, and there is no 'basic' token type to default to: give it one with `{field}: ID` ({choice})"
+                ),
             );
         }
         found.map(|i| TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX)))
@@ -368,8 +385,24 @@ impl Ctx<'_> {
     fn grid(&mut self, source: Source, grid: &Located<String>) -> Option<Vec<Offset>> {
         match parse_grid(&grid.value) {
             Ok(offsets) => Some(offsets),
-            Err(message) => {
-                self.error(source, grid.loc, message);
+            Err(e) => {
+                // A picture over several lines is a block scalar (`grid: |`): its text
+                // starts at `grid.loc`, one line of text per line of the file, so the row
+                // or cell at fault can be pointed at. One line may be quoted: keep its start.
+                let loc = match e.at {
+                    Some((line, column)) if grid.value.trim_end().contains('\n') => Loc {
+                        line: grid
+                            .loc
+                            .line
+                            .saturating_add(u32::try_from(line).unwrap_or(u32::MAX)),
+                        column: grid
+                            .loc
+                            .column
+                            .saturating_add(u32::try_from(column).unwrap_or(u32::MAX)),
+                    },
+                    _ => grid.loc,
+                };
+                self.error(source, loc, e.message);
                 None
             }
         }

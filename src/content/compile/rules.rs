@@ -42,7 +42,7 @@ fn pick_in<'a, T>(
         if let Some(prev) = &found
             && let (Some(now), Some(before)) = (*pack, prev.pack)
             && now != before
-            && !cx.ordered.deps[now].contains(&before)
+            && crate::content::provenance::order_decides(&[before, now], &cx.ordered.deps)
         {
             let msg = format!(
                 "rules.{name} is also set by pack '{}' at {}:{}:{}, which pack '{}' does not require; this value, later in load order, wins",
@@ -142,7 +142,13 @@ pub(super) fn compile_rules(cx: &mut Ctx<'_>) -> Option<Ruleset> {
             let value = cx.int(source, &o.value, "opening token value", 1..=MAX_VALUE);
             let kind = match &o.kind {
                 Some(k) => cx.token_type(k, source, opening.pack),
-                None => cx.basic(source, opening.value.loc, opening.pack, "the opening token"),
+                None => cx.basic(
+                    source,
+                    opening.value.loc,
+                    opening.pack,
+                    "the opening token",
+                    "type",
+                ),
             };
             let mut cells = Vec::new();
             for c in o.cells.iter() {
