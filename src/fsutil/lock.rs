@@ -11,10 +11,38 @@
 //!
 //! The lock is the operating system's advisory file lock (`flock` on Unix, `LockFileEx`
 //! on Windows), released when the holder ends, even when it is killed: a crash never
-//! leaves the profile locked. Within one process, take one lock at a time per profile.
+//! leaves the profile locked.
+//!
+//! Within one thread the lock nests: a second `acquire` of a profile the thread already
+//! holds for writing (or for reading, when reading is asked) shares the held lock instead
+//! of waiting for itself, so a function that changes the profile can take the lock
+//! whoever calls it (a command that holds it already, or the client). The operating
+//! system's lock is released when the thread's last holder lets go. Other threads open
+//! the lock file anew and wait like another process would.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+/// The profiles this process's threads hold locked: the thread and the folder (as `key`
+/// gives it), the open lock file, what it was taken for and how many holders share it.
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
+
+struct Held {
+    key: (std::thread::ThreadId, PathBuf),
+    _file: std::fs::File,
+    access: Access,
+    holders: usize,
+}
+
+/// The name a profile folder is held under by this thread: the thread, and the folder's
+/// canonical path when it exists.
+fn key(dir: &Path) -> (std::thread::ThreadId, PathBuf) {
+    (
+        std::thread::current().id(),
+        std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+    )
+}
 
 /// The most a command waits for the profile by default.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
@@ -44,8 +72,24 @@ pub enum Access {
 /// A held lock on a profile; released when dropped.
 #[derive(Debug)]
 pub struct ProfileLock {
-    _file: Option<std::fs::File>,
+    /// The held profile's key in [`HELD`]; `None` when nothing is held (a reader of a
+    /// profile that is not there).
+    key: Option<(std::thread::ThreadId, PathBuf)>,
     access: Access,
+}
+
+impl Drop for ProfileLock {
+    fn drop(&mut self) {
+        let Some(key) = &self.key else { return };
+        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = held.iter().position(|h| &h.key == key) {
+            held[i].holders = held[i].holders.saturating_sub(1);
+            if held[i].holders == 0 {
+                // Closing the file releases the operating system's lock.
+                held.swap_remove(i);
+            }
+        }
+    }
 }
 
 /// The profile could not be locked.
@@ -90,11 +134,11 @@ impl ProfileLock {
         access: Access,
         wait: Duration,
     ) -> Result<ProfileLock, LockError> {
+        if let Some(lock) = Self::nested(dir, access)? {
+            return Ok(lock);
+        }
         let Some(file) = open(dir, access)? else {
-            return Ok(ProfileLock {
-                _file: None,
-                access,
-            });
+            return Ok(ProfileLock { key: None, access });
         };
         let started = Instant::now();
         let mut pause = Duration::from_millis(5);
@@ -105,8 +149,17 @@ impl ProfileLock {
             };
             match tried {
                 Ok(()) => {
+                    let key = key(dir);
+                    HELD.lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(Held {
+                            key: key.clone(),
+                            _file: file,
+                            access,
+                            holders: 1,
+                        });
                     return Ok(ProfileLock {
-                        _file: Some(file),
+                        key: Some(key),
                         access,
                     });
                 }
@@ -133,12 +186,44 @@ impl ProfileLock {
 
     /// Lock the profile for writing only if no one else holds it now (`None` when
     /// another process reads or changes it).
+    /// Held by this thread already (also by the caller: what must run alone, such as
+    /// clearing unfinished installs, does not run inside a change under way).
     pub fn try_write(dir: &Path) -> Result<Option<ProfileLock>, LockError> {
+        if dir.exists() {
+            let key = key(dir);
+            let held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+            if held.iter().any(|h| h.key == key) {
+                return Ok(None);
+            }
+        }
         match Self::acquire_within(dir, Access::Write, Duration::ZERO) {
             Ok(lock) => Ok(Some(lock)),
             Err(LockError::Busy { .. }) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// A share of the lock this thread holds on `dir` already, if it covers `access`.
+    fn nested(dir: &Path, access: Access) -> Result<Option<ProfileLock>, LockError> {
+        if !dir.exists() {
+            return Ok(None);
+        }
+        let key = key(dir);
+        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(h) = held.iter_mut().find(|h| h.key == key) else {
+            return Ok(None);
+        };
+        if h.access == Access::Read && access == Access::Write {
+            return Err(LockError::Io {
+                dir: dir.to_path_buf(),
+                reason: "this thread holds the profile for reading and cannot also change it; finish what reads it first".to_string(),
+            });
+        }
+        h.holders += 1;
+        Ok(Some(ProfileLock {
+            key: Some(key),
+            access,
+        }))
     }
 
     /// What it was taken for.

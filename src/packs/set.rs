@@ -114,10 +114,14 @@ impl PackSet {
                 "this pack set belongs to no profile and is not saved".into(),
             ));
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| PackError::io(format!("make {}", crate::fsutil::shown(dir)), &e))?;
-        }
+        // Whoever saves (a command holding the profile already, or the client), no other
+        // Tokensmith changes the profile meanwhile.
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let _lock =
+            crate::fsutil::lock::ProfileLock::acquire(dir, crate::fsutil::lock::Access::Write)
+                .map_err(|e| PackError::Refused(e.to_string()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| PackError::io(format!("make {}", crate::fsutil::shown(dir)), &e))?;
         crate::fsutil::write_atomic(path, self.to_yaml().as_bytes())
             .map_err(|e| PackError::io(format!("save {}", crate::fsutil::shown(path)), &e))
     }

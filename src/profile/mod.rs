@@ -276,6 +276,9 @@ pub enum ProfileError {
     /// A folder of the profile is a link or not a folder: refused, nothing done.
     #[error("{0}")]
     Unsafe(String),
+    /// Another Tokensmith held the profile for the whole wait: nothing was written.
+    #[error(transparent)]
+    Locked(#[from] LockError),
 }
 
 /// The profile folder and what reading it found.
@@ -474,6 +477,7 @@ impl Profile {
                 id: deck.id.clone(),
             });
         }
+        let _lock = ProfileLock::acquire(&self.dir, Access::Write)?;
         crate::fsutil::check_profile_dir(&self.dir.join("decks")).map_err(ProfileError::Unsafe)?;
         let path = self.deck_path(&deck.id);
         let bytes = deck.to_yaml();
@@ -589,6 +593,7 @@ impl Profile {
         if let Some(why) = &self.settings_blocked {
             return Err(ProfileError::SettingsKept(why.clone()));
         }
+        let _lock = ProfileLock::acquire(&self.dir, Access::Write)?;
         let path = self.settings_path();
         crate::fsutil::write_atomic(&path, settings.to_yaml().as_bytes()).map_err(|e| {
             ProfileError::Io {
@@ -612,6 +617,7 @@ impl Profile {
 
     /// Delete the deck `id`; false when there was none.
     pub fn delete(&self, id: &str) -> Result<bool, ProfileError> {
+        let _lock = ProfileLock::acquire(&self.dir, Access::Write)?;
         crate::fsutil::check_profile_dir(&self.dir.join("decks")).map_err(ProfileError::Unsafe)?;
         let path = self.deck_path(id);
         match std::fs::remove_file(&path) {

@@ -311,3 +311,50 @@ fn a_save_killed_half_way_leaves_one_whole_deck() {
         );
     }
 }
+
+#[test]
+fn saving_a_deck_or_the_pack_set_waits_for_another_holder_of_the_profile_and_nests_in_its_own() {
+    use std::time::{Duration, Instant};
+    use tokensmith::packs::PackSet;
+    use tokensmith::profile::{Access, ProfileLock};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let profile = Profile::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let deck = SavedDeck {
+        format_version: FORMAT_VERSION,
+        id: "mine".into(),
+        name: "Mine".into(),
+        stacks: vec![vec!["base:weaken_row".into()]; 4],
+    };
+    // Another holder (a command in another process, here another thread with its own
+    // lock file handle) has the profile for 400 ms: the client's save waits for it.
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let path = dir.path().to_path_buf();
+    let holder = std::thread::spawn(move || {
+        let lock = ProfileLock::acquire(&path, Access::Write).unwrap_or_else(|e| panic!("{e}"));
+        let _ = held_tx.send(());
+        std::thread::sleep(Duration::from_millis(400));
+        drop(lock);
+    });
+    held_rx
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let started = Instant::now();
+    profile.save(&deck).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "the save did not wait for the holder ({:?})",
+        started.elapsed()
+    );
+    holder
+        .join()
+        .unwrap_or_else(|_| panic!("the holder panicked"));
+    // A command that holds the profile already saves without waiting for itself.
+    let lock = ProfileLock::acquire(dir.path(), Access::Write).unwrap_or_else(|e| panic!("{e}"));
+    let started = Instant::now();
+    profile.save(&deck).unwrap_or_else(|e| panic!("{e}"));
+    let set = PackSet::open(dir.path());
+    set.save().unwrap_or_else(|e| panic!("{e}"));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    drop(lock);
+    assert!(dir.path().join("packs.yaml").is_file());
+}
