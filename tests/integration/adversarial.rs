@@ -14,7 +14,7 @@ use tokensmith::rules::{Engine, EventKind, GameState, Move, Play};
 use tokensmith::scenario::{self, Outcome, PackPaths};
 use tokensmith::script::ScriptHost;
 
-use super::support::root;
+use super::support::{self, root};
 
 /// Generous: a loaded 2-core machine in a debug build must never fail it, while a hang
 /// (the attacks run for hours or forever unchecked) always does.
@@ -26,9 +26,7 @@ fn adversarial() -> PathBuf {
 
 fn tokensmith(args: &[&str]) -> Output {
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .args(args)
-        .current_dir(root())
+    let out = support::tokensmith(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run tokensmith: {e}"));
     assert!(

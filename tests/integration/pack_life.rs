@@ -4,17 +4,15 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use tokensmith::packs::{self, PackError, PackSet, Selection, Store, set::Folders};
 use zip::write::SimpleFileOptions;
 
-use crate::support::root;
+use crate::support::{self, root};
 
 fn tokensmith(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .args(args)
-        .current_dir(root())
+    support::tokensmith(args)
         .output()
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }
@@ -363,10 +361,8 @@ fn a_replace_killed_at_any_moment_leaves_the_old_pack_or_the_new_one() {
         .install(&v1, false, |_| None)
         .unwrap_or_else(|e| panic!("{e}"));
     let install = |source: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-            .args(["--profile", &profile_arg, "pack", "install", "--replace"])
+        support::tokensmith(["--profile", &profile_arg, "pack", "install", "--replace"])
             .arg(source)
-            .current_dir(root())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
