@@ -10,9 +10,10 @@ use super::abilities;
 use super::board::{Board, Token, token_income};
 use super::board::{WORDS, bits};
 use super::catalog::{Catalog, MAX_CELLS, NO_AREA};
+use super::effects::Hooks;
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
-use super::hooks::{HookError, Hooks, Step};
+use super::hooks::{HookError, Step};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::{GameState, GameView, Outcome};
 

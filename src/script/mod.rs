@@ -13,6 +13,7 @@
 mod ctx;
 pub mod memory;
 mod pattern;
+mod place;
 mod sandbox;
 
 use std::collections::HashMap;
