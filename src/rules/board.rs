@@ -340,7 +340,6 @@ impl Board {
         self.base
     }
 
-    /// The storage indices of tokens whose type has an aura.
     /// The cells of `seat`'s tokens, as a bitset of storage indices.
     pub(crate) fn seat_bits(&self, seat: Seat) -> &[u64; WORDS] {
         &self.seats[seat.index()]
@@ -351,6 +350,7 @@ impl Board {
         &self.scaled
     }
 
+    /// The storage indices of tokens whose type has an aura.
     pub(crate) fn aura_cells(&self) -> impl Iterator<Item = usize> + use<> {
         Bits {
             words: self.auras,

@@ -5,9 +5,6 @@
 //! Every pack here is written to a temporary folder: a pack `t` (or `pa`, `pb`, `det`)
 //! requiring base, with one ability and one card per script (see [`pack_files`]). A refused
 //! move is always checked to leave the state and the events exactly as they were.
-//!
-//! Tests marked `#[ignore = "..."]` state the right behaviour for a hole found in the
-//! sandbox; the reason says what happens today.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
