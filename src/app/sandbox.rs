@@ -151,7 +151,7 @@ impl Sandbox {
     /// The state `mv` is played on: the current one with `mv`'s seat to move.
     fn base_for(&self, seat: Seat) -> GameState {
         let mut state = self.state().clone();
-        state.set_turn(seat);
+        Engine::any_seat_to_move(&mut state, seat);
         state
     }
 

@@ -74,25 +74,13 @@ pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String
         out.push_str("moves:\n");
     }
     for (n, &mv) in game.moves.iter().enumerate() {
-        let (card, sandbox) = match mv.play {
-            Play::Card(card) => {
-                state.set_turn(mv.seat);
-                (card, true)
-            }
-            Play::Stack(s) => {
-                let top = state
-                    .seat(mv.seat)
-                    .stacks()
-                    .get(usize::from(s))
-                    .and_then(crate::rules::Stack::top);
-                let Some(top) = top else {
-                    return Err(format!("move {}: stack {} is empty", n + 1, s + 1));
-                };
-                (top, false)
-            }
-        };
+        let sandbox = matches!(mv.play, Play::Card(_));
+        let card = engine.card_played(&state, mv).map_err(|e| match mv.play {
+            Play::Stack(s) => format!("move {}: stack {} is empty", n + 1, s + 1),
+            Play::Card(_) => format!("move {} is refused by the content now loaded: {e}", n + 1),
+        })?;
         engine
-            .play_quiet(&mut state, mv)
+            .play_any_seat(&mut state, mv, None)
             .map_err(|e| format!("move {} is refused by the content now loaded: {e}", n + 1))?;
         let _ = writeln!(
             out,
