@@ -227,9 +227,8 @@ impl Sandbox {
                     continue;
                 }
             };
-            state.set_turn(mv.seat);
             let mut events = Vec::new();
-            if let Err(e) = engine.play(&mut state, mv, &mut events) {
+            if let Err(e) = engine.play_any_seat(&mut state, mv, Some(&mut events)) {
                 report.refused = Some((n + 1, e.to_string()));
                 break;
             }
