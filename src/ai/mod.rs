@@ -442,8 +442,9 @@ pub fn hooks_for(catalog: &Catalog) -> Scripts {
     if let Some(host) = cached {
         return Scripts { host: Some(host) };
     }
-    // The catalog's scripts compiled when it was loaded, so this only fails if a script
-    // file changed on disk since; moves that need it are then refused.
+    // The catalog keeps its scripts' sources, which compiled when it was loaded, so this
+    // fails only when the process's script memory is spent (too many hosts at once) or a
+    // top level now runs past its load budget; moves that need scripts are then refused.
     let Some(host) = ScriptHost::new(catalog).ok().map(std::rc::Rc::new) else {
         return Scripts { host: None };
     };

@@ -505,14 +505,7 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
             })
             .collect::<Vec<_>>()
     };
-    let records = match rayon::ThreadPoolBuilder::new()
-        .num_threads(workers(catalog, config.threads).0)
-        .stack_size(crate::script::THREAD_STACK)
-        .build()
-    {
-        Ok(pool) => pool.install(run),
-        Err(_) => run(),
-    };
+    let records = in_pool(workers(catalog, config.threads).0, run);
     let seconds = started.elapsed().as_secs_f64();
     let mut totals = tally(catalog, &records, seconds);
     totals.run = Some(run_info(config));
@@ -539,11 +532,22 @@ pub fn outcomes(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
             })
             .collect::<Vec<_>>()
     };
-    match rayon::ThreadPoolBuilder::new()
-        .num_threads(workers(catalog, config.threads).0)
-        .stack_size(crate::script::THREAD_STACK)
-        .build()
-    {
+    in_pool(workers(catalog, config.threads).0, run)
+}
+
+/// Run `run` in a pool of `threads` worker threads, each with the stack scripts need
+/// ([`crate::script::THREAD_STACK`]): the one place simulations set up their threads.
+/// When the system refuses that many threads, one worker thread is tried, and only then
+/// the calling thread (with rayon's global pool for the parallel parts). Results do not
+/// depend on the number of threads, only the time does.
+fn in_pool<T: Send>(threads: usize, run: impl FnOnce() -> T + Send) -> T {
+    let pool = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .stack_size(crate::script::THREAD_STACK)
+            .build()
+    };
+    match pool(threads).or_else(|_| pool(1)) {
         Ok(pool) => pool.install(run),
         Err(_) => run(),
     }

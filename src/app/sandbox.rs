@@ -151,7 +151,7 @@ impl Sandbox {
     /// The state `mv` is played on: the current one with `mv`'s seat to move.
     fn base_for(&self, seat: Seat) -> GameState {
         let mut state = self.state().clone();
-        state.set_turn(seat);
+        Engine::any_seat_to_move(&mut state, seat);
         state
     }
 
@@ -227,9 +227,8 @@ impl Sandbox {
                     continue;
                 }
             };
-            state.set_turn(mv.seat);
             let mut events = Vec::new();
-            if let Err(e) = engine.play(&mut state, mv, &mut events) {
+            if let Err(e) = engine.play_any_seat(&mut state, mv, Some(&mut events)) {
                 report.refused = Some((n + 1, e.to_string()));
                 break;
             }

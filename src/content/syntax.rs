@@ -1,7 +1,24 @@
 //! Turning the YAML parser's errors into advice a designer can act on, at the place
-//! where the mistake is (the parser often notices a line or more later).
+//! where the mistake is (the parser often notices a line or more later); the error and
+//! location types themselves ([`Loc`], [`SyntaxError`]), which `yaml` re-exports.
 
-use super::yaml::{Loc, SyntaxError};
+/// A 1-based line and column in a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Loc {
+    /// Line, from 1.
+    pub line: u32,
+    /// Column, from 1.
+    pub column: u32,
+}
+
+/// A YAML syntax error (or an unreadable structure) with its location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// What is wrong.
+    pub message: String,
+    /// Where, when known.
+    pub loc: Loc,
+}
 
 /// Rewrite a parser error about `text` so it names the real mistake and its place.
 pub(super) fn explain(text: &str, error: SyntaxError) -> SyntaxError {

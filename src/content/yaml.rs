@@ -17,14 +17,7 @@ use serde::de::{
 
 use crate::rules::nearest;
 
-/// A 1-based line and column in a file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Loc {
-    /// Line, from 1.
-    pub line: u32,
-    /// Column, from 1.
-    pub column: u32,
-}
+pub use super::syntax::{Loc, SyntaxError};
 
 impl Loc {
     fn from_saphyr(l: serde_saphyr::Location) -> Loc {
@@ -161,15 +154,6 @@ impl<'de> Visitor<'de> for RawVisitor {
         }
         Ok(Value::Map(entries))
     }
-}
-
-/// A YAML syntax error (or an unreadable structure) with its location.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SyntaxError {
-    /// What is wrong.
-    pub message: String,
-    /// Where, when known.
-    pub loc: Loc,
 }
 
 /// Parse YAML text into a located tree. An empty document is [`Value::Null`].

@@ -10,7 +10,7 @@ use crate::rules::{
     TokenTypeId,
 };
 
-use super::protocol::seat_of;
+use super::seat_of;
 
 /// A token inside an event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -285,7 +285,7 @@ pub fn to_wire(catalog: &Catalog, events: &[Event]) -> Vec<WireEvent> {
                     winner: winner.map(Seat::number),
                 },
                 EventKind::Log { text } => WireKind::Log {
-                    text: super::protocol::clean(text),
+                    text: super::clean(text),
                 },
             },
             cause: match &e.cause {
@@ -467,7 +467,7 @@ pub fn from_wire(catalog: &Catalog, wire: &[WireEvent]) -> Result<Vec<Event>, St
                     winner: winner.map(seat).transpose()?,
                 },
                 WireKind::Log { text } => EventKind::Log {
-                    text: super::protocol::clean(text),
+                    text: super::clean(text),
                 },
             };
             let cause = match &e.cause {

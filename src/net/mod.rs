@@ -23,6 +23,24 @@ pub use client::{Client, ClientError, Update};
 pub use host::{Content, GameResult, Host, HostConfig, HostEvent};
 pub use protocol::{PackRef, Seen};
 
+/// `text` cut to [`protocol::MAX_TEXT`] bytes (at a character boundary) with control
+/// characters escaped: what a peer's names and reasons are shown as.
+#[must_use]
+pub fn clean(text: &str) -> String {
+    let max = protocol::MAX_TEXT;
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    crate::rules::echo_within(&text[..end], max)
+}
+
+/// The seat numbered `n` (1 or 2), as messages and events number seats.
+#[must_use]
+pub fn seat_of(n: u8) -> Option<crate::rules::Seat> {
+    crate::rules::Seat::from_number(i64::from(n))
+}
+
 /// The game port a host listens on unless told otherwise.
 pub const GAME_PORT: u16 = 47_320;
 

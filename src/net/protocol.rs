@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::{clean, seat_of};
 use crate::ai::PublicPlay;
 use crate::rules::{CardId, Catalog, Cell, GameState, Outcome, Restored, Seat, Token, TokenTypeId};
 
@@ -385,12 +386,6 @@ pub fn deck_keys(catalog: &Catalog, stacks: &[Vec<CardId>]) -> Vec<Vec<String>> 
         .collect()
 }
 
-/// The seat numbered `n` (1 or 2).
-#[must_use]
-pub fn seat_of(n: u8) -> Option<Seat> {
-    Seat::from_number(i64::from(n))
-}
-
 /// A played card on the wire.
 #[must_use]
 pub fn played(catalog: &Catalog, play: PublicPlay, cell: Option<Cell>) -> Played {
@@ -400,17 +395,6 @@ pub fn played(catalog: &Catalog, play: PublicPlay, cell: Option<Cell>) -> Played
         card: card_key(catalog, play.card),
         cell: cell.map(xy),
     }
-}
-
-/// `text` cut to [`MAX_TEXT`] bytes (at a character boundary) with control characters
-/// escaped: what a peer's names and reasons are shown as.
-#[must_use]
-pub fn clean(text: &str) -> String {
-    let mut end = text.len().min(MAX_TEXT);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    crate::rules::echo_within(&text[..end], MAX_TEXT)
 }
 
 /// Decoding with limits: collections and texts from a client are refused at their length

@@ -281,6 +281,19 @@ pub enum ProfileError {
     Locked(#[from] LockError),
 }
 
+impl ProfileError {
+    /// The mapping of a failed write or delete of `path` (`action`: `save` or `delete`)
+    /// to [`ProfileError::Io`], the one place it is written.
+    fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ProfileError {
+        let path = path.to_path_buf();
+        move |e| ProfileError::Io {
+            action,
+            path,
+            reason: e.to_string(),
+        }
+    }
+}
+
 /// The profile folder and what reading it found.
 #[derive(Debug)]
 pub struct Profile {
@@ -490,11 +503,7 @@ impl Profile {
             if e.kind() == std::io::ErrorKind::AlreadyExists {
                 ProfileError::Exists { path: path.clone() }
             } else {
-                ProfileError::Io {
-                    action: "save",
-                    path: path.clone(),
-                    reason: e.to_string(),
-                }
+                ProfileError::io("save", &path)(e)
             }
         })?;
         Ok(path)
@@ -595,13 +604,8 @@ impl Profile {
         }
         let _lock = ProfileLock::acquire(&self.dir, Access::Write)?;
         let path = self.settings_path();
-        crate::fsutil::write_atomic(&path, settings.to_yaml().as_bytes()).map_err(|e| {
-            ProfileError::Io {
-                action: "save",
-                path: path.clone(),
-                reason: e.to_string(),
-            }
-        })?;
+        crate::fsutil::write_atomic(&path, settings.to_yaml().as_bytes())
+            .map_err(ProfileError::io("save", &path))?;
         Ok(path)
     }
 
@@ -623,11 +627,7 @@ impl Profile {
         match std::fs::remove_file(&path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(ProfileError::Io {
-                action: "delete",
-                path,
-                reason: e.to_string(),
-            }),
+            Err(e) => Err(ProfileError::io("delete", &path)(e)),
         }
     }
 }

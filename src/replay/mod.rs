@@ -404,11 +404,8 @@ pub fn rerun(replay: &Replay, engine: &Engine<'_>, now: &[PackStamp]) -> Result<
     };
     let mut events = Vec::new();
     for (n, ((mv, card), record)) in resolved.moves.iter().zip(&replay.moves).enumerate() {
-        if matches!(mv.play, Play::Card(_)) {
-            state.set_turn(mv.seat);
-        }
         events.clear();
-        if let Err(e) = engine.play(&mut state, *mv, &mut events) {
+        if let Err(e) = engine.play_any_seat(&mut state, *mv, Some(&mut events)) {
             report.refused = Some((n + 1, e.to_string()));
             break;
         }

@@ -5,8 +5,9 @@
 //! placed token first (Chebyshev distance), ties in the order the area lists them.
 
 use super::catalog::{Amount, Effect};
+use super::effects::Hooks;
 use super::effects::{Effects, MoveResult};
-use super::hooks::{HookError, Hooks};
+use super::hooks::HookError;
 use super::ids::Cell;
 
 /// Cells whose token already moved during the current ability.

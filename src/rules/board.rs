@@ -4,8 +4,9 @@
 //! occupied cells. Walking the tokens visits only tokens, "is the board full" is a
 //! population count, and income is a branch-free pass over the values.
 
-use super::catalog::{Catalog, MAX_CELLS};
-use super::ids::{Bounds, CardId, Cell, Seat, TokenTypeId};
+use super::catalog::Catalog;
+pub(crate) use super::ids::WORDS;
+use super::ids::{Bounds, CardId, Cell, MAX_CELLS, Seat, TokenTypeId};
 
 /// A token on the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -20,8 +21,6 @@ pub struct Token {
     pub seat: Seat,
 }
 
-/// Words of the occupancy bitset (64 cells each).
-pub(crate) const WORDS: usize = MAX_CELLS.div_ceil(64);
 /// The stored card of a token no card placed.
 const NO_CARD: u16 = u16::MAX;
 
@@ -130,12 +129,10 @@ impl Board {
     /// a larger request is clamped.
     #[must_use]
     pub fn new(width: u8, height: u8) -> Board {
-        let width = width.clamp(1, u8::try_from(MAX_CELLS).unwrap_or(u8::MAX));
-        let most = (MAX_CELLS / usize::from(width)).max(1);
-        let height = height.clamp(1, u8::try_from(most).unwrap_or(u8::MAX));
+        let bounds = Bounds::clamped(width, height);
         Board {
-            width,
-            height,
+            width: u8::try_from(bounds.width).unwrap_or(1),
+            height: u8::try_from(bounds.height).unwrap_or(1),
             occupied: [0; WORDS],
             auras: [0; WORDS],
             turrets: [0; WORDS],
@@ -194,21 +191,13 @@ impl Board {
     #[inline]
     #[must_use]
     pub fn index(&self, cell: Cell) -> Option<usize> {
-        if self.contains(cell) {
-            usize::try_from(cell.y * self.width() + cell.x).ok()
-        } else {
-            None
-        }
+        self.bounds().index(cell)
     }
 
     /// The cell at storage index `index`.
     #[must_use]
     pub fn cell(&self, index: usize) -> Cell {
-        let w = usize::from(self.width);
-        Cell::new(
-            i32::try_from(index % w).unwrap_or(0),
-            i32::try_from(index / w).unwrap_or(0),
-        )
+        self.bounds().cell(index)
     }
 
     /// Whether a token stands at storage index `index`.
@@ -351,7 +340,6 @@ impl Board {
         self.base
     }
 
-    /// The storage indices of tokens whose type has an aura.
     /// The cells of `seat`'s tokens, as a bitset of storage indices.
     pub(crate) fn seat_bits(&self, seat: Seat) -> &[u64; WORDS] {
         &self.seats[seat.index()]
@@ -362,6 +350,7 @@ impl Board {
         &self.scaled
     }
 
+    /// The storage indices of tokens whose type has an aura.
     pub(crate) fn aura_cells(&self) -> impl Iterator<Item = usize> + use<> {
         Bits {
             words: self.auras,

@@ -6,15 +6,13 @@
 //! descriptions are kept beside the definitions for tools and the UI, never read on the
 //! hot path of move resolution.
 
-use super::board::WORDS;
+pub use super::ids::MAX_CELLS;
 use super::ids::{
-    AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
+    AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId, WORDS,
 };
 
 /// The largest board side the engine supports.
 pub const MAX_SIDE: u8 = 16;
-/// The largest number of cells a board may have (its fixed storage size).
-pub const MAX_CELLS: usize = 144;
 /// The largest number of stacks in a deck.
 pub const MAX_STACKS: usize = 8;
 /// The largest number of cards in one stack.
@@ -938,7 +936,7 @@ impl Catalog {
 /// For each cell of a `width` × `height` board (storage order), the cells `area` covers
 /// from it on the board, as a bitset of storage indices.
 fn reach(area: &Area, width: u8, height: u8) -> Vec<[u64; WORDS]> {
-    let board = super::board::Board::new(width, height);
+    let board = Bounds::clamped(width, height);
     (0..board.len())
         .map(|from| {
             let mut bits = [0u64; WORDS];

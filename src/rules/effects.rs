@@ -4,14 +4,20 @@
 //! Built-in abilities, token properties and script hooks all change the game only through
 //! [`Effects`]; that is what keeps events complete and tracking (the last placed token,
 //! destruction, `on_destroyed`) consistent whatever made the change.
+//!
+//! The seam where scripts plug in is here too, beside the `Effects` its calls receive: the
+//! rules core never knows what a script is written in; it calls a [`Hooks`] trait object
+//! at four points (an ability's `on_place`, a token type's `between_turns`, `income` and
+//! `on_destroyed`), and only for entries whose definition names a script. With no scripts
+//! in the catalog the engine never calls it, so [`NoHooks`] costs nothing.
 
 use rand::RngExt;
 
 use super::board::Token;
 use super::catalog::{Area, Catalog, NO_AREA};
 use super::event::{Cause, Event, EventKind, RemoveReason};
-use super::hooks::{HookError, HookErrorKind, Hooks};
-use super::ids::{CardId, Cell, Seat, TokenTypeId};
+use super::hooks::{HookError, HookErrorKind, Step};
+use super::ids::{CardId, Cell, ScriptId, Seat, TokenTypeId};
 use super::state::{GameState, GameView};
 
 /// The largest score or income magnitude: every consumer (the AI's margins, statistics)
@@ -534,5 +540,97 @@ impl<'a> Effects<'a> {
     pub fn log_room(&self) -> usize {
         let limit = self.catalog.rules().limits.log_bytes;
         usize::try_from(limit.saturating_sub(self.logged)).unwrap_or(0)
+    }
+}
+
+/// Script hooks the engine calls during a move. Implemented by the Lua host.
+pub trait Hooks {
+    /// A step of a move starts. Every hook of every pack that runs until the next step
+    /// shares one budget ([`MoveLimits`](super::MoveLimits)); the move's clock starts
+    /// with [`Step::Move`]. Called only for catalogs with scripts.
+    fn begin_step(&self, step: Step) {
+        let _ = step;
+    }
+
+    /// The move is over, played or refused: hook calls made outside a move (an AI's
+    /// look at the income, say) get budgets of their own again.
+    fn end_move(&self) {}
+
+    /// An ability's script runs at the ability step; `fx` knows the placed cell and area.
+    fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError>;
+
+    /// A scripted token type's between-turns hook, for the token on `cell`.
+    fn between_turns(
+        &self,
+        script: ScriptId,
+        fx: &mut Effects<'_>,
+        cell: Cell,
+    ) -> Result<(), HookError>;
+
+    /// Adjusts the income of the scripted token on `cell`; returns the new income.
+    fn income(
+        &self,
+        script: ScriptId,
+        view: &GameView<'_>,
+        cell: Cell,
+        income: i64,
+    ) -> Result<i64, HookError>;
+
+    /// A scripted token was destroyed by losing value; `token` is what it was on `cell`.
+    fn on_destroyed(
+        &self,
+        script: ScriptId,
+        fx: &mut Effects<'_>,
+        cell: Cell,
+        token: Token,
+    ) -> Result<(), HookError>;
+}
+
+/// Hooks for a catalog without scripts: every call is an error, and the engine never
+/// makes one unless a definition names a script.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHooks;
+
+impl NoHooks {
+    fn missing(script: ScriptId) -> HookError {
+        HookError::of(
+            HookErrorKind::Host,
+            format!("script #{} cannot run: no script host is loaded", script.0),
+        )
+    }
+}
+
+impl Hooks for NoHooks {
+    fn on_place(&self, script: ScriptId, _: &mut Effects<'_>) -> Result<(), HookError> {
+        Err(Self::missing(script))
+    }
+
+    fn between_turns(
+        &self,
+        script: ScriptId,
+        _: &mut Effects<'_>,
+        _: Cell,
+    ) -> Result<(), HookError> {
+        Err(Self::missing(script))
+    }
+
+    fn income(
+        &self,
+        script: ScriptId,
+        _: &GameView<'_>,
+        _: Cell,
+        _: i64,
+    ) -> Result<i64, HookError> {
+        Err(Self::missing(script))
+    }
+
+    fn on_destroyed(
+        &self,
+        script: ScriptId,
+        _: &mut Effects<'_>,
+        _: Cell,
+        _: Token,
+    ) -> Result<(), HookError> {
+        Err(Self::missing(script))
     }
 }

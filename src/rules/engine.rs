@@ -10,9 +10,10 @@ use super::abilities;
 use super::board::{Board, Token, token_income};
 use super::board::{WORDS, bits};
 use super::catalog::{Catalog, MAX_CELLS, NO_AREA};
+use super::effects::Hooks;
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
-use super::hooks::{HookError, Hooks, Step};
+use super::hooks::{HookError, Step};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::{GameState, GameView, Outcome};
 
@@ -354,6 +355,37 @@ impl<'a> Engine<'a> {
     /// nothing changed.
     pub fn play_quiet(&self, state: &mut GameState, mv: Move) -> Result<(), MoveError> {
         self.play_recording(state, mv, None)
+    }
+
+    /// The sandbox's rule, written once: any seat may play. `seat` takes the turn in
+    /// `state` (which stays otherwise as it was).
+    pub fn any_seat_to_move(state: &mut GameState, seat: Seat) {
+        state.set_turn(seat);
+    }
+
+    /// [`Engine::play`] (or [`Engine::play_quiet`] with no `events`) under the sandbox's
+    /// rule: a move that plays any card of the catalog ([`Play::Card`]) may be made by
+    /// either seat, which takes the turn for it ([`Engine::any_seat_to_move`]); a stack
+    /// move keeps the turn order. A refused move leaves the state as it was, the turn
+    /// included.
+    pub fn play_any_seat(
+        &self,
+        state: &mut GameState,
+        mv: Move,
+        events: Option<&mut Vec<Event>>,
+    ) -> Result<(), MoveError> {
+        let turn = state.turn();
+        if matches!(mv.play, Play::Card(_)) {
+            Self::any_seat_to_move(state, mv.seat);
+        }
+        let played = match events {
+            Some(events) => self.play(state, mv, events),
+            None => self.play_quiet(state, mv),
+        };
+        if played.is_err() {
+            state.set_turn(turn);
+        }
+        played
     }
 
     fn play_recording(

@@ -82,6 +82,11 @@ impl Cell {
     }
 }
 
+/// The largest number of cells a board may have (its fixed storage size).
+pub const MAX_CELLS: usize = 144;
+/// Words of a bitset over a board's cells (64 cells each).
+pub(crate) const WORDS: usize = MAX_CELLS.div_ceil(64);
+
 /// The size of a board: which cells are on it. A plain copy, so code that changes the
 /// board can keep asking while it does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +98,52 @@ pub struct Bounds {
 }
 
 impl Bounds {
+    /// A board of `width` × `height`, clamped to at least one cell a side and at most
+    /// [`MAX_CELLS`] cells (the loader keeps sizes within that; this only guards).
+    #[must_use]
+    pub fn clamped(width: u8, height: u8) -> Bounds {
+        let width = width.clamp(1, u8::try_from(MAX_CELLS).unwrap_or(u8::MAX));
+        let most = (MAX_CELLS / usize::from(width)).max(1);
+        let height = height.clamp(1, u8::try_from(most).unwrap_or(u8::MAX));
+        Bounds {
+            width: i32::from(width),
+            height: i32::from(height),
+        }
+    }
+
+    /// Number of cells.
+    #[must_use]
+    pub fn len(self) -> usize {
+        usize::try_from(self.width.max(0) * self.height.max(0)).unwrap_or(0)
+    }
+
+    /// Whether the board has no cells.
+    #[must_use]
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The storage index of `cell` (row by row), if it is on the board.
+    #[inline]
+    #[must_use]
+    pub fn index(self, cell: Cell) -> Option<usize> {
+        if self.contains(cell) {
+            usize::try_from(cell.y * self.width + cell.x).ok()
+        } else {
+            None
+        }
+    }
+
+    /// The cell at storage index `index`.
+    #[must_use]
+    pub fn cell(self, index: usize) -> Cell {
+        let w = usize::try_from(self.width.max(1)).unwrap_or(1);
+        Cell::new(
+            i32::try_from(index % w).unwrap_or(0),
+            i32::try_from(index / w).unwrap_or(0),
+        )
+    }
+
     /// Whether `cell` is on the board.
     #[must_use]
     pub fn contains(self, cell: Cell) -> bool {

@@ -23,10 +23,10 @@ pub use catalog::{
     MAX_SUGGESTED, Meta, MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo, Relation, Ruleset,
     ScriptDef, Side, TokenTypeDef, Turret, echo, echo_within, nearest,
 };
-pub use effects::{Effects, MoveResult};
+pub use effects::{Effects, Hooks, MoveResult, NoHooks};
 pub use engine::{DeckError, Engine, Move, MoveError, Play, Whose};
 pub use event::{Cause, Event, EventKind, RemoveReason};
-pub use hooks::{HookError, HookErrorKind, Hooks, NoHooks, ScriptPlace, Step, split_place};
+pub use hooks::{HookError, HookErrorKind, ScriptPlace, Step, split_place};
 pub use ids::{
     AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
 };

@@ -156,21 +156,17 @@ fn run_doc(
         let seat = seat.unwrap_or(state.turn());
         let before = state.clone();
         let result = if sandbox {
-            state.set_turn(seat);
-            let played = engine.play(
-                &mut state,
-                Move {
-                    seat,
-                    play: Play::Card(card),
-                    cell,
-                },
-                &mut events,
-            );
-            if played.is_err() {
-                // A refused move changes nothing, the turn included.
-                state.set_turn(before.turn());
-            }
-            played.map_err(|e| e.to_string())
+            engine
+                .play_any_seat(
+                    &mut state,
+                    Move {
+                        seat,
+                        play: Play::Card(card),
+                        cell,
+                    },
+                    Some(&mut events),
+                )
+                .map_err(|e| e.to_string())
         } else {
             match state.seat(seat).stack_of(card) {
                 Some(stack) => engine

@@ -265,31 +265,8 @@ fn no_such_seat(what: &str, n: impl std::fmt::Display) -> String {
 /// last move's refusal. After an intended rules change, review it and paste it over the
 /// file's old block (`tokensmith scenario --actual`).
 pub(super) fn actual(engine: &Engine<'_>, state: &GameState, refusal: Option<&str>) -> String {
-    let catalog = engine.catalog;
     let mut out = String::from("expect:\n");
-    let tokens: Vec<(Cell, Token)> = state.board().tokens().collect();
-    if tokens.is_empty() {
-        out.push_str("  board: []\n");
-    } else {
-        out.push_str("  board:\n");
-        for (cell, t) in tokens {
-            let _ = writeln!(
-                out,
-                "    - {{ at: [{}, {}], seat: {}, value: {}, type: {} }}",
-                cell.x,
-                cell.y,
-                t.seat,
-                t.value,
-                catalog.token_type(t.kind).meta.id
-            );
-        }
-    }
-    let _ = writeln!(
-        out,
-        "  scores: {{ 1: {}, 2: {} }}",
-        state.score(Seat::One),
-        state.score(Seat::Two)
-    );
+    board_yaml(&mut out, engine.catalog, state, "  ", true);
     match engine.incomes(state) {
         Ok([one, two]) => {
             let _ = writeln!(out, "  income: {{ 1: {one}, 2: {two} }}");
@@ -309,9 +286,49 @@ pub(super) fn actual(engine: &Engine<'_>, state: &GameState, refusal: Option<&st
         }
     }
     if let Some(message) = refusal {
-        // JSON string syntax is YAML's double-quoted form.
-        let quoted = serde_json::to_string(message).unwrap_or_else(|_| "\"\"".to_string());
-        let _ = writeln!(out, "  error: {quoted}");
+        let _ = writeln!(out, "  error: {}", quoted(message));
     }
     out
+}
+
+/// A position's tokens (`board:`, a list; `board: []` when empty and `empty_list`, else
+/// nothing) and both scores (`scores:`) in the scenario format, each line after `indent`:
+/// the one writer of a board as scenario YAML, for starts and for expectations.
+pub(super) fn board_yaml(
+    out: &mut String,
+    catalog: &Catalog,
+    state: &GameState,
+    indent: &str,
+    empty_list: bool,
+) {
+    let tokens: Vec<(Cell, Token)> = state.board().tokens().collect();
+    if tokens.is_empty() {
+        if empty_list {
+            let _ = writeln!(out, "{indent}board: []");
+        }
+    } else {
+        let _ = writeln!(out, "{indent}board:");
+        for (cell, t) in tokens {
+            let _ = writeln!(
+                out,
+                "{indent}  - {{ at: [{}, {}], seat: {}, value: {}, type: {} }}",
+                cell.x,
+                cell.y,
+                t.seat,
+                t.value,
+                catalog.token_type(t.kind).meta.id
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{indent}scores: {{ 1: {}, 2: {} }}",
+        state.score(Seat::One),
+        state.score(Seat::Two)
+    );
+}
+
+/// Text as a YAML double-quoted string (JSON's string syntax is YAML's).
+pub(super) fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
 }

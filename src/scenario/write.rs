@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::report::quoted;
 use crate::rules::{CardId, Catalog, Engine, GameState, Move, Play, Seat};
 
 /// A game to write as a scenario.
@@ -74,25 +75,13 @@ pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String
         out.push_str("moves:\n");
     }
     for (n, &mv) in game.moves.iter().enumerate() {
-        let (card, sandbox) = match mv.play {
-            Play::Card(card) => {
-                state.set_turn(mv.seat);
-                (card, true)
-            }
-            Play::Stack(s) => {
-                let top = state
-                    .seat(mv.seat)
-                    .stacks()
-                    .get(usize::from(s))
-                    .and_then(crate::rules::Stack::top);
-                let Some(top) = top else {
-                    return Err(format!("move {}: stack {} is empty", n + 1, s + 1));
-                };
-                (top, false)
-            }
-        };
+        let sandbox = matches!(mv.play, Play::Card(_));
+        let card = engine.card_played(&state, mv).map_err(|e| match mv.play {
+            Play::Stack(s) => format!("move {}: stack {} is empty", n + 1, s + 1),
+            Play::Card(_) => format!("move {} is refused by the content now loaded: {e}", n + 1),
+        })?;
         engine
-            .play_quiet(&mut state, mv)
+            .play_any_seat(&mut state, mv, None)
             .map_err(|e| format!("move {} is refused by the content now loaded: {e}", n + 1))?;
         let _ = writeln!(
             out,
@@ -110,27 +99,7 @@ pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String
 
 /// The start position's board, scores and turn, for a start written out whole.
 fn write_start(out: &mut String, catalog: &Catalog, start: &GameState) {
-    let tokens: Vec<_> = start.board().tokens().collect();
-    if !tokens.is_empty() {
-        out.push_str("board:\n");
-        for (cell, t) in tokens {
-            let _ = writeln!(
-                out,
-                "  - {{ at: [{}, {}], seat: {}, value: {}, type: {} }}",
-                cell.x,
-                cell.y,
-                t.seat,
-                t.value,
-                catalog.token_type(t.kind).meta.id
-            );
-        }
-    }
-    let _ = writeln!(
-        out,
-        "scores: {{ 1: {}, 2: {} }}",
-        start.score(Seat::One),
-        start.score(Seat::Two)
-    );
+    super::report::board_yaml(out, catalog, start, "", false);
     let banked = Seat::BOTH.map(|s| start.seat(s).extra_turns);
     if banked != [0, 0] {
         let _ = writeln!(out, "extra_turns: {{ 1: {}, 2: {} }}", banked[0], banked[1]);
@@ -161,9 +130,4 @@ fn card_name(catalog: &Catalog, card: CardId) -> String {
     } else {
         meta.key()
     }
-}
-
-/// Text as a YAML double-quoted string (JSON's string syntax is YAML's).
-fn quoted(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
 }

@@ -172,31 +172,6 @@ fn outside() -> mlua::Error {
     )
 }
 
-/// `file:line: ` of the nearest script frame, or nothing outside any script.
-pub(super) fn script_place(lua: &Lua) -> String {
-    caller(lua)
-        .map(|(file, line)| format!("{file}:{line}: "))
-        .unwrap_or_default()
-}
-
-/// The nearest script frame calling into the host: its file and line. Frames of the
-/// sandbox's own wrappers (`pcall`) and of C functions are skipped.
-fn caller(lua: &Lua) -> Option<(String, u32)> {
-    if let Some(state) = super::fast::calling() {
-        // SAFETY: as in `caller_line`.
-        return unsafe { super::fast::caller(state) };
-    }
-    (1..40).find_map(|level| {
-        lua.inspect_stack(level, |d| {
-            let source = d.source().source?.into_owned();
-            let file = source.strip_prefix('@')?.to_string();
-            let line = u32::try_from(d.current_line()?).ok()?;
-            Some((file, line))
-        })
-        .flatten()
-    })
-}
-
 /// The line of the script code calling a `ctx` function. A Lua frame right above the
 /// call is always the script (the sandbox's own Lua functions never call `ctx`); only a
 /// call through `pcall` (a C frame) needs the slower walk.
@@ -208,7 +183,7 @@ fn caller_line(lua: &Lua) -> u32 {
     lua.inspect_stack(1, |d| d.current_line())
         .flatten()
         .and_then(|l| u32::try_from(l).ok())
-        .or_else(|| caller(lua).map(|(_, line)| line))
+        .or_else(|| super::place::caller(lua).map(|(_, line)| line))
         .unwrap_or(0)
 }
 
@@ -219,7 +194,7 @@ pub(super) struct Sources(pub HashMap<String, String>);
 /// An error message with the calling script's `file:line:` in front, and a word on a
 /// `ctx.name(…)` call on that line (which passes no ctx).
 fn located(lua: &Lua, message: &str) -> mlua::Error {
-    let Some((file, line)) = caller(lua) else {
+    let Some((file, line)) = super::place::caller(lua) else {
         return mlua::Error::RuntimeError(message.to_string());
     };
     let hint = lua

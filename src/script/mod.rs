@@ -14,6 +14,7 @@ mod ctx;
 mod fast;
 pub mod memory;
 mod pattern;
+mod place;
 mod sandbox;
 
 use std::collections::HashMap;

@@ -12,8 +12,6 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
-use super::sandbox::{Budget, Overrun};
-
 /// Lua's `MAXCCALLS` for patterns: how deep the matcher may recurse.
 const MAX_DEPTH: usize = 200;
 /// Lua's `LUA_MAXCAPTURES`.
@@ -36,12 +34,12 @@ pub(super) enum Stop {
     /// The error Lua's own function raises (message without a place).
     Lua(String),
     /// The budget ran out.
-    Budget(Overrun),
+    Budget(String),
     /// An error from Lua code the call ran (a `gsub` replacement function).
     Inner(mlua::Error),
 }
 
-type Charge<'a> = &'a dyn Fn(f64) -> Result<(), Overrun>;
+type Charge<'a> = &'a dyn Fn(f64) -> Result<(), String>;
 
 /// The step counter of one call.
 pub(super) struct Meter<'a> {
@@ -883,10 +881,10 @@ fn replacement(
 
 /// The error scripts see for a stop in `who`: at the script line that called it.
 fn to_error(lua: &Lua, who: &str, stop: Stop) -> mlua::Error {
-    let place = super::ctx::script_place(lua);
+    let place = super::place::script_place(lua);
     match stop {
         Stop::Lua(m) => mlua::Error::RuntimeError(format!("{place}{m}")),
-        Stop::Budget(o) => mlua::Error::RuntimeError(format!("{place}{who}: {}", o.describe())),
+        Stop::Budget(o) => mlua::Error::RuntimeError(format!("{place}{who}: {o}")),
         Stop::Inner(e) => e,
     }
 }
@@ -913,37 +911,37 @@ end
 pub(super) fn install(
     lua: &Lua,
     string: &Table,
-    budget: &Rc<Budget>,
+    charge: &Rc<dyn Fn(f64) -> Result<(), String>>,
     largest: usize,
 ) -> mlua::Result<()> {
-    let b = Rc::clone(budget);
+    let b = Rc::clone(charge);
     let find = lua.create_function(move |lua, args: MultiValue| {
-        let charge = |c: f64| b.charge(c);
+        let charge = |c: f64| b(c);
         let args: Vec<Value> = args.into_iter().collect();
         find_aux(lua, &args, true, &charge).map_err(|s| to_error(lua, "string.find", s))
     })?;
-    let b = Rc::clone(budget);
+    let b = Rc::clone(charge);
     let matcher = lua.create_function(move |lua, args: MultiValue| {
-        let charge = |c: f64| b.charge(c);
+        let charge = |c: f64| b(c);
         let args: Vec<Value> = args.into_iter().collect();
         find_aux(lua, &args, false, &charge).map_err(|s| to_error(lua, "string.match", s))
     })?;
-    let b = Rc::clone(budget);
+    let b = Rc::clone(charge);
     let gsub_fn = lua.create_function(move |lua, args: MultiValue| {
-        let charge = |c: f64| b.charge(c);
+        let charge = |c: f64| b(c);
         let args: Vec<Value> = args.into_iter().collect();
         gsub(lua, &args, largest, &charge).map_err(|s| to_error(lua, "string.gsub", s))
     })?;
-    let b = Rc::clone(budget);
+    let b = Rc::clone(charge);
     let start = lua.create_function(move |lua, args: MultiValue| {
-        let charge = |c: f64| b.charge(c);
+        let charge = |c: f64| b(c);
         let args: Vec<Value> = args.into_iter().collect();
         gmatch_start(lua, &args, &charge).map_err(|s| to_error(lua, "string.gmatch", s))
     })?;
-    let b = Rc::clone(budget);
+    let b = Rc::clone(charge);
     let step = lua.create_function(
         move |lua, args: (mlua::LuaString, mlua::LuaString, i64, i64)| {
-            let charge = |c: f64| b.charge(c);
+            let charge = |c: f64| b(c);
             gmatch_step(lua, args, &charge).map_err(|s| to_error(lua, "string.gmatch", s))
         },
     )?;

@@ -530,7 +530,10 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua
         string.raw_set(name, mlua::Value::Nil)?;
     }
     // The pattern functions, metered (before the prelude, which builds on them).
-    super::pattern::install(&lua, &string, budget, memory)?;
+    let meter = Rc::clone(budget);
+    let charge: Rc<dyn Fn(f64) -> Result<(), String>> =
+        Rc::new(move |cost| meter.charge(cost).map_err(Overrun::describe));
+    super::pattern::install(&lua, &string, &charge, memory)?;
     let math: Table = globals.get("math")?;
     math.raw_set("random", mlua::Value::Nil)?;
     math.raw_set("randomseed", mlua::Value::Nil)?;
@@ -540,7 +543,7 @@ pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua
     let account = Rc::clone(budget);
     let charge = lua.create_function(move |lua, (cost, what): (f64, Option<String>)| {
         account.charge(cost).map_err(|o| {
-            let place = super::ctx::script_place(lua);
+            let place = super::place::script_place(lua);
             let what = what.map(|w| format!("{w}: ")).unwrap_or_default();
             mlua::Error::RuntimeError(format!("{place}{what}{}", o.describe()))
         })

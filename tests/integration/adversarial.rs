@@ -1,7 +1,8 @@
 //! Hostile packs and files (`tests/adversarial/`): every attack is refused cleanly, within
 //! a time bound, and the process lives on. The packs and scenarios are written by
-//! `tests/adversarial/generate.py`; this module runs them through the library, the command
-//! line (whose commands run on a worker thread), simulation workers and the client's AI
+//! `tests/adversarial/generate.py`; the scenarios run one test each through the scenario
+//! harness (`tests/scenarios.rs`, as `adversarial::FILE`); this module runs them through the
+//! command line (whose commands run on a worker thread), simulation workers and the client's AI
 //! thread, and attacks the file-system side (links, pipes, huge files, names that are not
 //! UTF-8, backups that already exist).
 
@@ -11,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use tokensmith::content::LoadOptions;
 use tokensmith::rules::{Engine, EventKind, GameState, Move, Play};
-use tokensmith::scenario::{self, Outcome, PackPaths};
 use tokensmith::script::ScriptHost;
 
-use super::support::root;
+use super::support::{self, root};
 
 /// Generous: a loaded 2-core machine in a debug build must never fail it, while a hang
 /// (the attacks run for hours or forever unchecked) always does.
@@ -26,9 +26,7 @@ fn adversarial() -> PathBuf {
 
 fn tokensmith(args: &[&str]) -> Output {
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .args(args)
-        .current_dir(root())
+    let out = support::tokensmith(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run tokensmith: {e}"));
     assert!(
@@ -56,43 +54,6 @@ fn scenario_files() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-#[test]
-fn every_attack_scenario_is_refused_cleanly_in_the_library() {
-    let files = scenario_files();
-    assert!(
-        files.len() >= 30,
-        "the attack suite has {} files",
-        files.len()
-    );
-    let paths = PackPaths {
-        content: root().join("content"),
-        mods: root().join("mods"),
-    };
-    let mut problems = Vec::new();
-    for file in &files {
-        let started = Instant::now();
-        match scenario::run_file(file, &paths) {
-            Ok(run) => {
-                if let Outcome::Fail(report) = run.outcome {
-                    problems.push(format!("FAIL {}:\n{report}", file.display()));
-                }
-            }
-            Err(e) => problems.push(format!(
-                "cannot run {}: {:?}",
-                file.display(),
-                e.diagnostics
-            )),
-        }
-        assert!(
-            started.elapsed() < BOUND,
-            "{} took {:?}",
-            file.display(),
-            started.elapsed()
-        );
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 
 #[test]

@@ -237,28 +237,26 @@ fn simulation_results_are_the_same_for_any_thread_count() {
 #[test]
 fn simulate_json_is_deterministic_per_seed_across_thread_counts() {
     let run = |threads: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-            .args([
-                "simulate",
-                "--deck-a",
-                "starter",
-                "--deck-b",
-                "starter",
-                "--ai-a",
-                "greedy",
-                "--ai-b",
-                "random",
-                "--games",
-                "16",
-                "--seed",
-                "5",
-                "--threads",
-                threads,
-                "--json",
-            ])
-            .current_dir(root())
-            .output()
-            .expect("runs");
+        let out = crate::support::tokensmith([
+            "simulate",
+            "--deck-a",
+            "starter",
+            "--deck-b",
+            "starter",
+            "--ai-a",
+            "greedy",
+            "--ai-b",
+            "random",
+            "--games",
+            "16",
+            "--seed",
+            "5",
+            "--threads",
+            threads,
+            "--json",
+        ])
+        .output()
+        .expect("runs");
         assert!(out.status.success());
         let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
         for key in [

@@ -3,14 +3,14 @@
 //! and what the AI remembers of runaway cards depends only on the game (the same report
 //! for any thread count).
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use tokensmith::ai::{Level, Observation, Options, ScriptLimits, agent};
 use tokensmith::content::{LoadOptions, PackFolder};
 use tokensmith::rules::Catalog;
 
-use crate::support::{TempPacks, root};
+use crate::support::{self, TempPacks, root};
 
 const PACK: &str = "version: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n";
 
@@ -36,11 +36,7 @@ fn load(packs: &TempPacks) -> Catalog {
 }
 
 fn tokensmith(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs")
+    support::tokensmith(args).output().expect("the binary runs")
 }
 
 /// A pack whose card loops forever only once the board holds `crowd` tokens or more, in

@@ -1,15 +1,11 @@
 //! The command line: output formats and exit codes, run as a real process.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use crate::support::{TempPacks, root};
+use crate::support::{self, TempPacks, root};
 
 fn tokensmith(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs")
+    support::tokensmith(args).output().expect("the binary runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -441,14 +437,10 @@ fn list_shows_ids_with_key_fields_and_where_each_is_defined() {
 #[cfg(all(feature = "client", target_os = "linux"))]
 #[test]
 fn no_command_without_a_display_says_so_plainly() {
-    let profile = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .arg("--profile")
-        .arg(profile.path())
+    let out = support::tokensmith::<_, &str>([])
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("WAYLAND_SOCKET")
-        .current_dir(root())
         .output()
         .expect("the binary runs");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -493,10 +485,8 @@ fn every_command_ends_quietly_when_its_output_pipe_is_closed() {
         &["schema", "--out", &schemas],
     ];
     for args in commands {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-            .args(["--profile", &profile])
-            .args(args)
-            .current_dir(root())
+        let mut command = support::tokensmith(["--profile", profile.as_str()].iter().chain(args));
+        let mut child = command
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

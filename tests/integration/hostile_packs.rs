@@ -7,13 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use tokensmith::packs::{PackError, PackSet, Store};
 use tokensmith::profile::{Access, ProfileLock};
 
-use crate::support::root;
+use crate::support;
 
 const MANIFEST: &str =
     "id: tiny\nname: Tiny\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n";
@@ -23,10 +23,8 @@ fn tmp() -> tempfile::TempDir {
 }
 
 fn tokensmith(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .args(args)
+    support::tokensmith(args)
         .envs(envs.iter().copied())
-        .current_dir(root())
         .output()
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }

@@ -3,6 +3,7 @@
 //! restarted host. Every test binds 127.0.0.1 port 0, bounds its loops and stops itself.
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::io::Write as _;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -858,27 +859,26 @@ fn discovery_finds_a_host_on_this_machine() {
 #[test]
 fn serve_and_join_commands_finish_their_games_and_print_the_same_results() {
     use std::io::BufRead as _;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let profiles = tempfile::tempdir().expect("tmp");
-    let bin = env!("CARGO_BIN_EXE_tokensmith");
-    let mut serve = Command::new(bin)
-        .current_dir(root())
-        .args(["--profile"])
-        .arg(profiles.path().join("host"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--ai",
-            "greedy",
-            "--games",
-            "2",
-            "--no-discovery",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("serve");
+    let mut serve = crate::support::tokensmith([
+        OsStr::new("--profile"),
+        profiles.path().join("host").as_os_str(),
+    ])
+    .args([
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--ai",
+        "greedy",
+        "--games",
+        "2",
+        "--no-discovery",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("serve");
     let mut lines = std::io::BufReader::new(serve.stderr.take().expect("stderr")).lines();
     let first = lines.next().expect("a line").expect("text");
     let addr = first
@@ -888,22 +888,22 @@ fn serve_and_join_commands_finish_their_games_and_print_the_same_results() {
         .to_string();
     // Keep reading the host's log so it never blocks on a full pipe.
     let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
-    let join = Command::new(bin)
-        .current_dir(root())
-        .arg("--profile")
-        .arg(profiles.path().join("joiner"))
-        .args([
-            "join",
-            &addr,
-            "--ai",
-            "greedy",
-            "--games",
-            "2",
-            "--deck",
-            "gardeners",
-        ])
-        .output()
-        .expect("join");
+    let join = crate::support::tokensmith([
+        OsStr::new("--profile"),
+        profiles.path().join("joiner").as_os_str(),
+    ])
+    .args([
+        "join",
+        &addr,
+        "--ai",
+        "greedy",
+        "--games",
+        "2",
+        "--deck",
+        "gardeners",
+    ])
+    .output()
+    .expect("join");
     assert!(
         join.status.success(),
         "{}",
@@ -1053,10 +1053,7 @@ fn closed_port() -> SocketAddr {
 }
 
 fn tokensmith(profile: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .current_dir(root())
-        .arg("--profile")
-        .arg(profile)
+    crate::support::tokensmith([OsStr::new("--profile"), profile.as_os_str()])
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
@@ -1114,22 +1111,20 @@ fn last_board(text: &str) -> (Vec<(i32, i32, bool)>, Vec<usize>) {
 #[test]
 fn interactive_join_asks_again_after_a_refused_move_and_plays_typed_moves_to_the_end() {
     use std::io::Read as _;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let (host, _catalog) = ai_host();
     let profile = tempfile::tempdir().expect("tmp");
     // Waited for with `try_wait` below; a failed assertion ends the test process, and
     // the child with its closed pipes.
     #[allow(clippy::zombie_processes)]
-    let mut join = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .current_dir(root())
-        .arg("--profile")
-        .arg(profile.path())
-        .args(["join", &host.addr().to_string(), "--deck", "shifters"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("join");
+    let mut join =
+        crate::support::tokensmith([OsStr::new("--profile"), profile.path().as_os_str()])
+            .args(["join", &host.addr().to_string(), "--deck", "shifters"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("join");
     let mut stdin = join.stdin.take().expect("stdin");
     let mut stderr = join.stderr.take().expect("stderr");
     // Prompts end without a newline: read bytes as they come.

@@ -1,8 +1,10 @@
 //! Tidy checks on the source tree (in the spirit of rust-analyzer's): the layers of
-//! ARCHITECTURE.md hold — no module imports from a layer above it — and the codemap names
-//! only files that exist.
+//! ARCHITECTURE.md hold — no module imports from a layer above it, the rules core names
+//! no file system, network, clock, Lua or UI, and the modules inside one layer use each
+//! other without circles — and the codemap names only files that exist. A file or folder
+//! that cannot be read fails the check (it never reads as empty).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::support::root;
@@ -49,11 +51,12 @@ fn allowed(from: &str, to: &str) -> bool {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry
+            .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+            .path();
         if path.is_dir() {
             rust_files(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
@@ -62,16 +65,49 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every source file under `src/`, sorted, with its text.
+fn sources() -> Vec<(PathBuf, String)> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    assert!(!files.is_empty(), "no source files under {}", src.display());
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+            (file, text)
+        })
+        .collect()
+}
+
+/// The text without its comments (`//` to the end of a line), so documentation that
+/// mentions a path is not a use of it. Naive about `//` inside strings, which only hides
+/// more.
+fn code(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split_once("//").map_or(line, |(code, _)| code))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The top-level modules a source text names through `crate::`: `crate::rules::Cell`,
 /// and each member of `crate::{rules::Cell, content}`.
 fn crate_uses(text: &str) -> BTreeSet<String> {
+    uses_after(text, "crate::")
+}
+
+/// The first name after each `prefix` in `text` (`prefix` not preceded by more of a
+/// path or a longer name), and each member's first name in a group: `prefix{a::X, b}`.
+fn uses_after(text: &str, prefix: &str) -> BTreeSet<String> {
     let ident = |s: &str| -> String {
         s.chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect()
     };
     let mut found = BTreeSet::new();
-    for (at, _) in text.match_indices("crate::") {
+    for (at, _) in text.match_indices(prefix) {
         // Not `tokensmith_crate::` or a longer name ending in `crate`.
         if text[..at]
             .chars()
@@ -80,7 +116,7 @@ fn crate_uses(text: &str) -> BTreeSet<String> {
         {
             continue;
         }
-        let rest = &text[at + "crate::".len()..];
+        let rest = &text[at + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let mut depth = 0usize;
             let mut start = true;
@@ -109,12 +145,9 @@ fn crate_uses(text: &str) -> BTreeSet<String> {
 #[test]
 fn no_module_imports_from_a_layer_above_it() {
     let src = root().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
     let mut problems = Vec::new();
     let mut modules_seen = BTreeSet::new();
-    for file in &files {
+    for (file, text) in &sources() {
         let rel = file.strip_prefix(&src).unwrap_or(file);
         let first = rel
             .components()
@@ -131,8 +164,7 @@ fn no_module_imports_from_a_layer_above_it() {
              (and from ARCHITECTURE.md's layer list)"
         );
         modules_seen.insert(module.clone());
-        let text = std::fs::read_to_string(file).unwrap_or_default();
-        for used in crate_uses(&text) {
+        for used in crate_uses(&code(text)) {
             if layer(&used).is_some() && !allowed(&module, &used) {
                 problems.push(format!(
                     "{}: `{module}` uses `crate::{used}`, a layer above it or beside it",
@@ -169,9 +201,219 @@ fn the_layer_checker_sees_plain_and_grouped_uses() {
     assert!(allowed("script", "rules"));
 }
 
+/// What the rules core must not name: the file system, the network, clocks, Lua, the UI.
+const FORBIDDEN_IN_RULES: &[&str] = &[
+    "std::fs",
+    "std::net",
+    "std::time",
+    "Instant",
+    "SystemTime",
+    "mlua",
+    "egui",
+    "eframe",
+];
+
+/// Where `text` names `word` as a whole path or name (not inside a longer name).
+fn names(text: &str, word: &str) -> bool {
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(is_name)
+            && !text[at + word.len()..].chars().next().is_some_and(is_name)
+    })
+}
+
+/// The forbidden names each file under `src/rules/` uses (comments left out).
+fn rules_problems(files: &[(PathBuf, String)]) -> Vec<String> {
+    let rules = root().join("src").join("rules");
+    let mut problems = Vec::new();
+    for (file, text) in files.iter().filter(|(f, _)| f.starts_with(&rules)) {
+        let code = code(text);
+        for word in FORBIDDEN_IN_RULES {
+            if names(&code, word) {
+                problems.push(format!(
+                    "{}: the rules core names `{word}` (no file system, network, clock, Lua \
+                     or UI in src/rules)",
+                    file.display()
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_rules_core_names_no_file_system_network_clock_lua_or_ui() {
+    let files = sources();
+    assert!(
+        files
+            .iter()
+            .any(|(f, _)| f.starts_with(root().join("src/rules"))),
+        "no files under src/rules"
+    );
+    let problems = rules_problems(&files);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_rules_check_sees_forbidden_names_but_not_comments_or_longer_names() {
+    let file = |text: &str| vec![(root().join("src/rules/x.rs"), text.to_string())];
+    assert_eq!(rules_problems(&file("use std::fs::File;")).len(), 1);
+    assert_eq!(
+        rules_problems(&file("let t = std::time::Instant::now();")).len(),
+        2
+    );
+    assert_eq!(rules_problems(&file("fn f(l: &mlua::Lua) {}")).len(), 1);
+    assert!(rules_problems(&file("// std::fs is not used here\nlet instant_win = 1;")).is_empty());
+    let elsewhere = vec![(root().join("src/reload/x.rs"), "use std::fs;".to_string())];
+    assert!(rules_problems(&elsewhere).is_empty());
+}
+
+/// The module inside its top-level module that a file under `src/` belongs to, and that
+/// top-level module: `src/content/compile/grid.rs` is `compile` in `content`. `None` for
+/// the top-level module's own file (`mod.rs`, or `src/x.rs`), which may use its children
+/// and be used by them.
+fn inner_module(rel: &Path) -> Option<(String, String)> {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    match parts.as_slice() {
+        [top, file] if file != "mod.rs" => {
+            Some((top.clone(), file.trim_end_matches(".rs").to_string()))
+        }
+        [top, folder, _, ..] => Some((top.clone(), folder.clone())),
+        _ => None,
+    }
+}
+
+/// The inner modules `text` (a file of `inner` in `top`, `depth` folders below `src/top/`)
+/// uses: through `crate::top::x`, or `super::x` from a file at the first level, or
+/// `super::super::x` from one a folder down. Only names in `siblings` count.
+fn inner_uses(
+    text: &str,
+    top: &str,
+    depth: usize,
+    inner: &str,
+    siblings: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let mut used = uses_after(text, &format!("crate::{top}::"));
+    let up = "super::".repeat(depth + 1);
+    used.extend(uses_after(text, &up));
+    used.retain(|m| m != inner && siblings.contains(m));
+    used
+}
+
+/// The circles of a graph, each as its nodes in order (one per strongly connected part
+/// with more than one node, or a node that uses itself).
+fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    // Which nodes reach which (the graphs are small: a plain closure is enough).
+    let reach = |from: &String| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&String> = graph.get(from).into_iter().flatten().collect();
+        while let Some(n) = todo.pop() {
+            if seen.insert(n.clone()) {
+                todo.extend(graph.get(n).into_iter().flatten());
+            }
+        }
+        seen
+    };
+    let reaches: BTreeMap<&String, BTreeSet<String>> =
+        graph.keys().map(|n| (n, reach(n))).collect();
+    let mut done = BTreeSet::new();
+    let mut found = Vec::new();
+    for n in graph.keys() {
+        if done.contains(n) || !reaches[n].contains(n) {
+            continue;
+        }
+        let part: Vec<String> = graph
+            .keys()
+            .filter(|m| reaches[n].contains(*m) && reaches[*m].contains(n))
+            .cloned()
+            .collect();
+        done.extend(part.iter().cloned());
+        found.push(part);
+    }
+    found
+}
+
+/// Every circle of uses between the modules inside one top-level module.
+fn inner_circles(files: &[(PathBuf, String)]) -> Vec<String> {
+    let src = root().join("src");
+    // Each top-level module's inner modules, then the uses between them.
+    let mut inner: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (file, _) in files {
+        let rel = file.strip_prefix(&src).unwrap_or(file);
+        if let Some((top, name)) = inner_module(rel) {
+            inner.entry(top).or_default().insert(name);
+        }
+    }
+    let mut graphs: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for (file, text) in files {
+        let rel = file.strip_prefix(&src).unwrap_or(file);
+        let Some((top, name)) = inner_module(rel) else {
+            continue;
+        };
+        let depth = rel.components().count() - 2;
+        let used = inner_uses(&code(text), &top, depth, &name, &inner[&top]);
+        graphs
+            .entry(top)
+            .or_default()
+            .entry(name)
+            .or_default()
+            .extend(used);
+    }
+    let mut problems = Vec::new();
+    for (top, graph) in &graphs {
+        for circle in circles(graph) {
+            problems.push(format!(
+                "src/{top}: {} use each other in a circle (move the shared piece into a \
+                 module below them, or turn one use around)",
+                circle.join(", ")
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn modules_inside_a_layer_use_each_other_without_circles() {
+    let problems = inner_circles(&sources());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_circle_check_finds_a_circle_through_super_crate_and_a_folder() {
+    let file = |rel: &str, text: &str| (root().join("src").join(rel), text.to_string());
+    let files = vec![
+        file("net/a.rs", "use super::b::X;"),
+        file("net/b.rs", "use crate::net::{c::Y, frame};"),
+        file("net/c/mod.rs", "fn f() { super::super::a::z(); }"),
+        file("net/c/d.rs", ""),
+        file("net/frame.rs", "use std::io; // super::c::W"),
+        file("net/mod.rs", "use self::a::Z; mod a; mod b;"),
+    ];
+    let problems = inner_circles(&files);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("a, b, c use each other"),
+        "{problems:?}"
+    );
+    // Cut the circle: no more.
+    let mut cut = files.clone();
+    cut[2] = file("net/c/mod.rs", "");
+    assert!(inner_circles(&cut).is_empty());
+}
+
 #[test]
 fn the_codemap_names_only_files_that_exist() {
-    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap_or_default();
+    let path = root().join("ARCHITECTURE.md");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    assert!(
+        text.contains("## Codemap"),
+        "{} has no codemap section",
+        path.display()
+    );
     let mut problems = Vec::new();
     let mut section: Option<PathBuf> = None;
     for (n, line) in text.lines().enumerate() {

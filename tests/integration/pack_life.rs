@@ -4,17 +4,15 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use tokensmith::packs::{self, PackError, PackSet, Selection, Store, set::Folders};
 use zip::write::SimpleFileOptions;
 
-use crate::support::root;
+use crate::support::{self, root};
 
 fn tokensmith(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .args(args)
-        .current_dir(root())
+    support::tokensmith(args)
         .output()
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }
@@ -97,8 +95,16 @@ fn a_build_is_byte_identical_and_its_hash_survives_install() {
     );
     let a = packs::build(&pack, no_validation).unwrap_or_else(|e| panic!("{e}"));
     // Touching the files (new times) changes nothing in the archive.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
     std::fs::write(pack.join("cards.yaml"), CARDS).unwrap_or_else(|e| panic!("{e}"));
+    for file in ["pack.yaml", "cards.yaml", "notes/README.md"] {
+        std::fs::File::options()
+            .write(true)
+            .open(pack.join(file))
+            .and_then(|f| {
+                f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(3600))
+            })
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
     let b = packs::build(&pack, no_validation).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(a.bytes, b.bytes, "two builds, same bytes");
     assert_eq!(a.hash, b.hash);
@@ -363,10 +369,8 @@ fn a_replace_killed_at_any_moment_leaves_the_old_pack_or_the_new_one() {
         .install(&v1, false, |_| None)
         .unwrap_or_else(|e| panic!("{e}"));
     let install = |source: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-            .args(["--profile", &profile_arg, "pack", "install", "--replace"])
+        support::tokensmith(["--profile", &profile_arg, "pack", "install", "--replace"])
             .arg(source)
-            .current_dir(root())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

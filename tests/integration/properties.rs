@@ -1,4 +1,5 @@
-//! Property tests: random legal games on the base pack keep the engine's invariants.
+//! Property tests: random legal games on the base pack keep the engine's invariants, and
+//! on random content the two aura passes agree with the rules.
 
 use proptest::prelude::*;
 use tokensmith::rules::{Catalog, Cell, Engine, Event, GameState, Move, NoHooks, Play, Seat};
@@ -179,5 +180,149 @@ fn games_played_to_the_end_finish_with_a_result() {
         assert!(
             state.board().is_full() || state.score(Seat::One).max(state.score(Seat::Two)) >= 1000
         );
+    }
+}
+
+/// A small deterministic generator (xorshift64*), for random content.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `lo..=hi`.
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        let span = u64::try_from(hi - lo + 1).unwrap_or(1);
+        lo + i64::try_from(self.next() % span).unwrap_or(0)
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        let at = usize::try_from(self.range(0, i64::try_from(items.len()).unwrap_or(1) - 1))
+            .unwrap_or(0);
+        items[at]
+    }
+}
+
+/// A pack of random content on top of base, from `seed`: a board of random size, areas
+/// of random offsets, token types with auras (random area, relation, income) and income
+/// multipliers, cards placing them (some with base's moving and flipping abilities), and
+/// one deck of those cards.
+fn random_pack(seed: u64) -> crate::support::TempPacks {
+    let mut g = Gen(seed | 1);
+    let width = g.range(4, 12);
+    let height = g.range(4, (144 / width).min(12));
+    let mut areas = String::from("areas:\n");
+    for a in 0..4 {
+        // Distinct offsets, never the token's own cell.
+        let mut offsets: Vec<String> = Vec::new();
+        for _ in 0..g.range(1, 6) {
+            let (dx, dy) = (g.range(-3, 3), g.range(-3, 3));
+            let offset = format!("[{dx}, {dy}]");
+            if (dx, dy) != (0, 0) && !offsets.contains(&offset) {
+                offsets.push(offset);
+            }
+        }
+        if offsets.is_empty() {
+            offsets.push("[1, 0]".to_string());
+        }
+        areas.push_str(&format!(
+            "  - id: a{a}\n    offsets: [{}]\n",
+            offsets.join(", ")
+        ));
+    }
+    let mut types = String::from("token_types:\n");
+    for t in 0..5 {
+        types.push_str(&format!(
+            "  - id: t{t}\n    name: T{t}\n    income_multiplier: {}\n",
+            g.range(-2, 3)
+        ));
+        if t > 0 {
+            types.push_str(&format!(
+                "    aura: {{ area: a{}, to: {}, income: {} }}\n",
+                g.range(0, 3),
+                g.pick(&["friendly", "enemy", "all"]),
+                g.range(-3, 4)
+            ));
+        }
+    }
+    let mut cards = String::from("cards:\n");
+    for c in 0..12 {
+        cards.push_str(&format!(
+            "  - id: c{c}\n    name: C{c}\n    value: {}\n    token: t{}\n",
+            g.range(1, 6),
+            g.range(0, 4)
+        ));
+        if g.range(0, 2) == 0 {
+            cards.push_str(&format!(
+                "    ability: base:{}\n    area: a{}\n",
+                g.pick(&["push", "flip", "weaken"]),
+                g.range(0, 3)
+            ));
+        }
+    }
+    let deck = "decks:\n  - id: mix\n    name: Mix\n    stacks:\n      - [c0, c1, c2]\n      - [c3, c4, c5]\n      - [c6, c7, c8]\n      - [c9, c10, c11]\n";
+    let rules = format!("rules:\n  board: {{ width: {width}, height: {height} }}\n");
+    let manifest =
+        "id: rnd\nname: Random\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n";
+    crate::support::TempPacks::new(&[
+        ("rnd/pack.yaml", manifest),
+        (
+            "rnd/content.yaml",
+            &format!("{rules}{areas}{types}{cards}{deck}"),
+        ),
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// The two aura passes (the bitset one of `Engine::incomes` and the token-by-token one
+    /// hooks use) and the rules' own arithmetic agree on random content too: boards of
+    /// other sizes, areas of any shape, auras of every relation and sign, multipliers of
+    /// every sign, tokens moved and flipped.
+    #[test]
+    fn random_content_keeps_both_aura_passes_equal_to_the_rules(
+        content in any::<u64>(),
+        seed in any::<u64>(),
+        choices in proptest::collection::vec(any::<u16>(), 1..40),
+    ) {
+        let packs = random_pack(content);
+        let loaded = crate::support::load_folders(
+            &[crate::support::root().join("content"), packs.path().to_path_buf()],
+            None,
+        );
+        prop_assert!(loaded.diagnostics.is_empty(), "{:#?}", loaded.diagnostics);
+        let catalog = loaded.catalog.ok_or_else(|| TestCaseError::fail("no catalog"))?;
+        let engine = Engine::new(&catalog, &NoHooks);
+        let deck = catalog
+            .decks()
+            .iter()
+            .find(|d| d.meta.key() == "rnd:mix")
+            .map(|d| d.stacks.clone())
+            .ok_or_else(|| TestCaseError::fail("no random deck"))?;
+        let mut events = Vec::new();
+        let mut state = engine
+            .new_game([&deck, &deck], seed, &mut events)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for &choice in &choices {
+            let moves = engine.legal_moves(&state);
+            if moves.is_empty() {
+                break;
+            }
+            let mv = moves[usize::from(choice) % moves.len()];
+            engine
+                .play(&mut state, mv, &mut events)
+                .map_err(|e| TestCaseError::fail(format!("legal move refused: {e}")))?;
+            let fast = engine.incomes(&state).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let by_token = engine
+                .incomes_by_token(&state)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(fast, reference_incomes(&catalog, &state), "income differs from the rules");
+            prop_assert_eq!(fast, by_token, "the two aura passes differ");
+        }
     }
 }

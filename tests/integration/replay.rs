@@ -2,8 +2,9 @@
 //! same content (identical) and under a changed card (the first differing move and both
 //! results); hostile replay files are refused with their place.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
 use tokensmith::ai::{Level, Observation, Options, agent, hooks_for};
@@ -12,7 +13,7 @@ use tokensmith::replay::{self, Replay};
 use tokensmith::rules::Catalog;
 use tokensmith::timeline::Timeline;
 
-use crate::support::{copy_tree, root};
+use crate::support::{self, copy_tree, root};
 
 fn base() -> Arc<Catalog> {
     let loaded = tokensmith::script::load(&LoadOptions {
@@ -60,11 +61,8 @@ fn recorded(seed: u64) -> Replay {
 }
 
 fn tokensmith(args: &[&str], profile: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tokensmith"))
+    support::tokensmith([OsStr::new("--profile"), profile.as_os_str()])
         .args(args)
-        .arg("--profile")
-        .arg(profile)
-        .current_dir(root())
         .output()
         .expect("the binary runs")
 }

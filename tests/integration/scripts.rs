@@ -5,11 +5,7 @@
 //! Every pack here is written to a temporary folder: a pack `t` (or `pa`, `pb`, `det`)
 //! requiring base, with one ability and one card per script (see [`pack_files`]). A refused
 //! move is always checked to leave the state and the events exactly as they were.
-//!
-//! Tests marked `#[ignore = "..."]` state the right behaviour for a hole found in the
-//! sandbox; the reason says what happens today.
 
-use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -1224,8 +1220,7 @@ fn errors_validate_command_reports_script_problems() {
             "return {\n  on_place = function(ctx)\n    local = 1\n  end,\n}\n",
         )],
     ));
-    let out = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-        .arg("--content")
+    let out = crate::support::tokensmith(["--content"])
         .arg(root().join("content"))
         .arg("--mods")
         .arg(f.path())
@@ -1364,8 +1359,7 @@ fn determinism_same_scenario_twice_in_one_process() {
 fn determinism_two_processes_print_the_same_events() {
     let dir = determinism_files();
     let run = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_tokensmith"))
-            .arg("--content")
+        let out = crate::support::tokensmith(["--content"])
             .arg(root().join("content"))
             .arg("--mods")
             .arg(dir.path().join("packs"))

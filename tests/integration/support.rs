@@ -119,3 +119,55 @@ impl TempPacks {
             .collect()
     }
 }
+
+/// The `tokensmith` binary, ready to run from the repository root with a profile of its
+/// own: the one its arguments name with `--profile`, else a fresh temporary folder that
+/// lives as long as this value. Every test runs the binary through it, so no test reads
+/// or writes the real profile (installed packs, decks, the enabled set).
+pub struct Tokensmith {
+    command: std::process::Command,
+    _profile: Option<tempfile::TempDir>,
+}
+
+/// The binary with these arguments (more may be added through `Command`'s methods).
+pub fn tokensmith<I, S>(args: I) -> Tokensmith
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let args: Vec<std::ffi::OsString> = args
+        .into_iter()
+        .map(|a| a.as_ref().to_os_string())
+        .collect();
+    let names_profile = args.iter().any(|a| {
+        a.to_str()
+            .is_some_and(|a| a == "--profile" || a.starts_with("--profile="))
+    });
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tokensmith"));
+    command.current_dir(root());
+    let profile = if names_profile {
+        None
+    } else {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("a temporary profile: {e}"));
+        command.arg("--profile").arg(dir.path());
+        Some(dir)
+    };
+    command.args(args);
+    Tokensmith {
+        command,
+        _profile: profile,
+    }
+}
+
+impl std::ops::Deref for Tokensmith {
+    type Target = std::process::Command;
+    fn deref(&self) -> &std::process::Command {
+        &self.command
+    }
+}
+
+impl std::ops::DerefMut for Tokensmith {
+    fn deref_mut(&mut self) -> &mut std::process::Command {
+        &mut self.command
+    }
+}
