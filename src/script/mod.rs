@@ -10,7 +10,9 @@
 //! Must not: change the game except through `rules::Effects`, or let a script reach files,
 //! the clock, randomness outside the game's generator, or another pack's state.
 
+pub mod api;
 mod ctx;
+pub mod lint;
 pub mod memory;
 mod pattern;
 mod sandbox;
@@ -1411,6 +1413,10 @@ pub fn load(options: &LoadOptions) -> Loaded {
     if let Err(problems) = ScriptHost::new(catalog) {
         loaded.diagnostics.extend(problems);
         loaded.catalog = None;
+    } else {
+        loaded
+            .diagnostics
+            .extend(lint::diagnostics(catalog.scripts()));
     }
     loaded
         .diagnostics
