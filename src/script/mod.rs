@@ -13,6 +13,7 @@
 pub mod api;
 mod ctx;
 pub mod lint;
+pub mod luals;
 pub mod memory;
 mod pattern;
 mod sandbox;
