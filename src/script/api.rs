@@ -831,6 +831,68 @@ mod tests {
         }
     }
 
+    fn thousands(n: u64) -> String {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    /// docs/lua.md's reference says what the description says: every ctx function, hook,
+    /// token field, global, removed global, and every settable limit with its default.
+    #[test]
+    fn the_lua_reference_is_checked_against_the_description() {
+        let doc = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/lua.md"),
+        )
+        .unwrap();
+        let api = describe();
+        let mut missing = Vec::new();
+        let mut want = |text: String| {
+            if !doc.contains(&text) {
+                missing.push(text);
+            }
+        };
+        for m in &api.ctx_methods {
+            want(format!("`ctx:{}(", m.name));
+        }
+        for f in &api.ctx_fields {
+            want(format!("`ctx.{}`", f.name));
+        }
+        for h in &api.hooks {
+            let params: Vec<&str> = h.params.iter().map(|p| p.name).collect();
+            want(format!("{}({})", h.name, params.join(", ")));
+        }
+        for f in &api.token_fields {
+            want(format!("`{}`", f.name));
+        }
+        for g in &api.globals {
+            want(format!("`{}`", g.name));
+            for m in &g.members {
+                want(format!("`{m}`"));
+            }
+        }
+        for r in &api.removed_globals {
+            want(format!("`{}`", r.name));
+        }
+        for l in &api.limits {
+            let Some(short) = l
+                .key
+                .strip_prefix("scripts.")
+                .or(l.key.strip_prefix("rules.limits."))
+            else {
+                continue;
+            };
+            want(format!("| `{short}` | {}", thousands(l.default)));
+        }
+        assert!(missing.is_empty(), "docs/lua.md lacks {missing:#?}");
+    }
+
     #[test]
     fn limits_carry_the_hosts_defaults() {
         let api = describe();

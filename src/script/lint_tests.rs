@@ -196,10 +196,20 @@ fn lua_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// Scripts of the repository that are wrong on purpose, with what is found in them.
-const MEANT: &[(&str, &str)] = &[(
-    "tests/adversarial/packs/hostile/scripts/set_global_in_hook.lua",
-    "sets the global 'counter'",
-)];
+const MEANT: &[(&str, &str)] = &[
+    (
+        "tests/adversarial/packs/hostile/scripts/set_global_in_hook.lua",
+        "sets the global 'counter'",
+    ),
+    (
+        "tests/fixtures/editor/wrong.lua",
+        "ctx has no function 'damge'",
+    ),
+    (
+        "tests/fixtures/editor/wrong.lua",
+        "a token has no field 'valeu'",
+    ),
+];
 
 #[test]
 fn no_shipped_or_test_script_gets_a_warning_it_does_not_deserve() {
