@@ -241,3 +241,39 @@ fn no_shipped_or_test_script_gets_a_warning_it_does_not_deserve() {
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// The complete scripts docs/lua.md shows (a block that returns a table of hooks) parse
+/// and get no warning.
+#[test]
+fn the_complete_scripts_of_the_lua_reference_get_no_warning() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/lua.md"),
+    )
+    .unwrap();
+    let mut scripts = Vec::new();
+    let mut inside = false;
+    let mut text = String::new();
+    for line in doc.lines() {
+        let code = line.trim_start();
+        if !inside {
+            inside = code == "```lua";
+            text.clear();
+        } else if code == "```" {
+            inside = false;
+            if text.lines().any(|l| l.trim_start().starts_with("return {")) {
+                scripts.push(text.clone());
+            }
+        } else {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    assert!(scripts.len() >= 6, "{} complete scripts", scripts.len());
+    let api = describe();
+    for script in &scripts {
+        let parsed = full_moon::parse_fallible(script, full_moon::LuaVersion::lua54());
+        assert!(parsed.errors().is_empty(), "does not parse:\n{script}");
+        let found = super::check(script, &api);
+        assert!(found.is_empty(), "{found:#?}\n{script}");
+    }
+}
