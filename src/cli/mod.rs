@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
+mod api;
 mod balance;
 mod lan;
 mod list;
@@ -108,6 +109,9 @@ pub enum Command {
     /// move whose events differ, moves refused now, and both final results. Exit 0 when
     /// it plays the same, 1 when it differs, 2 when it cannot be re-run.
     Replay(replay::ReplayArgs),
+    /// The script API: every ctx field and function, hook, token field, global and limit
+    /// (`--json`: as data; `--luals DIR`: as LuaLS / EmmyLua editor definitions).
+    Api(api::ApiArgs),
     /// Write the JSON Schemas of pack.yaml, content documents and scenarios.
     Schema {
         /// The folder to write them to.
@@ -321,6 +325,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Join(args) => lan::join(cli, args),
         Command::Hosts(args) => lan::hosts(args),
         Command::Replay(args) => replay::run(cli, args),
+        Command::Api(args) => api::run(args),
         Command::Validate { watch: true, .. } => quiet_pipe(validate_watch(cli)),
         Command::Validate { json, .. } => validate(cli, *json),
         Command::Scenario {

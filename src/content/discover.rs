@@ -38,6 +38,10 @@ pub struct Pack {
 pub const DEFAULT_SCRIPT_INSTRUCTIONS: u64 = 1_000_000;
 /// Default script memory per pack, in KiB.
 pub const DEFAULT_SCRIPT_MEMORY_KB: i64 = 16 * 1024;
+/// The values `scripts.instructions` in pack.yaml may take.
+pub const SCRIPT_INSTRUCTIONS_RANGE: std::ops::RangeInclusive<i64> = 1_000..=50_000_000;
+/// The values `scripts.memory_kb` in pack.yaml may take.
+pub const SCRIPT_MEMORY_KB_RANGE: std::ops::RangeInclusive<i64> = 256..=64 * 1024;
 
 impl Pack {
     /// Its id.
@@ -363,13 +367,13 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
     let instructions = check(
         limits.as_ref().and_then(|l| l.instructions.as_ref()),
         "instructions",
-        1_000..=50_000_000,
+        SCRIPT_INSTRUCTIONS_RANGE,
         i64::try_from(DEFAULT_SCRIPT_INSTRUCTIONS).unwrap_or(i64::MAX),
     );
     let memory_kb = check(
         limits.as_ref().and_then(|l| l.memory_kb.as_ref()),
         "memory_kb",
-        256..=64 * 1024,
+        SCRIPT_MEMORY_KB_RANGE,
         DEFAULT_SCRIPT_MEMORY_KB,
     );
     match version {

@@ -288,11 +288,6 @@ pub(super) struct Spec {
 impl mlua::FromLua for Spec {
     fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Spec> {
         match value {
-            Value::Nil => Ok(Spec {
-                seat: None,
-                value: None,
-                kind: None,
-            }),
             Value::Table(t) => {
                 // A table made when the script loaded is frozen: its fields are in the
                 // table its metatable's `__frozen` holds (see prelude.lua).
@@ -309,7 +304,8 @@ impl mlua::FromLua for Spec {
             other => Err(bad_argument(
                 lua,
                 &format!(
-                    "expected a table like {{seat = 1, value = 2, type = 'basic'}}, got {}",
+                    "ctx:spawn needs a spec table, such as {{}} for a basic 1 of ctx.seat or \
+                     {{seat = 1, value = 2, type = 'basic'}}; got {}",
                     describe_value(&other)
                 ),
             )),
@@ -437,11 +433,14 @@ pub(super) fn make(
     meta.raw_set("__index", &methods)?;
     meta.raw_set(
         "__newindex",
-        lua.create_function(|_, (_t, key): (Value, Value)| -> mlua::Result<()> {
-            Err(mlua::Error::RuntimeError(format!(
-                "ctx cannot be changed by scripts (tried to set '{}')",
-                key_name(&key)
-            )))
+        lua.create_function(|lua, (_t, key): (Value, Value)| -> mlua::Result<()> {
+            Err(located(
+                lua,
+                &format!(
+                    "ctx cannot be changed by scripts (tried to set '{}')",
+                    key_name(&key)
+                ),
+            ))
         })?,
     )?;
     meta.raw_set("__metatable", false)?;

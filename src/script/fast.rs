@@ -382,11 +382,13 @@ unsafe extern "C-unwind" fn field(state: *mut ffi::lua_State) -> c_int {
             &[]
         };
         let f = env.slot.fields.get();
-        let value = match key {
-            b"seat" => Some(i64::from(f.seat)),
-            b"opponent" => Some(i64::from(f.opponent)),
-            b"x" => f.at.map(|(x, _)| i64::from(x)),
-            b"y" => f.at.map(|(_, y)| i64::from(y)),
+        // The names are `ctx::FIELDS`, in its order (what the API description is checked
+        // against).
+        let value = match ctx::FIELDS.iter().position(|name| name.as_bytes() == key) {
+            Some(0) => Some(i64::from(f.seat)),
+            Some(1) => Some(i64::from(f.opponent)),
+            Some(2) => f.at.map(|(x, _)| i64::from(x)),
+            Some(3) => f.at.map(|(_, y)| i64::from(y)),
             _ => None,
         };
         match value {

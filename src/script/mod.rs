@@ -10,8 +10,11 @@
 //! Must not: change the game except through `rules::Effects`, or let a script reach files,
 //! the clock, randomness outside the game's generator, or another pack's state.
 
+pub mod api;
 mod ctx;
 mod fast;
+pub mod lint;
+pub mod luals;
 pub mod memory;
 mod pattern;
 mod place;
@@ -1474,6 +1477,10 @@ pub fn load(options: &LoadOptions) -> Loaded {
     if let Err(problems) = ScriptHost::new(catalog) {
         loaded.diagnostics.extend(problems);
         loaded.catalog = None;
+    } else {
+        loaded
+            .diagnostics
+            .extend(lint::diagnostics(catalog.scripts()));
     }
     loaded
         .diagnostics

@@ -43,6 +43,7 @@ mod client;
 mod decks;
 mod diagnostics;
 mod docs;
+mod editor;
 mod hostile_packs;
 mod lan;
 mod lan_host;

@@ -21,7 +21,7 @@ return {
     -- as a powder keg blowing up, leaves them as they were).
     local me, hx, hy = ctx.seat, ctx.x, ctx.y
 
-    local prey = nil
+    local prey = nil ---@type Token?
     for _, cell in ipairs(ctx:targets()) do
       local t = ctx:token(cell.x, cell.y)
       if t and t.seat ~= me and (prey == nil or t.value > prey.value) then

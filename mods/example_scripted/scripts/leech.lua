@@ -4,7 +4,7 @@
 
 return {
   between_turns = function(ctx, self)
-    local victim = nil
+    local victim = nil ---@type Token?
     for dy = -1, 1 do
       for dx = -1, 1 do
         if dx ~= 0 or dy ~= 0 then
