@@ -180,6 +180,8 @@ pub struct App {
     prefs: Prefs,
     /// The pack folders and the enabled set (the Mods screen), when known.
     packs: Option<mods::Packs>,
+    /// The sandbox left for the menu: Sandbox resumes it (its Reset starts over).
+    parked: Option<Box<SandboxScreen>>,
 }
 
 impl App {
@@ -218,6 +220,7 @@ impl App {
                 failed: None,
             },
             packs: None,
+            parked: None,
         }
     }
 
@@ -391,7 +394,11 @@ impl App {
             }
             self.library.catalog = Some(Arc::clone(&new));
             self.library.packs = reload.loaded.packs;
-            if let Screen::Sandbox(s) = &mut self.screen
+            let sandbox = match &mut self.screen {
+                Screen::Sandbox(s) => Some(s),
+                _ => self.parked.as_mut(),
+            };
+            if let Some(s) = sandbox
                 && let Err(lost) = s.adopt(Arc::clone(&new))
             {
                 status.lost = lost;
@@ -436,6 +443,7 @@ impl App {
         self.take_dropped(ui);
         let settings = self.settings;
         let mut mods_changed = false;
+        let mut park = false;
         let next = match &mut self.screen {
             Screen::Menu => self.menu_frame(ui),
             Screen::NewGame(setup) => match setup.show(ui, &self.library) {
@@ -495,7 +503,10 @@ impl App {
             },
             Screen::Sandbox(sandbox) => match sandbox.show(ui, &mut self.library.reload) {
                 sandbox::SandboxAction::Stay => None,
-                sandbox::SandboxAction::Menu => Some(Screen::Menu),
+                sandbox::SandboxAction::Menu => {
+                    park = !sandbox.is_watching();
+                    Some(Screen::Menu)
+                }
                 sandbox::SandboxAction::Restart(catalog) => {
                     match Sandbox::new(catalog, crate::rules::DeckId(0), menu::fresh_seed()) {
                         Ok(s) => Some(self.sandbox_screen(s)),
@@ -584,7 +595,10 @@ impl App {
             }
         }
         if let Some(screen) = next {
-            self.screen = screen;
+            let old = std::mem::replace(&mut self.screen, screen);
+            if park && let Screen::Sandbox(s) = old {
+                self.parked = Some(s);
+            }
         } else if let Some(e) = self.error.take() {
             // A start that failed says so where it was asked for.
             match &mut self.screen {
@@ -757,6 +771,7 @@ impl App {
             live: live.as_deref(),
             no_profile,
             profile_notes: notes,
+            sandbox_kept: self.parked.as_ref().map(|s| s.sandbox.steps().len()),
         };
         let choice = menu::main_menu(ui, &self.library, &info);
         let catalog = self.library.catalog.clone();
@@ -778,6 +793,9 @@ impl App {
                 Err(_) => None,
             },
             menu::MenuChoice::Sandbox => {
+                if let Some(kept) = self.parked.take() {
+                    return Some(Screen::Sandbox(kept));
+                }
                 let catalog = catalog?;
                 let deck = catalog.decks().first().map(|_| crate::rules::DeckId(0))?;
                 match Sandbox::new(catalog, deck, menu::fresh_seed()) {

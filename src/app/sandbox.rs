@@ -484,6 +484,12 @@ impl SandboxScreen {
         self
     }
 
+    /// Whether this screen steps through a saved game (it is not kept on leaving).
+    #[must_use]
+    pub fn is_watching(&self) -> bool {
+        self.watching.is_some()
+    }
+
     /// Where "Save as scenario" writes and checks its files.
     #[must_use]
     pub fn saving_to(mut self, saving: SaveTo) -> SandboxScreen {
@@ -518,7 +524,14 @@ impl SandboxScreen {
         egui::Panel::top("sandbox-bar").show(ui, |ui| {
             ui.add_space(4.0);
             ui.horizontal(|ui| {
-                if ui.button("◀ Menu").clicked() {
+                let back = ui
+                    .button("◀ Menu")
+                    .on_hover_text(if self.watching.is_some() {
+                        "Back to the main menu"
+                    } else {
+                        "Back to the main menu: this game is kept, Sandbox resumes it"
+                    });
+                if back.clicked() {
                     leave = true;
                 }
                 ui.separator();
