@@ -66,9 +66,25 @@ pub struct ReloadStatus {
     pub lost: Vec<String>,
     /// The new content the sandbox could not take, for "reset with the new content".
     pub waiting: Option<Arc<Catalog>>,
-    /// The files whose change caused it.
+    /// The files whose change caused it (every file of the saves merged).
     pub paths: Vec<PathBuf>,
+    /// The load's diagnostics, errors first.
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many reloads this status tells of: saves less than [`MERGE_WINDOW`] apart
+    /// are merged, and `changes` is counted from the content before the first.
+    pub saves: usize,
+    /// Counts the reloads of this run, so a screen can tell a new status from the one
+    /// it has seen (and drop results computed for the old one).
+    pub generation: u64,
+    /// The content before the first of the merged saves.
+    pub base: Option<Arc<Catalog>>,
+    /// When it was applied.
+    pub at: Option<std::time::Instant>,
 }
+
+/// Reloads less than this apart are told as one: two files saved in a row show both
+/// files' changes.
+pub const MERGE_WINDOW: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Library {
     /// Load the packs `options` names (scripts compiled too).
@@ -380,16 +396,39 @@ impl App {
 
     fn apply_reload(&mut self, reload: crate::reload::Reload) {
         let summary = reload.summary();
+        // Saves close together are one edit to the reader: what changed is told since
+        // the content before the first of them, for every file saved.
+        let previous = self.library.reload.take();
+        let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
+        let merged = previous.filter(|p| p.at.is_some_and(|t| t.elapsed() < MERGE_WINDOW));
+        let mut paths = merged.as_ref().map(|p| p.paths.clone()).unwrap_or_default();
+        paths.extend(reload.paths);
+        paths.sort();
+        paths.dedup();
+        let base = merged
+            .as_ref()
+            .and_then(|p| p.base.clone())
+            .or_else(|| self.library.catalog.clone());
         let mut status = ReloadStatus {
             ok: reload.loaded.catalog.is_some(),
             summary,
-            paths: reload.paths,
+            paths,
+            saves: merged.as_ref().map_or(1, |p| p.saves + 1),
+            generation,
             ..ReloadStatus::default()
         };
         self.library.diagnostics = reload.loaded.diagnostics;
+        status.diagnostics = self
+            .library
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .chain(self.library.diagnostics.iter().filter(|d| !d.is_error()))
+            .cloned()
+            .collect();
         if let Some(new) = reload.loaded.catalog {
             let new = Arc::new(new);
-            if let Some(old) = &self.library.catalog {
+            if let Some(old) = &base {
                 status.changes = crate::reload::diff(old, &new);
             }
             self.library.catalog = Some(Arc::clone(&new));
@@ -405,7 +444,9 @@ impl App {
                 status.waiting = Some(new);
             }
         }
+        status.base = base;
         status.latency = reload.seen.elapsed();
+        status.at = Some(std::time::Instant::now());
         self.library.reload = Some(status);
     }
 
