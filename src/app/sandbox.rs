@@ -1151,6 +1151,7 @@ impl SandboxScreen {
             highlight: if preview.is_some() { &[] } else { &highlight },
             targets: self.card.is_some(),
             every_cell: self.editor.tool != Tool::Play,
+            refused: self.refused_preview(),
         };
         // The board leaves a line below it for the preview or the refusal.
         let room = egui::vec2(
@@ -1171,6 +1172,8 @@ impl SandboxScreen {
                 theme::seat_name(Seat::Two),
                 d[1]
             ));
+        } else if let Some((_, why)) = self.refused_preview() {
+            ui.colored_label(theme::DANGER, format!("This move will be refused: {why}"));
         }
         if self.editor.tool != Tool::Play {
             self.preview = None;
@@ -1214,6 +1217,14 @@ impl SandboxScreen {
                 }
                 Err(e) => self.message = Some(format!("refused: {e}")),
             }
+        }
+    }
+
+    /// The hovered move when the engine refuses it, and why.
+    fn refused_preview(&self) -> Option<(Cell, &str)> {
+        match &self.preview {
+            Some(((mv, _), Err(why))) if self.card.is_some() => Some((mv.cell, why.as_str())),
+            _ => None,
         }
     }
 

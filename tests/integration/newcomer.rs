@@ -8,14 +8,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT as _, Queryable};
 use tokensmith::app::{App, Library, Settings};
 use tokensmith::content::LoadOptions;
 use tokensmith::reload::DEBOUNCE;
 use tokensmith::rules::Cell;
 
 use super::client::{base_library, cell_label, harness_for, open_sandbox, pick_card};
-use super::support::{copy_tree, root};
+use super::support::{TempPacks, copy_tree, root};
 
 #[test]
 fn the_sandbox_game_is_kept_across_the_menu_and_reset_starts_over() {
@@ -195,4 +195,65 @@ fn two_saves_in_a_row_show_both_files_changes() {
         "the first save's change still shows"
     );
     assert!(h.query_by_label_contains("2 saves").is_some());
+}
+
+#[test]
+fn a_move_whose_script_fails_says_on_hover_that_it_will_be_refused_and_why() {
+    let mods = TempPacks::new(&[
+        (
+            "dry/pack.yaml",
+            "id: dry\nname: Dry\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n",
+        ),
+        (
+            "dry/abilities.yaml",
+            "abilities:\n  - id: dry_up\n    name: Dry Up\n    description: Fails.\n    script: scripts/dry.lua\n",
+        ),
+        (
+            "dry/cards.yaml",
+            "cards:\n  - id: dry_well\n    name: Dry Well\n    value: 2\n    ability: dry_up\n    area: row\n",
+        ),
+        (
+            "dry/scripts/dry.lua",
+            "return {\n  on_place = function(ctx)\n    error(\"the well is dry\")\n  end,\n}\n",
+        ),
+    ]);
+    let library = Library::load(LoadOptions::standard(&root().join("content"), mods.path()));
+    assert_eq!(library.errors(), 0, "{:?}", library.diagnostics);
+    let mut h = harness_for(App::new(library));
+    h.run();
+    open_sandbox(&mut h);
+    pick_card(&mut h, "dry_well", "Dry Well");
+    h.get_by_label_contains("cell (5, 5): empty").hover();
+    h.run();
+    let cell = cell_label(&h, Cell::new(5, 5));
+    assert!(
+        cell.contains("refused") && cell.contains("the well is dry"),
+        "the hovered cell says why: {cell}"
+    );
+    assert!(
+        h.get_all_by_label_contains("This move will be refused: ")
+            .any(|n| text(&n).contains("the well is dry")),
+        "the line under the board says why: {:?}",
+        h.get_all_by_label_contains("This move will be refused")
+            .map(|n| text(&n))
+            .collect::<Vec<_>>()
+    );
+    // A playable card hovered on the same cell previews as before.
+    pick_card(&mut h, "weaken_row", "Row Weakener");
+    h.get_by_label_contains("cell (5, 5): empty").hover();
+    h.run();
+    assert!(!cell_label(&h, Cell::new(5, 5)).contains("refused"));
+    assert!(
+        h.query_by_label_contains("This move will be refused")
+            .is_none()
+    );
+}
+
+/// A node's text: its label, or its value (plain labels keep their text there).
+fn text(node: &egui_kittest::Node<'_>) -> String {
+    let n = node.accesskit_node();
+    n.label()
+        .filter(|l| !l.is_empty())
+        .or_else(|| n.value())
+        .unwrap_or_default()
 }
