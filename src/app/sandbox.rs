@@ -717,6 +717,8 @@ impl SandboxScreen {
             }
         });
         ui.separator();
+        // A solid bar, always drawn: the panel's end is easy to miss otherwise.
+        ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
         egui::ScrollArea::vertical()
             .id_salt("reload-scroll")
             .auto_shrink([false, false])
