@@ -257,3 +257,57 @@ fn text(node: &egui_kittest::Node<'_>) -> String {
         .or_else(|| n.value())
         .unwrap_or_default()
 }
+
+#[test]
+fn toggling_a_pack_keeps_every_row_where_it_is() {
+    use tokensmith::app::mods::Packs;
+    use tokensmith::packs::{PackSet, set::Folders};
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let profile_dir = dir.path().join("profile");
+    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
+    let packs = Packs {
+        folders: Folders {
+            content: root().join("content"),
+            mods: root().join("mods"),
+            installed: Some(profile_dir.join("packs")),
+        },
+        set: PackSet::open(&profile_dir),
+        profile: Some(profile_dir.clone()),
+    };
+    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let mut h = harness_for(app);
+    h.run();
+    h.get_by_label("Mods").click();
+    h.run();
+    let rows = |h: &Harness<'_, App>| -> Vec<String> {
+        h.state()
+            .mods()
+            .map(|m| m.listed().iter().map(|l| l.id.clone()).collect())
+            .unwrap_or_default()
+    };
+    let before = rows(&h);
+    assert!(before.len() >= 4, "{before:?}");
+    for id in ["classic_rebalance", "frost", "classic_rebalance", "frost"] {
+        let label = format!("{id} on");
+        let at = h.get_by_label(&label).rect();
+        let was_on = h.state().pack_set().is_some_and(|s| s.is_enabled(id));
+        h.get_by_label(&label).click();
+        h.run();
+        assert_ne!(
+            h.state().pack_set().is_some_and(|s| s.is_enabled(id)),
+            was_on,
+            "{id} toggled"
+        );
+        assert_eq!(
+            rows(&h),
+            before,
+            "the rows stay in place after toggling {id}"
+        );
+        assert_eq!(
+            h.get_by_label(&label).rect(),
+            at,
+            "{id}'s toggle stays under the pointer"
+        );
+    }
+}
