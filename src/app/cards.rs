@@ -22,6 +22,8 @@ pub struct CardLook<'a> {
     pub enabled: bool,
     /// The accessibility label.
     pub label: String,
+    /// Whose colour the card's token is painted in (the seat whose hand it is in).
+    pub seat: crate::rules::Seat,
 }
 
 /// Draw a card; clicking it is the response's click.
@@ -75,7 +77,7 @@ pub fn card(ui: &mut Ui, catalog: &Catalog, id: CardId, look: &CardLook<'_>) -> 
         value: def.value,
         kind: def.token,
         card: Some(id),
-        seat: crate::rules::Seat::One,
+        seat: look.seat,
     };
     theme::paint_token(&painter, catalog, token_rect, &token, alpha);
     // Its area.

@@ -390,7 +390,12 @@ impl GameScreen {
                     stack_len: Some(stack.len()),
                     selected: self.selected == Some(stack_index),
                     enabled: can_play,
-                    label: cards::hand_label(&catalog, i, top, stack.len()),
+                    label: format!(
+                        "{} ({} token)",
+                        cards::hand_label(&catalog, i, top, stack.len()),
+                        theme::seat_name(seat)
+                    ),
+                    seat,
                 };
                 if cards::card(ui, &catalog, top, &look).clicked() && can_play {
                     clicked = Some(stack_index);

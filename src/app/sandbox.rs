@@ -1084,6 +1084,7 @@ impl SandboxScreen {
                 selected: true,
                 enabled: true,
                 label: format!("picked card {}", catalog.card(card).meta.name),
+                seat: self.seat,
             };
             cards::card(ui, &catalog, card, &look);
         } else {

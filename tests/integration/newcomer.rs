@@ -311,3 +311,40 @@ fn toggling_a_pack_keeps_every_row_where_it_is() {
         );
     }
 }
+
+#[test]
+fn red_s_hand_shows_red_tokens() {
+    let mut h = harness_for(App::new(base_library()));
+    h.run();
+    h.get_by_label("Hotseat").click();
+    h.run();
+    h.get_by_label("Start").click();
+    h.run();
+    let mover = h.state().game().map(|g| g.session.state().turn());
+    let first = mover.map_or("Blue", |s| tokensmith::app::theme::seat_name(s));
+    assert!(
+        h.get_all_by_label_contains(&format!("({first} token)"))
+            .next()
+            .is_some(),
+        "{first}'s hand shows {first} tokens"
+    );
+    h.key_press(egui::Key::Num1);
+    h.step();
+    h.get_all_by_label_contains(": empty")
+        .next()
+        .unwrap_or_else(|| panic!("an empty cell"))
+        .click();
+    h.run();
+    let second = if first == "Blue" { "Red" } else { "Blue" };
+    assert!(
+        h.get_all_by_label_contains(&format!("({second} token)"))
+            .next()
+            .is_some(),
+        "{second}'s hand shows {second} tokens"
+    );
+    assert!(
+        h.query_all_by_label_contains(&format!("({first} token)"))
+            .next()
+            .is_none()
+    );
+}
