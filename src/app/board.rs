@@ -24,6 +24,9 @@ pub struct Overlay<'a> {
     pub targets: bool,
     /// Whether every cell takes clicks, occupied or not (the sandbox's position editor).
     pub every_cell: bool,
+    /// The hovered move the engine refuses (a failing script, a rule), with why: the
+    /// cell is crossed out and says so.
+    pub refused: Option<(Cell, &'a str)>,
 }
 
 /// What the pointer did on the board this frame.
@@ -71,7 +74,14 @@ pub fn show(
             let id = ui.scope_id().with(("cell", x, y));
             let sense = if open { Sense::click() } else { Sense::hover() };
             let response = ui.interact(r, id, sense);
-            let label = cell_label(catalog, board, c, overlay.preview);
+            let mut label = cell_label(catalog, board, c, overlay.preview);
+            let refused = overlay
+                .refused
+                .filter(|(at, _)| *at == c)
+                .map(|(_, why)| why);
+            if let Some(why) = refused {
+                label.push_str(&format!(" — refused: {why}"));
+            }
             response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, open, &label));
             let fill = if open && response.hovered() {
                 theme::CELL_OPEN.gamma_multiply(1.4)
@@ -90,7 +100,13 @@ pub fn show(
             if response.clicked() {
                 input.clicked = Some(c);
             }
-            if let Some(t) = board.get(c) {
+            if let Some(why) = refused {
+                cross(&painter, r.shrink(cell * 0.2), theme::DANGER);
+                response.on_hover_ui(|ui| {
+                    ui.colored_label(theme::DANGER, "This move will be refused:");
+                    ui.label(why);
+                });
+            } else if let Some(t) = board.get(c) {
                 let def = catalog.token_type(t.kind);
                 response.on_hover_ui(|ui| {
                     ui.strong(format!(

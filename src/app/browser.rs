@@ -171,6 +171,7 @@ impl Browser {
                         selected: false,
                         enabled: true,
                         label: format!("card {}", def.meta.name),
+                        seat: crate::rules::Seat::One,
                     };
                     cards::card(ui, catalog, id, &look);
                     ui.vertical(|ui| {

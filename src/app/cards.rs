@@ -22,6 +22,8 @@ pub struct CardLook<'a> {
     pub enabled: bool,
     /// The accessibility label.
     pub label: String,
+    /// Whose colour the card's token is painted in (the seat whose hand it is in).
+    pub seat: crate::rules::Seat,
 }
 
 /// Draw a card; clicking it is the response's click.
@@ -75,7 +77,7 @@ pub fn card(ui: &mut Ui, catalog: &Catalog, id: CardId, look: &CardLook<'_>) -> 
         value: def.value,
         kind: def.token,
         card: Some(id),
-        seat: crate::rules::Seat::One,
+        seat: look.seat,
     };
     theme::paint_token(&painter, catalog, token_rect, &token, alpha);
     // Its area.
@@ -97,13 +99,30 @@ pub fn card(ui: &mut Ui, catalog: &Catalog, id: CardId, look: &CardLook<'_>) -> 
         FontId::proportional(12.0),
         weak,
     );
-    painter.text(
-        rect.left_top() + vec2(10.0, 116.0),
-        Align2::LEFT_TOP,
-        ability,
-        FontId::proportional(13.0),
-        text,
-    );
+    let kind = catalog.token_type(def.token);
+    if def.ability.is_none() && !kind.meta.description.trim().is_empty() {
+        // No ability: what the token type does is what the card does.
+        let mut job = egui::text::LayoutJob::simple(
+            kind.meta.description.trim().to_string(),
+            FontId::proportional(11.0),
+            text,
+            rect.width() - 20.0,
+        );
+        job.wrap.max_rows = if look.stack_len.is_some() { 3 } else { 4 };
+        painter.galley(
+            rect.left_top() + vec2(10.0, 114.0),
+            painter.layout_job(job),
+            text,
+        );
+    } else {
+        painter.text(
+            rect.left_top() + vec2(10.0, 116.0),
+            Align2::LEFT_TOP,
+            ability,
+            FontId::proportional(13.0),
+            text,
+        );
+    }
     if let Some(n) = look.stack_len {
         painter.text(
             rect.center_bottom() - vec2(0.0, 8.0),

@@ -390,7 +390,12 @@ impl GameScreen {
                     stack_len: Some(stack.len()),
                     selected: self.selected == Some(stack_index),
                     enabled: can_play,
-                    label: cards::hand_label(&catalog, i, top, stack.len()),
+                    label: format!(
+                        "{} ({} token)",
+                        cards::hand_label(&catalog, i, top, stack.len()),
+                        theme::seat_name(seat)
+                    ),
+                    seat,
                 };
                 if cards::card(ui, &catalog, top, &look).clicked() && can_play {
                     clicked = Some(stack_index);
@@ -438,6 +443,12 @@ impl GameScreen {
         } else {
             None
         };
+        let refused = match &self.preview {
+            Some(((_, cell, _), Err(why))) if can_play && self.selected.is_some() => {
+                Some((*cell, why.clone()))
+            }
+            _ => None,
+        };
         let highlight: Vec<Cell> = match &self.animation {
             Some(a) => a.focus(),
             None if preview.is_none() => self.last_changed.clone(),
@@ -449,12 +460,24 @@ impl GameScreen {
             highlight: &highlight,
             targets: can_play && self.selected.is_some(),
             every_cell: false,
+            refused: refused.as_ref().map(|(c, why)| (*c, why.as_str())),
         };
+        // The board leaves a line below it to say why a hovered move would be refused.
+        let line = ui.text_style_height(&egui::TextStyle::Body);
+        let room = egui::vec2(
+            ui.available_width(),
+            (ui.available_height() - 1.5 * line).max(0.0),
+        );
         let input = ui
-            .with_layout(Layout::top_down(Align::Center), |ui| {
+            .allocate_ui_with_layout(room, Layout::top_down(Align::Center), |ui| {
                 board::show(ui, &catalog, &state_board, &pieces, &overlay)
             })
             .inner;
+        if let Some((_, why)) = &refused {
+            ui.vertical_centered(|ui| {
+                ui.colored_label(theme::DANGER, format!("This move will be refused: {why}"));
+            });
+        }
         if !can_play {
             return;
         }

@@ -362,8 +362,10 @@ impl LanScreen {
             .parse()
             .map_err(|_| format!("'{}' is not a port (1 to 65535)", self.port.trim()))?;
         let content = Content::new(catalog, &library.options.folders)?;
-        let mut config =
-            HostConfig::new(&self.context.name, SocketAddr::from(([0, 0, 0, 0], port)));
+        let mut config = HostConfig::new(
+            &host_name(&self.context.name, machine_name().as_deref()),
+            SocketAddr::from(([0, 0, 0, 0], port)),
+        );
         config.games = Some(1);
         config.max_tables = 1;
         config.sends_packs = self.send_packs;
@@ -522,5 +524,47 @@ impl LanScreen {
             cancel = true;
         }
         cancel
+    }
+}
+
+/// The name a host shows on the network: the player's name and the machine's
+/// (`ann on desk-pc`), so two hosts run by a "player" can be told apart.
+fn host_name(player: &str, machine: Option<&str>) -> String {
+    match machine.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(m) if !m.eq_ignore_ascii_case(player) => format!("{player} on {m}"),
+        _ => player.to_string(),
+    }
+}
+
+/// This machine's name, when the system tells it (at most 40 characters).
+fn machine_name() -> Option<String> {
+    let name = std::env::var("HOSTNAME")
+        .or_else(|_| std::env::var("COMPUTERNAME"))
+        .ok()
+        .or_else(|| {
+            let mut text = String::new();
+            std::io::Read::read_to_string(
+                &mut std::io::Read::take(std::fs::File::open("/etc/hostname").ok()?, 256),
+                &mut text,
+            )
+            .ok()?;
+            Some(text)
+        })?;
+    let name: String = name
+        .trim()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(40)
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_host_is_named_by_its_player_and_machine() {
+        assert_eq!(super::host_name("ann", Some("desk-pc\n")), "ann on desk-pc");
+        assert_eq!(super::host_name("ann", None), "ann");
+        assert_eq!(super::host_name("desk", Some("desk")), "desk");
     }
 }

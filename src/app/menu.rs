@@ -47,6 +47,8 @@ pub struct MenuInfo<'a> {
     pub no_profile: Option<&'a str>,
     /// What reading the profile did (files migrated or set aside).
     pub profile_notes: &'a [String],
+    /// The number of steps of the sandbox game kept from the last visit, if one is kept.
+    pub sandbox_kept: Option<usize>,
 }
 
 /// Draw the main menu; the choice made this frame.
@@ -86,6 +88,13 @@ pub fn main_menu(ui: &mut Ui, library: &Library, info: &MenuInfo<'_>) -> Option<
                 let r = match blocked {
                     None => r,
                     Some(why) => r.on_disabled_hover_text(why),
+                };
+                let r = match (c, info.sandbox_kept) {
+                    (MenuChoice::Sandbox, Some(steps)) => r.on_hover_text(format!(
+                        "Resume the sandbox game ({steps} step{} kept); its Reset starts over.",
+                        if steps == 1 { "" } else { "s" }
+                    )),
+                    _ => r,
                 };
                 if r.clicked() {
                     choice = Some(c);

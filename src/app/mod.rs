@@ -66,9 +66,25 @@ pub struct ReloadStatus {
     pub lost: Vec<String>,
     /// The new content the sandbox could not take, for "reset with the new content".
     pub waiting: Option<Arc<Catalog>>,
-    /// The files whose change caused it.
+    /// The files whose change caused it (every file of the saves merged).
     pub paths: Vec<PathBuf>,
+    /// The load's diagnostics, errors first.
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many reloads this status tells of: saves less than [`MERGE_WINDOW`] apart
+    /// are merged, and `changes` is counted from the content before the first.
+    pub saves: usize,
+    /// Counts the reloads of this run, so a screen can tell a new status from the one
+    /// it has seen (and drop results computed for the old one).
+    pub generation: u64,
+    /// The content before the first of the merged saves.
+    pub base: Option<Arc<Catalog>>,
+    /// When it was applied.
+    pub at: Option<std::time::Instant>,
 }
+
+/// Reloads less than this apart are told as one: two files saved in a row show both
+/// files' changes.
+pub const MERGE_WINDOW: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Library {
     /// Load the packs `options` names (scripts compiled too).
@@ -180,6 +196,8 @@ pub struct App {
     prefs: Prefs,
     /// The pack folders and the enabled set (the Mods screen), when known.
     packs: Option<mods::Packs>,
+    /// The sandbox left for the menu: Sandbox resumes it (its Reset starts over).
+    parked: Option<Box<SandboxScreen>>,
 }
 
 impl App {
@@ -218,6 +236,7 @@ impl App {
                 failed: None,
             },
             packs: None,
+            parked: None,
         }
     }
 
@@ -377,28 +396,57 @@ impl App {
 
     fn apply_reload(&mut self, reload: crate::reload::Reload) {
         let summary = reload.summary();
+        // Saves close together are one edit to the reader: what changed is told since
+        // the content before the first of them, for every file saved.
+        let previous = self.library.reload.take();
+        let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
+        let merged = previous.filter(|p| p.at.is_some_and(|t| t.elapsed() < MERGE_WINDOW));
+        let mut paths = merged.as_ref().map(|p| p.paths.clone()).unwrap_or_default();
+        paths.extend(reload.paths);
+        paths.sort();
+        paths.dedup();
+        let base = merged
+            .as_ref()
+            .and_then(|p| p.base.clone())
+            .or_else(|| self.library.catalog.clone());
         let mut status = ReloadStatus {
             ok: reload.loaded.catalog.is_some(),
             summary,
-            paths: reload.paths,
+            paths,
+            saves: merged.as_ref().map_or(1, |p| p.saves + 1),
+            generation,
             ..ReloadStatus::default()
         };
         self.library.diagnostics = reload.loaded.diagnostics;
+        status.diagnostics = self
+            .library
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .chain(self.library.diagnostics.iter().filter(|d| !d.is_error()))
+            .cloned()
+            .collect();
         if let Some(new) = reload.loaded.catalog {
             let new = Arc::new(new);
-            if let Some(old) = &self.library.catalog {
+            if let Some(old) = &base {
                 status.changes = crate::reload::diff(old, &new);
             }
             self.library.catalog = Some(Arc::clone(&new));
             self.library.packs = reload.loaded.packs;
-            if let Screen::Sandbox(s) = &mut self.screen
+            let sandbox = match &mut self.screen {
+                Screen::Sandbox(s) => Some(s),
+                _ => self.parked.as_mut(),
+            };
+            if let Some(s) = sandbox
                 && let Err(lost) = s.adopt(Arc::clone(&new))
             {
                 status.lost = lost;
                 status.waiting = Some(new);
             }
         }
+        status.base = base;
         status.latency = reload.seen.elapsed();
+        status.at = Some(std::time::Instant::now());
         self.library.reload = Some(status);
     }
 
@@ -436,6 +484,7 @@ impl App {
         self.take_dropped(ui);
         let settings = self.settings;
         let mut mods_changed = false;
+        let mut park = false;
         let next = match &mut self.screen {
             Screen::Menu => self.menu_frame(ui),
             Screen::NewGame(setup) => match setup.show(ui, &self.library) {
@@ -495,7 +544,10 @@ impl App {
             },
             Screen::Sandbox(sandbox) => match sandbox.show(ui, &mut self.library.reload) {
                 sandbox::SandboxAction::Stay => None,
-                sandbox::SandboxAction::Menu => Some(Screen::Menu),
+                sandbox::SandboxAction::Menu => {
+                    park = !sandbox.is_watching();
+                    Some(Screen::Menu)
+                }
                 sandbox::SandboxAction::Restart(catalog) => {
                     match Sandbox::new(catalog, crate::rules::DeckId(0), menu::fresh_seed()) {
                         Ok(s) => Some(self.sandbox_screen(s)),
@@ -585,7 +637,10 @@ impl App {
             }
         }
         if let Some(screen) = next {
-            self.screen = screen;
+            let old = std::mem::replace(&mut self.screen, screen);
+            if park && let Screen::Sandbox(s) = old {
+                self.parked = Some(s);
+            }
         } else if let Some(e) = self.error.take() {
             // A start that failed says so where it was asked for.
             match &mut self.screen {
@@ -758,6 +813,7 @@ impl App {
             live: live.as_deref(),
             no_profile,
             profile_notes: notes,
+            sandbox_kept: self.parked.as_ref().map(|s| s.sandbox.steps().len()),
         };
         let choice = menu::main_menu(ui, &self.library, &info);
         let catalog = self.library.catalog.clone();
@@ -779,6 +835,9 @@ impl App {
                 Err(_) => None,
             },
             menu::MenuChoice::Sandbox => {
+                if let Some(kept) = self.parked.take() {
+                    return Some(Screen::Sandbox(kept));
+                }
                 let catalog = catalog?;
                 let deck = catalog.decks().first().map(|_| crate::rules::DeckId(0))?;
                 match Sandbox::new(catalog, deck, menu::fresh_seed()) {

@@ -91,6 +91,10 @@ pub struct ModsScreen {
     replace: bool,
     /// What the last action did (ok, text).
     pub status: Option<(bool, String)>,
+    /// Whether the next refresh lists the rows in load order again (after a reorder);
+    /// otherwise rows stay where they are, so a toggle does not move the row under the
+    /// pointer.
+    resort: bool,
 }
 
 /// A pack row being dragged (its id).
@@ -107,6 +111,7 @@ impl ModsScreen {
             path: String::new(),
             replace: false,
             status: None,
+            resort: true,
         };
         s.refresh(packs);
         s
@@ -120,6 +125,11 @@ impl ModsScreen {
         let order = crate::content::load(&packs.options()).packs;
         let rank = |id: &str| order.iter().position(|p| p.id == id).unwrap_or(usize::MAX);
         listed.sort_by_key(|l| (rank(&l.id), l.id.clone()));
+        if !std::mem::take(&mut self.resort) {
+            // Rows keep their places; packs new to the list come after them.
+            let was = |id: &str| self.listed.iter().position(|l| l.id == id);
+            listed.sort_by_key(|l| was(&l.id).unwrap_or(usize::MAX));
+        }
         self.listed = listed;
         self.report =
             crate::packs::conflicts::report(&packs.folders, &Selection::Set(packs.set.clone()));
@@ -159,7 +169,7 @@ impl ModsScreen {
                 ui.label("Install a pack archive or folder:");
                 let field = ui.add(
                     egui::TextEdit::singleline(&mut self.path)
-                        .hint_text("/path/to/pack.zip")
+                        .hint_text("~/Downloads/pack.zip")
                         .desired_width(420.0),
                 );
                 field.widget_info(|| {
@@ -174,7 +184,7 @@ impl ModsScreen {
                     .add_enabled(ready, egui::Button::new("Install"))
                     .clicked()
                 {
-                    action = ModsAction::Install(PathBuf::from(self.path.trim()), self.replace);
+                    action = ModsAction::Install(expand_home(self.path.trim()), self.replace);
                 }
             });
             if let Some((ok, text)) = &self.status {
@@ -188,10 +198,12 @@ impl ModsScreen {
         });
         egui::Panel::right("mods-conflicts")
             .resizable(true)
-            .default_size(380.0)
+            .default_size(460.0)
             .show(ui, |ui| {
                 ui.heading("Conflicts");
-                egui::ScrollArea::vertical()
+                // One line per entry and setter: long lines scroll sideways, not wrap.
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+                egui::ScrollArea::both()
                     .id_salt("conflicts")
                     .show(ui, |ui| conflicts(ui, &self.report));
             });
@@ -210,7 +222,7 @@ impl ModsScreen {
                             up: i > 0 && movable[i - 1],
                             down: movable.get(i + 1).copied().unwrap_or(false),
                         };
-                        if let Some(a) = row(ui, l, i, &ids, near, packs) {
+                        if let Some(a) = row(ui, l, i, &ids, near, packs, &mut self.resort) {
                             action = a;
                         }
                         ui.separator();
@@ -236,6 +248,7 @@ fn row(
     ids: &[String],
     near: Near,
     packs: &mut Packs,
+    resort: &mut bool,
 ) -> Option<ModsAction> {
     let mut action = None;
     let frame = egui::Frame::new().inner_margin(6.0);
@@ -335,6 +348,7 @@ fn row(
                     };
                     if let Some(to) = moved {
                         reorder(packs, ids, &l.id, to);
+                        *resort = true;
                         action = Some(ModsAction::SetChanged);
                     }
                 }
@@ -371,9 +385,26 @@ fn row(
         && dragged.0 != l.id
     {
         reorder(packs, ids, &dragged.0, index);
+        *resort = true;
         action = Some(ModsAction::SetChanged);
     }
     action
+}
+
+/// A typed path with a leading `~` (alone or before a separator) read as the home folder,
+/// as a shell would; anything else, or no known home, as typed.
+fn expand_home(typed: &str) -> PathBuf {
+    let rest = match typed.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with(['/', std::path::MAIN_SEPARATOR]) => {
+            rest.trim_start_matches(['/', std::path::MAIN_SEPARATOR])
+        }
+        _ => return PathBuf::from(typed),
+    };
+    match directories::BaseDirs::new() {
+        Some(dirs) if rest.is_empty() => dirs.home_dir().to_path_buf(),
+        Some(dirs) => dirs.home_dir().join(rest),
+        None => PathBuf::from(typed),
+    }
 }
 
 /// Move `id` to position `to` of the listed order, and keep that as the user's order.
@@ -419,6 +450,29 @@ fn conflicts(ui: &mut Ui, report: &ConflictReport) {
         ui.colored_label(
             theme::DANGER,
             format!("id '{}' found twice: {}", d.id, d.dirs.join(", ")),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand_home;
+
+    #[test]
+    fn a_leading_tilde_is_the_home_folder() {
+        let Some(dirs) = directories::BaseDirs::new() else {
+            return;
+        };
+        let home = dirs.home_dir();
+        assert_eq!(expand_home("~/packs/a.zip"), home.join("packs/a.zip"));
+        assert_eq!(expand_home("~"), home.to_path_buf());
+        assert_eq!(
+            expand_home("~bob/a.zip"),
+            std::path::PathBuf::from("~bob/a.zip")
+        );
+        assert_eq!(
+            expand_home("/tmp/~/a.zip"),
+            std::path::PathBuf::from("/tmp/~/a.zip")
         );
     }
 }

@@ -378,7 +378,8 @@ pub struct SandboxScreen {
     preview: Option<((Move, usize), Result<Preview, String>)>,
     selected_event: Option<(Moment, usize)>,
     message: Option<String>,
-    replay: Option<Replay>,
+    /// The last "Replay with new rules", with the reload it was made after.
+    replay: Option<(u64, Replay)>,
     saving: SaveTo,
     save: Option<SaveForm>,
     /// The saved game being stepped through (its name, and a move refused now).
@@ -483,6 +484,12 @@ impl SandboxScreen {
         self
     }
 
+    /// Whether this screen steps through a saved game (it is not kept on leaving).
+    #[must_use]
+    pub fn is_watching(&self) -> bool {
+        self.watching.is_some()
+    }
+
     /// Where "Save as scenario" writes and checks its files.
     #[must_use]
     pub fn saving_to(mut self, saving: SaveTo) -> SandboxScreen {
@@ -517,7 +524,14 @@ impl SandboxScreen {
         egui::Panel::top("sandbox-bar").show(ui, |ui| {
             ui.add_space(4.0);
             ui.horizontal(|ui| {
-                if ui.button("◀ Menu").clicked() {
+                let back = ui
+                    .button("◀ Menu")
+                    .on_hover_text(if self.watching.is_some() {
+                        "Back to the main menu"
+                    } else {
+                        "Back to the main menu: this game is kept, Sandbox resumes it"
+                    });
+                if back.clicked() {
                     leave = true;
                 }
                 ui.separator();
@@ -604,9 +618,20 @@ impl SandboxScreen {
             .default_size(330.0)
             .show(ui, |ui| self.log(ui));
         if let Some(status) = reload.as_ref() {
+            // A replay made after an earlier reload says nothing about this one.
+            if self
+                .replay
+                .as_ref()
+                .is_some_and(|(g, _)| *g != status.generation)
+            {
+                self.replay = None;
+            }
+            let most = (ui.available_height() * 0.6).max(120.0);
             egui::Panel::bottom("reload")
                 .resizable(true)
-                .default_size(130.0)
+                .default_size(240.0_f32.min(most))
+                .min_size(80.0)
+                .max_size(most)
                 .show(ui, |ui| {
                     if let Some(a) = self.reload_panel(ui, status) {
                         action = a;
@@ -624,84 +649,124 @@ impl SandboxScreen {
         action
     }
 
+    /// The last reload: what it did, its errors (selectable, with a Copy button), what
+    /// changed, and the replay under the new rules. The buttons sit on top, the rest
+    /// scrolls with a visible bar.
     fn reload_panel(&mut self, ui: &mut Ui, status: &super::ReloadStatus) -> Option<SandboxAction> {
         let mut action = None;
-        egui::ScrollArea::vertical().show(ui, |ui| {
-            ui.horizontal(|ui| {
-                let (colour, head) = if !status.ok {
-                    (
-                        theme::DANGER,
-                        "Reload failed — the last good content is still running",
-                    )
-                } else if status.lost.is_empty() {
-                    (Color32::from_rgb(120, 220, 120), "Reloaded")
-                } else {
-                    (
-                        theme::PREVIEW,
-                        "New content loaded, but this game still uses the old",
-                    )
-                };
-                ui.label(RichText::new(head).strong().color(colour));
-                ui.label(format!(
-                    "{} · applied {} ms after the save",
-                    status.summary,
-                    status.latency.as_millis()
-                ));
-            });
-            if !status.paths.is_empty() {
-                let names: Vec<String> = status
-                    .paths
-                    .iter()
-                    .map(|p| theme::short_path(&p.display().to_string()))
-                    .collect();
-                ui.weak(format!("changed: {}", names.join(", ")));
-            }
-            if !status.ok {
-                ui.weak("Fix the file and save: this clears by itself.");
-            }
-            for c in &status.changes {
-                ui.label(RichText::new(c.to_string()).monospace());
-            }
-            if status.ok && status.changes.is_empty() {
-                ui.weak("No entry changed.");
-            }
-            if !status.lost.is_empty() {
-                ui.label(
-                    RichText::new("The new content no longer has what this game uses:")
-                        .color(theme::PREVIEW),
-                );
-                for l in &status.lost {
-                    ui.label(format!("• {l}"));
-                }
-                if let Some(new) = &status.waiting
-                    && ui
-                        .button("Reset the sandbox with the new content")
-                        .clicked()
-                {
-                    action = Some(SandboxAction::Restart(Arc::clone(new)));
-                }
-            }
+        ui.add_space(4.0);
+        ui.horizontal_wrapped(|ui| {
+            let (colour, head) = if !status.ok {
+                (
+                    theme::DANGER,
+                    "Reload failed — the last good content is still running",
+                )
+            } else if status.lost.is_empty() {
+                (theme::GOOD, "Reloaded")
+            } else {
+                (
+                    theme::PREVIEW,
+                    "New content loaded, but this game still uses the old",
+                )
+            };
+            ui.label(RichText::new(head).strong().color(colour));
+            let saves = if status.saves > 1 {
+                format!(" · {} saves, changes since the first", status.saves)
+            } else {
+                String::new()
+            };
+            ui.label(format!(
+                "{} · applied {} ms after the save{saves}",
+                status.summary,
+                status.latency.as_millis()
+            ));
+        });
+        ui.horizontal(|ui| {
             if status.ok && status.lost.is_empty() && !self.sandbox.steps().is_empty() {
-                ui.horizontal(|ui| {
-                    if ui
-                        .button("Replay with new rules")
-                        .on_hover_text(
-                            "Play this sandbox's moves again from the start under the new content",
-                        )
-                        .clicked()
-                    {
-                        self.replay = Some(self.sandbox.replay());
-                    }
-                    if self.replay.is_some() && ui.button("Keep the replayed game").clicked() {
-                        self.sandbox.adopt_replay();
-                        self.replay = None;
-                    }
-                });
+                if ui
+                    .button("Replay with new rules")
+                    .on_hover_text(
+                        "Play this sandbox's moves again from the start under the new content",
+                    )
+                    .clicked()
+                {
+                    self.replay = Some((status.generation, self.sandbox.replay()));
+                }
+                if self.replay.is_some() && ui.button("Keep the replayed game").clicked() {
+                    self.sandbox.adopt_replay();
+                    self.replay = None;
+                }
             }
-            if let Some(r) = &self.replay {
-                replay_report(ui, r);
+            if let Some(new) = &status.waiting
+                && ui
+                    .button("Reset the sandbox with the new content")
+                    .clicked()
+            {
+                action = Some(SandboxAction::Restart(Arc::clone(new)));
+            }
+            if !status.diagnostics.is_empty()
+                && ui
+                    .button("Copy errors")
+                    .on_hover_text("Copy every message of the load, one a line")
+                    .clicked()
+            {
+                let lines: Vec<String> =
+                    status.diagnostics.iter().map(ToString::to_string).collect();
+                ui.ctx().copy_text(lines.join("\n"));
             }
         });
+        ui.separator();
+        // A solid bar, always drawn: the panel's end is easy to miss otherwise.
+        ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
+        egui::ScrollArea::vertical()
+            .id_salt("reload-scroll")
+            .auto_shrink([false, false])
+            .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
+            .show(ui, |ui| {
+                if let Some((_, r)) = &self.replay {
+                    replay_report(ui, r);
+                    ui.separator();
+                }
+                if !status.ok {
+                    ui.weak("Fix the file and save: this clears by itself.");
+                }
+                for d in &status.diagnostics {
+                    let colour = if d.is_error() {
+                        theme::DANGER
+                    } else {
+                        theme::PREVIEW
+                    };
+                    ui.add(
+                        egui::Label::new(RichText::new(d.to_string()).monospace().color(colour))
+                            .selectable(true),
+                    );
+                }
+                if !status.paths.is_empty() {
+                    let names: Vec<String> = status
+                        .paths
+                        .iter()
+                        .map(|p| theme::short_path(&p.display().to_string()))
+                        .collect();
+                    ui.weak(format!("changed: {}", names.join(", ")));
+                }
+                for c in &status.changes {
+                    ui.add(
+                        egui::Label::new(RichText::new(c.to_string()).monospace()).selectable(true),
+                    );
+                }
+                if status.ok && status.changes.is_empty() {
+                    ui.weak("No entry changed.");
+                }
+                if !status.lost.is_empty() {
+                    ui.label(
+                        RichText::new("The new content no longer has what this game uses:")
+                            .color(theme::PREVIEW),
+                    );
+                    for l in &status.lost {
+                        ui.label(format!("• {l}"));
+                    }
+                }
+            });
         action
     }
 
@@ -1018,6 +1083,7 @@ impl SandboxScreen {
                 selected: true,
                 enabled: true,
                 label: format!("picked card {}", catalog.card(card).meta.name),
+                seat: self.seat,
             };
             cards::card(ui, &catalog, card, &look);
         } else {
@@ -1087,9 +1153,15 @@ impl SandboxScreen {
             highlight: if preview.is_some() { &[] } else { &highlight },
             targets: self.card.is_some(),
             every_cell: self.editor.tool != Tool::Play,
+            refused: self.refused_preview(),
         };
+        // The board leaves a line below it for the preview or the refusal.
+        let room = egui::vec2(
+            ui.available_width(),
+            (ui.available_height() - 2.0 * ui.text_style_height(&egui::TextStyle::Body)).max(0.0),
+        );
         let input = ui
-            .with_layout(egui::Layout::top_down(egui::Align::Center), |ui| {
+            .allocate_ui_with_layout(room, egui::Layout::top_down(egui::Align::Center), |ui| {
                 board::show(ui, &catalog, &board_state, &pieces, &overlay)
             })
             .inner;
@@ -1102,6 +1174,8 @@ impl SandboxScreen {
                 theme::seat_name(Seat::Two),
                 d[1]
             ));
+        } else if let Some((_, why)) = self.refused_preview() {
+            ui.colored_label(theme::DANGER, format!("This move will be refused: {why}"));
         }
         if self.editor.tool != Tool::Play {
             self.preview = None;
@@ -1145,6 +1219,14 @@ impl SandboxScreen {
                 }
                 Err(e) => self.message = Some(format!("refused: {e}")),
             }
+        }
+    }
+
+    /// The hovered move when the engine refuses it, and why.
+    fn refused_preview(&self) -> Option<(Cell, &str)> {
+        match &self.preview {
+            Some(((mv, _), Err(why))) if self.card.is_some() => Some((mv.cell, why.as_str())),
+            _ => None,
         }
     }
 

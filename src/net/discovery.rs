@@ -230,7 +230,35 @@ pub fn discover(targets: &[SocketAddr], wait: Duration) -> std::io::Result<Vec<F
             found.push(Found { addr, announce });
         }
     }
-    Ok(found)
+    Ok(one_per_host(found, is_this_machine))
+}
+
+/// Whether `ip` is one of this machine's addresses (a socket can be bound to it).
+fn is_this_machine(ip: std::net::IpAddr) -> bool {
+    ip.is_loopback() || UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
+}
+
+/// One entry per host: a host on this machine answers both the probe to 127.0.0.1 and
+/// the broadcast (from its network address). Answers from this machine's addresses with
+/// the same game port are one host (one port, one listener); the network address is
+/// kept, since the other players can join it too.
+#[must_use]
+pub fn one_per_host(found: Vec<Found>, local: impl Fn(std::net::IpAddr) -> bool) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::with_capacity(found.len());
+    for f in found {
+        let same = out
+            .iter_mut()
+            .find(|o| o.addr.port() == f.addr.port() && local(o.addr.ip()) && local(f.addr.ip()));
+        match same {
+            Some(o) => {
+                if o.addr.ip().is_loopback() && !f.addr.ip().is_loopback() {
+                    *o = f;
+                }
+            }
+            None => out.push(f),
+        }
+    }
+    out
 }
 
 /// Where a joiner probes by default: the local broadcast address and this machine.
@@ -240,4 +268,55 @@ pub fn default_targets(port: u16) -> Vec<SocketAddr> {
         SocketAddr::from((Ipv4Addr::BROADCAST, port)),
         SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(addr: &str, name: &str) -> Found {
+        Found {
+            addr: addr.parse().unwrap_or_else(|e| panic!("{e}")),
+            announce: Announce {
+                name: name.into(),
+                port: 47_320,
+                packs: Vec::new(),
+                seats_free: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn a_host_on_this_machine_is_listed_once_by_its_network_address() {
+        let local = |ip: std::net::IpAddr| {
+            ip.is_loopback() || ip == "192.168.1.20".parse::<std::net::IpAddr>().unwrap_or(ip)
+        };
+        let list = one_per_host(
+            vec![
+                found("127.0.0.1:47320", "ann on desk"),
+                found("192.168.1.20:47320", "ann on desk"),
+                found("192.168.1.30:47320", "bob on laptop"),
+                found("192.168.1.20:47321", "ann's second game"),
+            ],
+            local,
+        );
+        let addrs: Vec<String> = list.iter().map(|f| f.addr.to_string()).collect();
+        assert_eq!(
+            addrs,
+            [
+                "192.168.1.20:47320",
+                "192.168.1.30:47320",
+                "192.168.1.20:47321"
+            ]
+        );
+        // Another machine's host on the same port is another host.
+        let two = one_per_host(
+            vec![
+                found("192.168.1.30:47320", "a"),
+                found("192.168.1.31:47320", "b"),
+            ],
+            local,
+        );
+        assert_eq!(two.len(), 2);
+    }
 }

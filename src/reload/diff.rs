@@ -59,7 +59,12 @@ impl std::fmt::Display for Change {
 
 type Fields = Vec<(&'static str, String)>;
 
-fn area(a: &Area) -> String {
+/// An area by the id it was named with (`base:ring`), or by its offsets when it was
+/// written out in place. A change to a named area's offsets shows on the area itself.
+fn area(c: &Catalog, a: &Area) -> String {
+    if let Some(def) = a.id.and_then(|id| c.areas().get(id.index())) {
+        return def.meta.key();
+    }
     let offsets: Vec<String> = a.offsets.iter().map(ToString::to_string).collect();
     format!("[{}]", offsets.join(" "))
 }
@@ -110,7 +115,14 @@ fn effect(c: &Catalog, e: &Effect) -> String {
 fn token_fields(c: &Catalog, t: &TokenTypeDef) -> Fields {
     let aura = t.aura.as_ref().map_or_else(
         || "none".to_string(),
-        |a| format!("{:+} to {:?} in {}", a.income, a.to, area(&a.area)).to_lowercase(),
+        |a| {
+            format!(
+                "{:+} to {} in {}",
+                a.income,
+                format!("{:?}", a.to).to_lowercase(),
+                area(c, &a.area)
+            )
+        },
     );
     let turret = t.between_turns.as_ref().map_or_else(
         || "none".to_string(),
@@ -198,7 +210,7 @@ fn cards(c: &Catalog) -> Vec<(String, Fields)> {
                     ("value", d.value.to_string()),
                     ("token", kind_key(c, d.token)),
                     ("ability", ability),
-                    ("area", area(&d.area)),
+                    ("area", area(c, &d.area)),
                 ],
             )
         })
@@ -337,6 +349,40 @@ mod tests {
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert_eq!(changes[0].to_string(), "card base:weaken_row: value 3 → 5");
         assert!(diff(&old, &old).is_empty());
+        let fewer = old.clone().edited(|p| {
+            p.decks.pop();
+        });
+        let gone = diff(&old, &fewer);
+        assert!(matches!(gone[0].kind, ChangeKind::Removed), "{gone:?}");
+    }
+
+    #[test]
+    fn areas_are_named_by_id_not_by_offsets() {
+        let old = base();
+        let ring = old.area_named("ring").unwrap_or_else(|e| panic!("{e}"));
+        let new = old.clone().edited(|p| {
+            p.cards[0].area =
+                crate::rules::Area::new(Some(ring), p.areas[ring.index()].offsets.clone());
+        });
+        let changes = diff(&old, &new);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(
+            changes[0].to_string(),
+            "card base:weaken_row: area base:row → base:ring"
+        );
+        let inline = old.clone().edited(|p| {
+            p.cards[0].area = crate::rules::Area::new(None, vec![crate::rules::Offset::new(0, 1)]);
+        });
+        let changes = diff(&old, &inline);
+        assert_eq!(
+            changes[0].to_string(),
+            "card base:weaken_row: area base:row → [[0, 1]]"
+        );
+    }
+
+    #[test]
+    fn a_removed_deck_is_reported() {
+        let old = base();
         let fewer = old.clone().edited(|p| {
             p.decks.pop();
         });

@@ -49,7 +49,7 @@ pub fn run_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_
     }
 }
 
-fn cell_label(h: &Harness<'_, App>, cell: Cell) -> String {
+pub fn cell_label(h: &Harness<'_, App>, cell: Cell) -> String {
     let prefix = format!("cell {cell}:");
     h.get_by_label_contains(&prefix)
         .accesskit_node()
@@ -64,13 +64,13 @@ fn start_hotseat(h: &mut Harness<'_, App>) {
     h.run();
 }
 
-fn open_sandbox(h: &mut Harness<'_, App>) {
+pub fn open_sandbox(h: &mut Harness<'_, App>) {
     h.get_by_label("Sandbox").click();
     h.run();
     assert!(h.state().sandbox().is_some(), "the sandbox opens");
 }
 
-fn pick_card(h: &mut Harness<'_, App>, search: &str, name: &str) {
+pub fn pick_card(h: &mut Harness<'_, App>, search: &str, name: &str) {
     h.get_by_label("Search cards").click();
     h.run();
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);

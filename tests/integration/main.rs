@@ -20,6 +20,9 @@
 //! - `client`: the desktop client driven through its accessibility labels.
 //! - `decks`: the deck editor (drag and drop, click-to-place, refusals), saved and random
 //!   decks in games, settings kept in the profile.
+//! - `newcomer`: the client's dead ends a new user hit: a sandbox kept across the menu,
+//!   reload errors and replays shown in the sandbox, refused moves said on hover, steady
+//!   Mods rows, LAN hosts listed once.
 //! - `reload`: live reload of packs, and the sandbox keeping its game across one.
 //! - `profile`: saved decks and settings: fixture formats, migration, set-aside files,
 //!   atomic saves (a saving process killed half-way leaves one whole deck).
@@ -48,6 +51,8 @@ mod hostile_packs;
 mod lan;
 mod lan_host;
 mod layers;
+#[cfg(feature = "client")]
+mod newcomer;
 mod pack_life;
 mod packs;
 mod profile;
