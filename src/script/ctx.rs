@@ -176,9 +176,9 @@ fn outside() -> mlua::Error {
 /// call is always the script (the sandbox's own Lua functions never call `ctx`); only a
 /// call through `pcall` (a C frame) needs the slower walk.
 fn caller_line(lua: &Lua) -> u32 {
-    if let Some(state) = super::fast::calling() {
+    if let Some(state) = super::place::calling() {
         // SAFETY: a fast entry under way set this: the thread calling it, alive.
-        return unsafe { super::fast::caller_line(state) };
+        return unsafe { super::place::raw_caller_line(state) };
     }
     lua.inspect_stack(1, |d| d.current_line())
         .flatten()
@@ -426,7 +426,8 @@ pub(super) fn make(
     budget: &Rc<super::sandbox::Budget>,
 ) -> mlua::Result<Table> {
     // The functions live in a table scripts only read through ctx's metatable, so no
-    // script can replace them; the per-call fields are set on ctx itself each call.
+    // script can replace them; the per-call fields are read from the slot through that
+    // table's own metatable (`fast::install`).
     let methods = lua.create_table()?;
     let ctx = lua.create_table()?;
     let meta = lua.create_table()?;
@@ -583,7 +584,6 @@ pub(super) fn make(
         add_score(lua, s, n, amount)
     });
     func!("random", |lua, s, (Int(n),): (Int,)| random(lua, s, n));
-    super::fast::install(lua, &methods, slot, budget)?;
     func!("log", |lua, s, (text,): (Value,)| {
         let text = match text {
             Value::String(t) => t,

@@ -421,9 +421,9 @@ impl ScriptHost {
             }
             // The hook's own ctx calls find their own lines, not those of a ctx call
             // this hook runs inside.
-            let outer = fast::suspend_calling();
+            let outer = place::suspend_calling();
             let result = setup(state).and_then(|args| function.call::<R>(args));
-            fast::restore_calling(outer);
+            place::restore_calling(outer);
             result
         });
         state.depth.set(state.depth.get() - 1);
@@ -557,7 +557,12 @@ impl PackState {
         let budget = Rc::clone(budget);
         let (lua, freeze) = sandbox::new_state(&budget, memory)?;
         let slot = Rc::new(ctx::Slot::default());
-        let ctx = ctx::CtxTable::new(&lua, ctx::make(&lua, &slot, &budget)?)?;
+        let table = ctx::make(&lua, &slot, &budget)?;
+        // The functions scripts call most get fast entries (their general twins stay).
+        if let Some(meta) = table.metatable() {
+            fast::install(&lua, &meta.raw_get("__index")?, &slot, &budget)?;
+        }
+        let ctx = ctx::CtxTable::new(&lua, table)?;
         lua.set_app_data(Rc::clone(&slot));
         Ok(PackState {
             lua,
