@@ -11,6 +11,7 @@ mod api;
 mod balance;
 mod lan;
 mod list;
+mod new_pack;
 mod pack;
 mod replay;
 

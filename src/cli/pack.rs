@@ -15,6 +15,16 @@ use crate::profile::Access;
 /// `tokensmith pack ...`.
 #[derive(Debug, Subcommand)]
 pub enum PackCommand {
+    /// Make a new pack in the folder of mods (`--mods`): a token type, a card, a deck and a
+    /// scenario beside it, all valid at once; with `--scripted`, also a scripted ability
+    /// and token type, and editor definitions for the scripts. Never overwrites.
+    New {
+        /// The pack's id (lowercase letters, digits and `_`).
+        id: String,
+        /// Add a scripted ability and a scripted token type.
+        #[arg(long)]
+        scripted: bool,
+    },
     /// Validate the pack in DIR and write it as one reproducible `.zip` (refused when the
     /// pack has errors). Prints the archive's path and the pack's content hash.
     Build {
@@ -104,6 +114,10 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
     let folders = pack_folders(cli);
     let mut out = std::io::stdout().lock();
     match command {
+        PackCommand::New { id, scripted } => {
+            super::new_pack::run(&cli.mods, id, *scripted, &mut out)?;
+            Ok(ExitCode::SUCCESS)
+        }
         PackCommand::Build { dir, out: file } => build(cli, dir, file.as_deref(), &mut out),
         PackCommand::Install { source, replace } => {
             let store = Store::new(&profile(cli)?);

@@ -557,3 +557,64 @@ fn balance_with_a_control_uses_the_decks_where_the_swap_is_legal() {
         "{err}"
     );
 }
+
+/// `pack new` makes a pack that validates with no warning and a scenario that passes, plain
+/// and scripted; it never overwrites, and refuses an id that cannot be one.
+#[test]
+fn pack_new_makes_a_pack_that_validates_and_a_scenario_that_passes() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mods = dir.path().join("mods");
+    std::fs::create_dir_all(&mods).expect("mods");
+    let m = mods.to_string_lossy().into_owned();
+    let run = |args: &[&str]| {
+        support::tokensmith(["--mods", m.as_str()].iter().chain(args))
+            .output()
+            .expect("the binary runs")
+    };
+    for (id, extra) in [("first", None), ("scripted_one", Some("--scripted"))] {
+        let mut args = vec!["pack", "new", id];
+        args.extend(extra);
+        let out = run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(mods.join(id).join("pack.yaml").is_file());
+    }
+    assert!(mods.join("scripted_one/scripts/spark.lua").is_file());
+    assert!(mods.join("scripted_one/.luarc.json").is_file());
+    assert!(
+        mods.join("scripted_one/.definitions/tokensmith.lua")
+            .is_file()
+    );
+    let out = run(&["validate"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("0 errors, 0 warnings"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for id in ["first", "scripted_one"] {
+        let scenario = mods.join(format!("{id}.scenario.yaml"));
+        let out = run(&["scenario", &scenario.to_string_lossy()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed, 0 failed"),
+            "{text}"
+        );
+    }
+    // Never over an existing pack: refused, the pack as it was.
+    let before = std::fs::read_to_string(mods.join("first/content.yaml")).expect("read");
+    let out = run(&["pack", "new", "first", "--scripted"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exists already"));
+    assert_eq!(
+        std::fs::read_to_string(mods.join("first/content.yaml")).expect("read"),
+        before
+    );
+    assert!(!mods.join("first/scripts").exists());
+    let out = run(&["pack", "new", "My Pack"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be a pack id"));
+}
