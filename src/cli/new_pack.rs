@@ -7,6 +7,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 
+/// The last two stacks of every deck the new pack and its scenario use: base's cards,
+/// as in base's starter deck.
+const BASE_STACKS: [&str; 2] = [
+    "[flip_cross, weaken_cross, gift]",
+    "[push_cross, weaken_ring]",
+];
+
 /// The files of a new pack `id` (paths relative to the folder of packs), and its
 /// scenario's path.
 fn files(id: &str, scripted: bool, schemas: &str) -> (Vec<(PathBuf, String)>, PathBuf) {
@@ -95,8 +102,10 @@ fn files(id: &str, scripted: bool, schemas: &str) -> (Vec<(PathBuf, String)>, Pa
          \x20   stacks:\n\
          \x20     - {first}\n\
          \x20     - {second}\n\
-         \x20     - [flip_cross, weaken_cross, gift]\n\
-         \x20     - [push_cross, weaken_ring]\n"
+         \x20     - {third}\n\
+         \x20     - {fourth}\n",
+        third = BASE_STACKS[0],
+        fourth = BASE_STACKS[1],
     ));
     out.push((pack.join("content.yaml"), content));
     if scripted {
@@ -146,6 +155,7 @@ fn files(id: &str, scripted: bool, schemas: &str) -> (Vec<(PathBuf, String)>, Pa
 
 /// The scenario beside the pack (outside it: every YAML file in a pack is content).
 fn scenario_text(id: &str, scripted: bool, schemas: &str) -> String {
+    let [third, fourth] = BASE_STACKS;
     let head = format!(
         "# yaml-language-server: $schema={schemas}/scenario.schema.json\n\
          # Run with `tokensmith scenario` on this file (docs/scenarios.md).\n"
@@ -160,8 +170,8 @@ fn scenario_text(id: &str, scripted: bool, schemas: &str) -> String {
              \x20 - {{ at: [3, 2], seat: 2, value: 2 }}   # right of the spark: hit\n\
              \x20 - {{ at: [2, 1], seat: 1, value: 1 }}   # above it, but friendly: spared\n\
              decks:\n\
-             \x20 1: [[spark, lantern], [glow, booster], [flip_cross, weaken_cross, gift], [push_cross, weaken_ring]]\n\
-             \x20 2: [[glow, lantern], [spawn_row, booster], [flip_cross, weaken_cross, gift], [push_cross, weaken_ring]]\n\
+             \x20 1: [[spark, lantern], [glow, booster], {third}, {fourth}]\n\
+             \x20 2: [[glow, lantern], [spawn_row, booster], {third}, {fourth}]\n\
              moves:\n\
              \x20 - {{ seat: 1, card: spark, at: [2, 2] }}\n\
              \x20 - {{ seat: 2, card: glow, at: [5, 5] }}\n\
@@ -183,7 +193,7 @@ fn scenario_text(id: &str, scripted: bool, schemas: &str) -> String {
              \x20 - {{ at: [1, 2], seat: 1, value: 1 }}   # left of the lantern: +1\n\
              \x20 - {{ at: [3, 2], seat: 2, value: 1 }}   # right, but an enemy: nothing\n\
              decks:\n\
-             \x20 1: [[lantern, push_row], [spawn_row, booster], [flip_cross, weaken_cross, gift], [push_cross, weaken_ring]]\n\
+             \x20 1: [[lantern, push_row], [spawn_row, booster], {third}, {fourth}]\n\
              moves:\n\
              \x20 - {{ seat: 1, card: lantern, at: [2, 2] }}\n\
              expect:\n\
