@@ -58,6 +58,8 @@ pub struct Run {
     pub events: Vec<Event>,
     /// The content it was played with (to describe the events).
     pub catalog: Catalog,
+    /// The game as the moves left it (before a refused last move).
+    pub state: GameState,
     /// The `expect:` block the game ended with, to paste over the file's after an
     /// intended rules change; only from [`run_file_actual`] (it plays the income hooks
     /// again, which an ordinary run need not pay for).
@@ -254,6 +256,7 @@ fn run_doc(
         outcome,
         events,
         catalog,
+        state,
         actual,
     })
 }

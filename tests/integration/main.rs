@@ -8,6 +8,7 @@
 //! - `packs`: every shipped pack loads with zero diagnostics.
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
 //! - `docs`: every command line the README and docs show is one the binary accepts.
+//! - `lua_docs`: every Lua example in docs/lua.md runs and does what the page says.
 //! - `lan_host`: the LAN host attacked for exhaustion and concurrency (abandoned games,
 //!   connection slots, allocation, `--games`, a failing game, discovery floods, the AI's
 //!   deck), each attack followed by an honest game.
@@ -51,6 +52,7 @@ mod hostile_packs;
 mod lan;
 mod lan_host;
 mod layers;
+mod lua_docs;
 #[cfg(feature = "client")]
 mod newcomer;
 mod pack_life;
