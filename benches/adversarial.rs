@@ -1,8 +1,8 @@
 //! The adversarial suite (`tests/adversarial/scenarios`) against the clock and memory: the
 //! worst time of an attack (each scenario end to end: packs loaded, the attacking move
 //! played and refused), peak memory over the whole suite against the process at rest, and
-//! the move's clock limit (`rules.limits.wall_ms`) against how long the concatenation
-//! attack, which only the clock stops, really runs under several settings.
+//! the move's clock limit (`rules.limits.wall_ms`) against how long the attacks only the
+//! clock stops (`..`, `<` and `==` of long strings) really run under several settings.
 //!
 //! Run with `cargo bench --bench adversarial` (release). Prints a table; no assertion.
 
@@ -89,35 +89,44 @@ fn bench() {
         memory("VmHWM:") - idle
     );
 
-    // The clock limit against the attack only it stops.
-    let attack = dir.join("concat_operator_loop.yaml");
-    let text = std::fs::read_to_string(&attack).unwrap_or_default();
+    // The clock limit against the attacks only it stops: work hidden in single
+    // instructions (`..` and `<` of long strings), between two charge points.
     let tmp = tempfile::tempdir().ok();
-    println!("rules.limits.wall_ms   concat loop refused after (median of 3)   ratio");
-    for ms in [50u32, 200, 1000, 3000] {
-        let Some(tmp) = &tmp else { break };
-        let patched = text
-            .replace(
-                "rules: { opening_token: null }",
-                &format!(
-                    "rules: {{ opening_token: null, limits: {{ wall_ms: {ms}, instructions: 200000000 }} }}"
-                ),
-            )
-            .replace("pack_dirs: [../packs]", &format!(
-                "pack_dirs: [{}]",
-                root().join("tests/adversarial/packs").display()
-            ));
-        let file = tmp.path().join(format!("wall_{ms}.yaml"));
-        if std::fs::write(&file, patched).is_err() {
-            break;
+    println!("rules.limits.wall_ms   attack                  refused after (median of 3)   ratio");
+    for attack in [
+        "concat_operator_loop",
+        "less_long_strings",
+        "equal_long_strings",
+    ] {
+        let text = std::fs::read_to_string(dir.join(format!("{attack}.yaml"))).unwrap_or_default();
+        for ms in [50u32, 200, 1000, 3000] {
+            let Some(tmp) = &tmp else { break };
+            let patched = text
+                .replace(
+                    "rules: { opening_token: null }",
+                    &format!(
+                        "rules: {{ opening_token: null, limits: {{ wall_ms: {ms}, instructions: 200000000 }} }}"
+                    ),
+                )
+                .replace(
+                    "pack_dirs: [../packs]",
+                    &format!(
+                        "pack_dirs: [{}]",
+                        root().join("tests/adversarial/packs").display()
+                    ),
+                );
+            let file = tmp.path().join(format!("{attack}_{ms}.yaml"));
+            if std::fs::write(&file, patched).is_err() {
+                break;
+            }
+            let times: Vec<Duration> = (0..3).map(|_| run(&file, &paths).0).collect();
+            let med = median(times);
+            println!(
+                "  {ms:>6}               {attack:<22}  {:>9.1} ms                  {:.2}×",
+                med.as_secs_f64() * 1e3,
+                med.as_secs_f64() * 1e3 / f64::from(ms)
+            );
         }
-        let times: Vec<Duration> = (0..3).map(|_| run(&file, &paths).0).collect();
-        let med = median(times);
-        println!(
-            "  {ms:>6}               {:>9.1} ms                                {:.2}×",
-            med.as_secs_f64() * 1e3,
-            med.as_secs_f64() * 1e3 / f64::from(ms)
-        );
     }
     loads();
 }

@@ -833,6 +833,11 @@ impl CtxTable {
         Ok(CtxTable { table, main })
     }
 
+    /// The state's main thread, on which its hooks run.
+    pub fn main(&self) -> *mut mlua::ffi::lua_State {
+        self.main
+    }
+
     /// Set the per-call fields (kept in `slot`, read through ctx's metatable: nothing is
     /// written into Lua); with `restart`, also restart the state's instruction countdown
     /// (see [`super::sandbox::restart_countdown`]). False when a restart was asked for but

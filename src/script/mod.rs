@@ -19,6 +19,7 @@ pub mod memory;
 mod pattern;
 mod place;
 mod sandbox;
+mod watchdog;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -422,7 +423,9 @@ impl ScriptHost {
             // The hook's own ctx calls find their own lines, not those of a ctx call
             // this hook runs inside.
             let outer = place::suspend_calling();
+            let running = watchdog::enter(state.ctx.main());
             let result = setup(state).and_then(|args| function.call::<R>(args));
+            watchdog::leave(running);
             place::restore_calling(outer);
             result
         });
@@ -621,7 +624,10 @@ impl PackState {
                     )));
                 }
             };
-            let v = chunk.call::<Value>(())?;
+            let running = watchdog::enter(self.ctx.main());
+            let v = chunk.call::<Value>(());
+            watchdog::leave(running);
+            let v = v?;
             if let Some(o) = self.budget.exceeded() {
                 return Err(mlua::Error::RuntimeError(o.describe()));
             }

@@ -204,15 +204,19 @@ impl Budget {
             ms: wall.as_millis(),
             spent: false,
         }));
+        self.publish();
         true
     }
 
     /// The decision is over: the instructions it spent and whether its meter ran out.
     pub fn end_decision(&self) -> (u64, bool) {
         self.deciding.set(false);
-        self.decision
+        let spent = self
+            .decision
             .take()
-            .map_or((0, false), |d| (d.used, d.spent))
+            .map_or((0, false), |d| (d.used, d.spent));
+        self.publish();
+        spent
     }
 
     /// Whether the decision under way has spent its meter.
@@ -247,6 +251,7 @@ impl Budget {
             self.started.set(None);
         }
         self.in_move.set(true);
+        self.publish();
     }
 
     /// A pack's scripts start loading: one fresh count and clock under `limits` for all
@@ -255,6 +260,7 @@ impl Budget {
         self.fresh();
         self.started.set(Some(Instant::now()));
         self.load.set(Some(limits));
+        self.publish();
     }
 
     /// The pack's scripts are loaded.
@@ -262,6 +268,7 @@ impl Budget {
         self.load.set(None);
         self.fresh();
         self.started.set(None);
+        self.publish();
     }
 
     /// The limit loading is past already, if any: checked before each script is
@@ -293,6 +300,7 @@ impl Budget {
     /// The move is over.
     pub fn end_move(&self) {
         self.in_move.set(false);
+        self.publish();
     }
 
     /// Whether the next call starts an episode of its own (no move, no call under way).
@@ -329,7 +337,59 @@ impl Budget {
     pub fn leave(&self) {
         // The outer call's cap may be nearer than the inner one's.
         self.quiet_until.set(0);
-        self.frames.borrow_mut().pop();
+        let outermost = {
+            let mut frames = self.frames.borrow_mut();
+            frames.pop();
+            frames.is_empty()
+        };
+        if outermost && !self.in_move.get() && self.load.get().is_none() {
+            // A call outside a move is over: its clock no longer runs.
+            self.publish();
+        }
+    }
+
+    /// Whether a clock has run out (the move's, the decision's, loading's), read now;
+    /// an overrun found is kept like any other.
+    pub fn overdue(&self) -> Option<Overrun> {
+        if let Some(o) = self.exceeded.get() {
+            return Some(o);
+        }
+        let now = Instant::now();
+        let late = if let Some(l) = self.load.get() {
+            self.load_late(l)
+        } else if let Some(o) = self.decision_check(Some(now)) {
+            Some(o)
+        } else {
+            self.started
+                .get()
+                .filter(|t| now.duration_since(*t) > self.wall)
+                .map(|_| Overrun::Late {
+                    ms: self.wall.as_millis(),
+                })
+        };
+        if late.is_some() {
+            self.exceeded.set(late);
+        }
+        late
+    }
+
+    /// Tell the watchdog when this thread's scripts must stop: the earliest of the
+    /// clocks running now (loading's; else the move's or the call's, once started, and
+    /// the decision's).
+    fn publish(&self) {
+        let deadline = if self.load.get().is_some() {
+            self.load_deadline()
+        } else {
+            let call = (self.in_move.get() || !self.frames.borrow().is_empty())
+                .then(|| self.started.get().map(|t| t + self.wall))
+                .flatten();
+            let decision = self.decision.get().filter(|d| !d.spent).map(|d| d.deadline);
+            match (call, decision) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        };
+        super::watchdog::publish(deadline);
     }
 
     /// Whether any limit was passed in this step.
@@ -438,6 +498,7 @@ impl Budget {
                 let now = Instant::now();
                 self.started.set(Some(now));
                 self.clock_at.set(used);
+                self.publish();
                 self.decision_check(Some(now))
             }
             // Reading the clock costs more than a short `ctx` call: look again only once
@@ -607,7 +668,7 @@ pub(super) fn install_hook(lua: &Lua, budget: &Rc<Budget>) -> mlua::Result<()> {
     let counter = Rc::clone(budget);
     lua.set_hook(
         HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-        move |_, debug| match counter.charge(f64::from(HOOK_EVERY)) {
+        move |_, debug| match charge_tick(&counter) {
             Ok(()) => Ok(VmState::Continue),
             Err(o) => {
                 let place = debug
@@ -624,6 +685,26 @@ pub(super) fn install_hook(lua: &Lua, budget: &Rc<Budget>) -> mlua::Result<()> {
         },
     )?;
     Ok(())
+}
+
+/// The instruction hook's charge: [`HOOK_EVERY`] instructions, or, when the watchdog
+/// made the hook fire early because the thread is past its deadline, a look at the clock
+/// (and the countdown set back to its interval).
+fn charge_tick(budget: &Budget) -> Result<(), Overrun> {
+    match super::watchdog::take_forced() {
+        None => budget.charge(f64::from(HOOK_EVERY)),
+        Some(state) => {
+            // SAFETY: the watchdog's handler set this state's hook, whose code runs on
+            // this thread now (this is its hook); this sets the countdown back.
+            unsafe {
+                let hook = mlua::ffi::lua_gethook(state);
+                let mask = mlua::ffi::lua_gethookmask(state);
+                #[allow(clippy::cast_possible_wrap)]
+                mlua::ffi::lua_sethook(state, hook, mask, HOOK_EVERY as i32);
+            }
+            budget.overdue().map_or(Ok(()), Err)
+        }
+    }
 }
 
 /// The prelude's functions the host calls on a state.

@@ -142,6 +142,19 @@ PLAYED = {
         '  end,\n}\n'),
 }
 
+# Attacks on long strings, from a pack at the largest memory and per-call budget a pack
+# may ask for: single instructions (`==`, `<`, `..`) whose work grows with strings of tens
+# of megabytes, run in a loop between two looks at the clock. Only the move's clock stops
+# them; they must stop near it.
+BIG_TEXT = [
+    ("equal_long_strings", "== of two equal 16 MB strings in an endless loop (a comparison every other instruction)",
+     'local a, b = string.rep("x", 16000000), string.rep("x", 16000000) while true do ' + 'if a == b then end ' * 8 + 'end'),
+    ("less_long_strings", "< of two equal 16 MB strings in an endless loop (a collation every other instruction)",
+     'local a, b = string.rep("x", 16000000), string.rep("x", 16000000) while true do ' + 'if a < b then end ' * 8 + 'end'),
+    ("concat_long_halves", "`..` of a 16 MB string with itself in an endless loop (a 32 MB copy per instruction)",
+     'local a = string.rep("x", 16000000) while true do local _ = a .. a end'),
+]
+
 DECK_REST = "[weaken_column, weaken_cross], [weaken_diag_down, weaken_diag_up], [weaken_corners, weaken_ring]"
 
 
@@ -196,6 +209,29 @@ def hostile():
     write(os.path.join(root, "content.yaml"), lines)
 
 
+def bigtext():
+    root = os.path.join(HERE, "packs", "bigtext")
+    shutil.rmtree(root, ignore_errors=True)
+    write(os.path.join(root, "pack.yaml"),
+          "# yaml-language-server: $schema=../../../../schemas/pack.schema.json\n"
+          "# Written by tests/adversarial/generate.py: change it there.\n"
+          "id: bigtext\nname: Big Text\nversion: 1.0.0\nauthors: [Tokensmith]\n"
+          "description: Test-only scripts whose single instructions work on strings of tens of megabytes; the move's clock must stop each near its limit.\n"
+          "requires:\n  - { id: base, version: \"^1\" }\n"
+          "scripts: { instructions: 50000000, memory_kb: 65536 }\n")
+    content = ["# yaml-language-server: $schema=../../../../schemas/content.schema.json",
+               "# Written by tests/adversarial/generate.py: change it there.", "abilities:"]
+    for aid, what, _ in BIG_TEXT:
+        content.append(f"  - {{ id: {aid}, name: {aid}, description: \"{what}\", script: scripts/{aid}.lua }}")
+    content.append("cards:")
+    for aid, _, _ in BIG_TEXT:
+        content.append(f"  - {{ id: {aid}, value: 1, ability: {aid} }}")
+    write(os.path.join(root, "content.yaml"), "\n".join(content) + "\n")
+    for aid, what, body in BIG_TEXT:
+        write(os.path.join(root, "scripts", aid + ".lua"),
+              f"-- Attack: {what}.\nreturn {{\n  on_place = function(ctx)\n    {body}\n  end,\n}}\n")
+
+
 def scenarios():
     root = os.path.join(HERE, "scenarios")
     shutil.rmtree(root, ignore_errors=True)
@@ -209,6 +245,15 @@ def scenarios():
               f"decks:\n  1: [[{aid}, weaken_row], {DECK_REST}]\n"
               f"moves:\n  - {{ seat: 1, card: {aid}, at: [2, 2] }}\n"
               f"expect:\n  error: \"{expected}\"\n  scores: {{ 1: 0, 2: 0 }}\n  next: 1\n")
+    for aid, what, _ in BIG_TEXT:
+        write(os.path.join(root, aid + ".yaml"),
+              "# yaml-language-server: $schema=../../../schemas/scenario.schema.json\n"
+              "# Written by tests/adversarial/generate.py: change it there.\n"
+              f"name: \"refused cleanly: {what}\"\n"
+              "packs: [bigtext]\npack_dirs: [../packs]\nrules: { opening_token: null }\n"
+              f"decks:\n  1: [[{aid}, weaken_row], {DECK_REST}]\n"
+              f"moves:\n  - {{ seat: 1, card: {aid}, at: [2, 2] }}\n"
+              "expect:\n  error: \"ran for more than 1000 ms (rules.limits.wall_ms)\"\n  scores: { 1: 0, 2: 0 }\n  next: 1\n")
     # Hooks nested through many packs, each level deep in Lua's own C calls: stopped at
     # the rules' depth, never by the native stack.
     for name, depth, expected, what in [
@@ -300,6 +345,7 @@ def toplevel():
 
 
 hostile()
+bigtext()
 chain()
 scenarios()
 toplevel()

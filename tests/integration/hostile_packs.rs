@@ -29,6 +29,20 @@ fn tokensmith(args: &[&str], envs: &[(&str, &str)]) -> Output {
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }
 
+/// `pack install SOURCE` into the profile `profile`, with `envs` set.
+fn install(profile: &str, source: &Path, envs: &[(&str, &str)]) -> Output {
+    tokensmith(
+        &[
+            "--profile",
+            profile,
+            "pack",
+            "install",
+            &source.to_string_lossy(),
+        ],
+        envs,
+    )
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -615,16 +629,7 @@ fn profile_folders_that_are_links_are_refused_and_nothing_outside_changes() {
 
     // packs/ as a link: install refused, naming the path.
     link(&outside, &profile.join("packs"));
-    let out = tokensmith(
-        &[
-            "--profile",
-            &p,
-            "pack",
-            "install",
-            &source.to_string_lossy(),
-        ],
-        &[],
-    );
+    let out = install(&p, &source, &[]);
     let t = text(&out);
     assert!(!out.status.success(), "{t}");
     assert!(
@@ -644,16 +649,7 @@ fn profile_folders_that_are_links_are_refused_and_nothing_outside_changes() {
     std::fs::remove_file(profile.join("decks")).unwrap_or_else(|e| panic!("{e}"));
 
     // packs-removed/ as a link: remove refused, the pack stays installed.
-    let out = tokensmith(
-        &[
-            "--profile",
-            &p,
-            "pack",
-            "install",
-            &source.to_string_lossy(),
-        ],
-        &[],
-    );
+    let out = install(&p, &source, &[]);
     assert!(out.status.success(), "{}", text(&out));
     link(&outside, &profile.join("packs-removed"));
     let out = tokensmith(&["--profile", &p, "pack", "remove", "tiny"], &[]);
@@ -677,16 +673,7 @@ fn a_command_waits_a_bounded_time_for_a_profile_in_use_and_says_so() {
     let source = pack_folder(dir.path(), "tiny", "1.0.0", 2);
     let held = ProfileLock::acquire(&profile, Access::Write).unwrap_or_else(|e| panic!("{e}"));
     let started = Instant::now();
-    let out = tokensmith(
-        &[
-            "--profile",
-            &p,
-            "pack",
-            "install",
-            &source.to_string_lossy(),
-        ],
-        &[("TOKENSMITH_LOCK_WAIT_MS", "300")],
-    );
+    let out = install(&p, &source, &[("TOKENSMITH_LOCK_WAIT_MS", "300")]);
     let t = text(&out);
     assert!(!out.status.success(), "{t}");
     assert!(t.contains("in use by another Tokensmith"), "{t}");
@@ -701,28 +688,10 @@ fn a_command_waits_a_bounded_time_for_a_profile_in_use_and_says_so() {
     );
     assert!(out.status.success(), "{}", text(&out));
     // ...but a change waits for it.
-    let out = tokensmith(
-        &[
-            "--profile",
-            &p,
-            "pack",
-            "install",
-            &source.to_string_lossy(),
-        ],
-        &[("TOKENSMITH_LOCK_WAIT_MS", "300")],
-    );
+    let out = install(&p, &source, &[("TOKENSMITH_LOCK_WAIT_MS", "300")]);
     assert!(!out.status.success(), "{}", text(&out));
     drop(reader);
-    let out = tokensmith(
-        &[
-            "--profile",
-            &p,
-            "pack",
-            "install",
-            &source.to_string_lossy(),
-        ],
-        &[],
-    );
+    let out = install(&p, &source, &[]);
     assert!(out.status.success(), "{}", text(&out));
 }
 

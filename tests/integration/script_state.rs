@@ -10,62 +10,12 @@ use std::time::{Duration, Instant};
 use tokensmith::rules::{Catalog, Cell, Engine, Event, EventKind, GameState, Move, Play};
 use tokensmith::script::ScriptHost;
 
-use crate::support::{TempPacks, load_with_scripts as load};
+use crate::support::{fixture, load_with_scripts as load, scripted_pack, temp};
 
-/// A pack `id` requiring base, `extra` appended to its content file: for each
-/// `(name, lua)`, an ability `name` running `scripts/name.lua` and a card `name` with it.
+/// A pack `id` requiring base (see [`scripted_pack`]), `extra` appended to its content
+/// file.
 fn pack_files(id: &str, extra: &str, scripts: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut files = vec![(
-        format!("{id}/pack.yaml"),
-        format!(
-            "id: {id}\nname: {id}\nversion: 1.0.0\nrequires:\n  - {{ id: base, version: \"^1\" }}\n"
-        ),
-    )];
-    let mut content = String::from("abilities:\n");
-    for (name, _) in scripts {
-        content.push_str(&format!("  - id: {name}\n    script: scripts/{name}.lua\n"));
-    }
-    content.push_str("cards:\n");
-    for (name, _) in scripts {
-        content.push_str(&format!(
-            "  - id: {name}\n    value: 1\n    ability: {name}\n    area: cross\n"
-        ));
-    }
-    content.push_str(extra);
-    files.push((format!("{id}/content.yaml"), content));
-    for (name, lua) in scripts {
-        files.push((format!("{id}/scripts/{name}.lua"), (*lua).to_string()));
-    }
-    files
-}
-
-fn temp(files: &[(String, String)]) -> TempPacks {
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    TempPacks::new(&refs)
-}
-
-struct Fixture {
-    _dir: TempPacks,
-    catalog: Catalog,
-}
-
-fn fixture(files: &[(String, String)]) -> Fixture {
-    let dir = temp(files);
-    let loaded = load(dir.path());
-    let catalog = loaded.catalog.unwrap_or_else(|| {
-        panic!(
-            "the test packs should load: {:#?}",
-            loaded
-                .diagnostics
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-        )
-    });
-    Fixture { _dir: dir, catalog }
+    scripted_pack(id, "", extra, scripts)
 }
 
 /// The load's error messages (the content must not load).

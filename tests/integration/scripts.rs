@@ -17,7 +17,9 @@ use tokensmith::rules::{
 use tokensmith::scenario::{self, Outcome, PackPaths};
 use tokensmith::script::{self, ScriptHost};
 
-use crate::support::{TempPacks, load_with_scripts as load, root};
+use crate::support::{
+    Fixture, TempPacks, fixture, load_with_scripts as load, root, scripted_pack, temp,
+};
 
 // ---------------------------------------------------------------------------------------
 // Packs, games and a watchdog
@@ -28,61 +30,10 @@ use crate::support::{TempPacks, load_with_scripts as load, root};
 /// hours and still does.
 const HANG: Duration = Duration::from_secs(20);
 
-/// The files of a pack `id` requiring base, `extra` appended to its `pack.yaml`: for each
-/// `(name, lua)`, an ability `name` running `scripts/name.lua` and a card `name` (value 1,
-/// area `cross`) with that ability.
+/// A pack `id` requiring base (see [`scripted_pack`]), `extra` appended to its
+/// `pack.yaml`.
 fn pack_files(id: &str, extra: &str, scripts: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut files = vec![(
-        format!("{id}/pack.yaml"),
-        format!(
-            "id: {id}\nname: {id}\nversion: 1.0.0\nrequires:\n  - {{ id: base, version: \"^1\" }}\n{extra}"
-        ),
-    )];
-    let mut content = String::from("abilities:\n");
-    for (name, _) in scripts {
-        content.push_str(&format!("  - id: {name}\n    script: scripts/{name}.lua\n"));
-    }
-    content.push_str("cards:\n");
-    for (name, _) in scripts {
-        content.push_str(&format!(
-            "  - id: {name}\n    value: 1\n    ability: {name}\n    area: cross\n"
-        ));
-    }
-    files.push((format!("{id}/content.yaml"), content));
-    for (name, lua) in scripts {
-        files.push((format!("{id}/scripts/{name}.lua"), (*lua).to_string()));
-    }
-    files
-}
-
-fn temp(files: &[(String, String)]) -> TempPacks {
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    TempPacks::new(&refs)
-}
-
-/// A loaded catalog and the folder its scripts are read from (kept until dropped).
-struct Fixture {
-    _dir: TempPacks,
-    catalog: Catalog,
-}
-
-fn fixture(files: &[(String, String)]) -> Fixture {
-    let dir = temp(files);
-    let loaded = load(dir.path());
-    let catalog = loaded.catalog.unwrap_or_else(|| {
-        panic!(
-            "the test packs should load: {:#?}",
-            loaded
-                .diagnostics
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-        )
-    });
-    Fixture { _dir: dir, catalog }
+    scripted_pack(id, extra, "", scripts)
 }
 
 /// A pack `t` (default limits) with these ability scripts.
@@ -1454,6 +1405,35 @@ fn limits_a_hook_of_ctx_calls_is_stopped_by_the_moves_clock() {
         "{message}"
     );
     assert!(took < Duration::from_secs(2), "stopped after {took:?}");
+}
+
+#[test]
+fn limits_long_string_work_hidden_in_single_instructions_is_stopped_near_the_clock() {
+    // `<` of two 16 MB strings collates them in one instruction: the 500 instructions
+    // between two of the budget's own looks at the clock take most of a second here. The
+    // watchdog stops the script at its next instruction once the clock has run out, so
+    // the move ends near its 100 ms, not a look at the clock later.
+    let compares = "if a < b then end ".repeat(250);
+    let lua = format!(
+        "return {{\n  on_place = function(ctx)\n    local a, b = string.rep('x', 16000000), string.rep('x', 16000000)\n    while true do {compares}end\n  end,\n}}\n"
+    );
+    let mut files = pack_files(
+        "t",
+        "scripts: { instructions: 50000000, memory_kb: 65536 }\n",
+        &[("collate", &lua)],
+    );
+    files.push((
+        "t/rules.yaml".to_string(),
+        "rules:\n  limits: { instructions: 200000000, wall_ms: 100 }\n".to_string(),
+    ));
+    let f = fixture(&files);
+    let (message, took) = refused_in_thread(&f.catalog, "collate");
+    assert!(
+        first_line(&message).contains("ran for more than 100 ms (rules.limits.wall_ms)"),
+        "{message}"
+    );
+    // Generous against a loaded machine; without the watchdog it takes 0.7 s or more.
+    assert!(took < Duration::from_millis(450), "stopped after {took:?}");
 }
 
 #[test]

@@ -171,3 +171,68 @@ impl std::ops::DerefMut for Tokensmith {
         &mut self.command
     }
 }
+
+/// The files of a scripted test pack `id` requiring base: for each `(name, lua)`, an
+/// ability `name` running `scripts/name.lua` and a card `name` (value 1, area `cross`)
+/// with it. `manifest` is appended to its `pack.yaml`, `content` to its content file.
+pub fn scripted_pack(
+    id: &str,
+    manifest: &str,
+    content: &str,
+    scripts: &[(&str, &str)],
+) -> Vec<(String, String)> {
+    let mut files = vec![(
+        format!("{id}/pack.yaml"),
+        format!(
+            "id: {id}\nname: {id}\nversion: 1.0.0\nrequires:\n  - {{ id: base, version: \"^1\" }}\n{manifest}"
+        ),
+    )];
+    let mut text = String::from("abilities:\n");
+    for (name, _) in scripts {
+        text.push_str(&format!("  - id: {name}\n    script: scripts/{name}.lua\n"));
+    }
+    text.push_str("cards:\n");
+    for (name, _) in scripts {
+        text.push_str(&format!(
+            "  - id: {name}\n    value: 1\n    ability: {name}\n    area: cross\n"
+        ));
+    }
+    text.push_str(content);
+    files.push((format!("{id}/content.yaml"), text));
+    for (name, lua) in scripts {
+        files.push((format!("{id}/scripts/{name}.lua"), (*lua).to_string()));
+    }
+    files
+}
+
+/// [`TempPacks::new`] of owned `(relative path, text)` pairs.
+pub fn temp(files: &[(String, String)]) -> TempPacks {
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    TempPacks::new(&refs)
+}
+
+/// A loaded catalog (scripts read) and the folder its packs are in (kept until dropped).
+pub struct Fixture {
+    _dir: TempPacks,
+    pub catalog: Catalog,
+}
+
+/// Write `files` and load them; panics with the diagnostics when they do not load.
+pub fn fixture(files: &[(String, String)]) -> Fixture {
+    let dir = temp(files);
+    let loaded = load_with_scripts(dir.path());
+    let catalog = loaded.catalog.unwrap_or_else(|| {
+        panic!(
+            "the test packs should load: {:#?}",
+            loaded
+                .diagnostics
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        )
+    });
+    Fixture { _dir: dir, catalog }
+}

@@ -1,0 +1,259 @@
+//! The clock's guard for work a single Lua instruction hides.
+//!
+//! The budget reads the clock at its charge points: every [`HOOK_EVERY`] instructions
+//! and every charged library or `ctx` call. Some instructions do work that grows with
+//! their operands and pass no charge point: `==` and `<` of two long strings compare them
+//! byte by byte, `..` copies them, a long string's first use as a table key hashes all of
+//! it. Five hundred of those on strings of tens of megabytes run for seconds between two
+//! looks at the clock.
+//!
+//! So a thread that runs scripts publishes, whenever its budget has a deadline, when that
+//! is ([`publish`]); one watchdog thread for the process looks every [`POLL`] and, for a
+//! thread past its deadline while running Lua, sends it [`SIGNAL`]. The handler sets the
+//! running state's instruction hook to fire at the very next instruction (`lua_sethook`
+//! is made to be called from a signal handler); the budget's hook then reads the clock
+//! ([`take_forced`]) and stops the script. No instruction can then run past the deadline
+//! by more than the poll interval and the instruction itself (one comparison or copy of
+//! at most the pack's script memory).
+//!
+//! Only a thread already past its deadline is ever interrupted, so the instruction count
+//! of any script that stays in time is untouched: the count stays deterministic.
+//!
+//! [`HOOK_EVERY`]: super::sandbox::HOOK_EVERY
+
+use std::cell::Cell;
+use std::time::Duration;
+#[cfg(not(unix))]
+use std::time::Instant;
+
+/// How often the watchdog looks at the threads' deadlines while any is set.
+pub const POLL: Duration = Duration::from_millis(5);
+
+thread_local! {
+    /// The main thread of the Lua state running a script on this thread, if any: the
+    /// state the signal handler stops.
+    static RUNNING: Cell<*mut mlua::ffi::lua_State> = const { Cell::new(std::ptr::null_mut()) };
+    /// The state whose hook the signal handler made fire early, until the hook sees it.
+    static FORCED: Cell<*mut mlua::ffi::lua_State> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Note that Lua code of `state` (a state's main thread) runs on this thread until
+/// [`leave`] is given what this returns.
+pub fn enter(state: *mut mlua::ffi::lua_State) -> *mut mlua::ffi::lua_State {
+    RUNNING.with(|r| r.replace(state))
+}
+
+/// The Lua code [`enter`] noted is over; `previous` is what it returned.
+pub fn leave(previous: *mut mlua::ffi::lua_State) {
+    RUNNING.with(|r| r.set(previous));
+}
+
+/// The state whose hook the signal handler made fire early, if it did (clearing the
+/// mark): the hook must then read the clock and set its countdown back.
+pub fn take_forced() -> Option<*mut mlua::ffi::lua_State> {
+    let state = FORCED.with(|f| f.replace(std::ptr::null_mut()));
+    (!state.is_null()).then_some(state)
+}
+
+#[cfg(unix)]
+pub use guard::publish;
+
+/// Without POSIX signals nothing guards between charge points; the budget's own looks
+/// at the clock still stop every script.
+#[cfg(not(unix))]
+pub fn publish(_deadline: Option<Instant>) {}
+
+#[cfg(unix)]
+mod guard {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex, OnceLock};
+    use std::time::Instant;
+
+    use super::{FORCED, POLL, RUNNING};
+
+    /// The signal the watchdog sends: `SIGURG`, which is ignored by default, so a stray
+    /// one can never end the process.
+    pub const SIGNAL: libc::c_int = libc::SIGURG;
+
+    /// One thread's deadline, as the watchdog reads it.
+    struct Slot {
+        /// Nanoseconds after [`base`] when the thread's budget runs out; 0 for none.
+        deadline: AtomicU64,
+        thread: libc::pthread_t,
+    }
+
+    /// The process's slots, one per thread that ever published a deadline and still runs.
+    static SLOTS: Mutex<Vec<Arc<Slot>>> = Mutex::new(Vec::new());
+    /// The watchdog thread, once started.
+    static WATCHDOG: OnceLock<Option<std::thread::Thread>> = OnceLock::new();
+    /// Whether the watchdog sleeps until a deadline is published.
+    static IDLE: AtomicBool = AtomicBool::new(false);
+
+    thread_local! {
+        /// This thread's slot, taken out of [`SLOTS`] when the thread ends.
+        static MINE: Registered = Registered::new();
+        /// This thread's deadline, as the signal handler reads it (it cannot touch
+        /// [`MINE`], whose first use allocates).
+        static DEADLINE: Cell<u64> = const { Cell::new(0) };
+    }
+
+    struct Registered(Option<Arc<Slot>>);
+
+    impl Registered {
+        fn new() -> Registered {
+            if !install_handler() {
+                return Registered(None);
+            }
+            // SAFETY: pthread_self has no preconditions.
+            let thread = unsafe { libc::pthread_self() };
+            let slot = Arc::new(Slot {
+                deadline: AtomicU64::new(0),
+                thread,
+            });
+            if let Ok(mut slots) = SLOTS.lock() {
+                slots.push(Arc::clone(&slot));
+            }
+            start_watchdog();
+            Registered(Some(slot))
+        }
+    }
+
+    impl Drop for Registered {
+        fn drop(&mut self) {
+            if let Some(slot) = self.0.take() {
+                // A thread that ended must never be signalled.
+                slot.deadline.store(0, Ordering::SeqCst);
+                if let Ok(mut slots) = SLOTS.lock() {
+                    slots.retain(|s| !Arc::ptr_eq(s, &slot));
+                }
+            }
+        }
+    }
+
+    /// The instant deadlines are counted from.
+    fn base() -> Instant {
+        static BASE: OnceLock<Instant> = OnceLock::new();
+        *BASE.get_or_init(Instant::now)
+    }
+
+    /// `at` in nanoseconds after [`base`], at least 1 (0 means none).
+    fn nanos(at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(base()).as_nanos())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    /// This thread's budget runs out at `deadline` (`None`: it has no deadline now).
+    pub fn publish(deadline: Option<Instant>) {
+        let value = deadline.map_or(0, nanos);
+        DEADLINE.with(|d| d.set(value));
+        // A thread past its end (its slot dropped already) has no one to guard it.
+        let _ = MINE.try_with(|m| {
+            if let Some(slot) = &m.0 {
+                slot.deadline.store(value, Ordering::SeqCst);
+            }
+        });
+        if value != 0
+            && IDLE.load(Ordering::SeqCst)
+            && let Some(Some(watchdog)) = WATCHDOG.get()
+        {
+            watchdog.unpark();
+        }
+    }
+
+    /// Install the signal handler once for the process; false if it cannot be.
+    fn install_handler() -> bool {
+        static INSTALLED: OnceLock<bool> = OnceLock::new();
+        *INSTALLED.get_or_init(|| {
+            // Make the base instant before any handler could need it.
+            let _ = base();
+            // SAFETY: a zeroed sigaction is a valid starting value; the handler is an
+            // `extern "C"` function that only does what a signal handler may (see
+            // `on_signal`); SA_RESTART keeps system calls of the interrupted thread
+            // going.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&raw mut action.sa_mask);
+                libc::sigaction(SIGNAL, &raw const action, std::ptr::null_mut()) == 0
+            }
+        })
+    }
+
+    /// The handler: when this thread is past its deadline and running Lua, make the
+    /// running state's hook fire at its next instruction.
+    extern "C" fn on_signal(_: libc::c_int) {
+        let state = RUNNING.with(Cell::get);
+        let deadline = DEADLINE.with(Cell::get);
+        if state.is_null() || deadline == 0 || nanos(Instant::now()) < deadline {
+            return;
+        }
+        FORCED.with(|f| f.set(state));
+        // SAFETY: `state` is the main thread of a live Lua state whose code runs on this
+        // thread (it was noted by `enter` and is cleared by `leave` before the state can
+        // go); lua_sethook is documented as safe to call from a signal handler.
+        unsafe {
+            let hook = mlua::ffi::lua_gethook(state);
+            let mask = mlua::ffi::lua_gethookmask(state);
+            if hook.is_some() && mask != 0 {
+                mlua::ffi::lua_sethook(state, hook, mask, 1);
+            }
+        }
+    }
+
+    /// Start the watchdog thread once for the process.
+    fn start_watchdog() {
+        let _ = WATCHDOG.get_or_init(|| {
+            let spawned = std::thread::Builder::new()
+                .name("script-watchdog".into())
+                .stack_size(64 * 1024)
+                .spawn(watch);
+            // Without the thread nothing is signalled; the budget's own looks at the
+            // clock still stop every script.
+            spawned.ok().map(|handle| handle.thread().clone())
+        });
+    }
+
+    /// The watchdog: every [`POLL`] while any deadline is set, signal the threads past
+    /// theirs; otherwise sleep until one is published.
+    fn watch() {
+        loop {
+            if signal_late() {
+                std::thread::sleep(POLL);
+                continue;
+            }
+            IDLE.store(true, Ordering::SeqCst);
+            // A deadline published just before IDLE was set is seen here.
+            if !signal_late() {
+                std::thread::park_timeout(std::time::Duration::from_secs(60));
+            }
+            IDLE.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// Signal every thread past its deadline; whether any deadline is set.
+    fn signal_late() -> bool {
+        let now = nanos(Instant::now());
+        let Ok(slots) = SLOTS.lock() else {
+            return false;
+        };
+        let mut any = false;
+        for slot in slots.iter() {
+            let deadline = slot.deadline.load(Ordering::SeqCst);
+            if deadline == 0 {
+                continue;
+            }
+            any = true;
+            if now >= deadline {
+                // SAFETY: the thread is alive: its slot leaves SLOTS (under this lock)
+                // before it ends.
+                unsafe {
+                    libc::pthread_kill(slot.thread, super::guard::SIGNAL);
+                }
+            }
+        }
+        any
+    }
+}
