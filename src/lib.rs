@@ -14,6 +14,7 @@ pub mod app;
 pub mod cli;
 pub mod content;
 pub mod fsutil;
+pub mod index;
 pub mod net;
 pub mod packs;
 pub mod profile;

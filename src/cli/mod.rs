@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod api;
 mod balance;
+mod index;
 mod lan;
 mod list;
 mod new_pack;
@@ -90,6 +91,12 @@ pub enum Command {
     /// conflict report.
     #[command(subcommand)]
     Pack(pack::PackCommand),
+    /// Your author key, which `pack publish` signs with.
+    #[command(subcommand)]
+    Key(index::KeyCommand),
+    /// The pack indexes this profile installs from, in order: add, list, remove.
+    #[command(subcommand)]
+    Index(index::IndexCommand),
     /// Is a card too strong? Paired games with it and with a control card in its slot,
     /// in several decks and both seats: the win-rate difference with a 95 % interval and
     /// a verdict (`--pack ID`: every card of a pack, sorted by effect).
@@ -320,6 +327,8 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Simulate(SimulateCommand { args, .. }) => simulate(cli, args),
         Command::Deck(command) => deck_command(cli, command),
         Command::Pack(command) => pack::run(cli, command),
+        Command::Key(command) => index::key(cli, command),
+        Command::Index(command) => index::index(cli, command),
         Command::Balance(args) => balance::run(cli, args),
         Command::List(args) => list::run(cli, args),
         Command::Serve(args) => lan::serve(cli, args),
@@ -402,6 +411,50 @@ fn profile_dir(cli: &Cli) -> Option<PathBuf> {
     cli.profile
         .clone()
         .or_else(crate::profile::Profile::default_dir)
+}
+
+/// The check `pack build` and `pack publish` run on the pack in `dir`: it loads with
+/// everything it could require (base, mods and installed), found first in its folder;
+/// its diagnostics as `(is_error, line)` (warnings of other packs left out).
+pub(crate) fn validator(
+    cli: &Cli,
+    dir: &std::path::Path,
+) -> impl FnOnce(&str) -> Vec<(bool, String)> {
+    let folders = crate::packs::Folders {
+        content: cli.content.clone(),
+        mods: cli.mods.clone(),
+        installed: profile_dir(cli).map(|d| crate::packs::Store::new(&d).root().to_path_buf()),
+    };
+    let dir = dir.to_path_buf();
+    move |id: &str| {
+        let mut options = crate::packs::set::load_options(
+            &folders,
+            &crate::packs::Selection::Set(crate::packs::PackSet::default()),
+        );
+        if let Some(only) = &mut options.only {
+            only.push(id.to_string());
+        }
+        options.folders.insert(
+            0,
+            crate::content::PackFolder {
+                path: dir.clone(),
+                required: true,
+            },
+        );
+        let loaded = crate::script::load(&options);
+        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        loaded
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.severity == crate::content::Severity::Error
+                    || d.path
+                        .canonicalize()
+                        .is_ok_and(|p| p.starts_with(&canonical))
+            })
+            .map(|d| (d.severity == crate::content::Severity::Error, d.to_string()))
+            .collect()
+    }
 }
 
 /// The pack folders: base content, mods, and the profile's installed packs.

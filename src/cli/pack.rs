@@ -37,12 +37,62 @@ pub enum PackCommand {
     /// Install a pack archive or pack folder into the profile (`PROFILE/packs/ID`),
     /// after checking every entry. It starts disabled: `pack enable ID` turns it on.
     Install {
-        /// A `.zip` made by `pack build`, or a pack folder.
+        /// A `.zip` made by `pack build`, a pack folder, or `ID[@REQ]`: a pack from the
+        /// listed indexes (the newest version matching REQ, with what it requires).
         source: PathBuf,
         /// Replace an installed pack with the same id (the old one stays until the new
         /// one is fully in place).
         #[arg(long)]
         replace: bool,
+        /// Install from an index even when a pack is signed by another key than the
+        /// one it was first installed with (its author changed keys).
+        #[arg(long)]
+        accept_new_key: bool,
+    },
+    /// Sign the pack in DIR with your author key (`tokensmith key new`) and publish it
+    /// into an index folder (made when new): its archive, its signed entry, your public
+    /// key and the index's summary. A version published with other content is refused.
+    Publish {
+        /// The pack's folder.
+        dir: PathBuf,
+        /// The index folder.
+        #[arg(long, value_name = "FOLDER")]
+        index: PathBuf,
+    },
+    /// Withdraw a published version (ID@VERSION): no new install or update takes it,
+    /// installed copies stay. Only the key that signed it may.
+    Yank {
+        /// `ID@VERSION`.
+        pack: String,
+        /// The index folder.
+        #[arg(long, value_name = "FOLDER")]
+        index: PathBuf,
+        /// Offer the version again.
+        #[arg(long)]
+        undo: bool,
+    },
+    /// Search the listed indexes: packs whose id, name or description hold every word.
+    Search {
+        /// Words to look for (none: every pack).
+        words: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Installed packs that an index has a newer version of.
+    Outdated {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace installed packs by their newest version from the indexes (all outdated
+    /// ones, or these), with what the new versions require.
+    Update {
+        /// Pack ids (none: every outdated pack).
+        ids: Vec<String>,
+        /// Accept a pack signed by another key than the one it was first installed with.
+        #[arg(long)]
+        accept_new_key: bool,
     },
     /// List every pack found: id, version, where it is, enabled, hash, problems.
     List {
@@ -119,7 +169,27 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PackCommand::Build { dir, out: file } => build(cli, dir, file.as_deref(), &mut out),
-        PackCommand::Install { source, replace } => {
+        PackCommand::Install {
+            source,
+            accept_new_key,
+            ..
+        } if super::index::is_index_spec(source) => super::index::install(
+            cli,
+            &[source.to_string_lossy().into_owned()],
+            false,
+            *accept_new_key,
+        ),
+        PackCommand::Publish { dir, index } => super::index::publish_pack(cli, dir, index),
+        PackCommand::Yank { pack, index, undo } => super::index::yank_pack(cli, pack, index, *undo),
+        PackCommand::Search { words, json } => super::index::search(cli, words, *json),
+        PackCommand::Outdated { json } => super::index::outdated(cli, *json),
+        PackCommand::Update {
+            ids,
+            accept_new_key,
+        } => super::index::install(cli, ids, true, *accept_new_key),
+        PackCommand::Install {
+            source, replace, ..
+        } => {
             let store = Store::new(&profile(cli)?);
             for line in store.recover() {
                 writeln!(out, "note: {line}")?;
@@ -263,39 +333,7 @@ fn build(
     file: Option<&std::path::Path>,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<ExitCode> {
-    // Validate the pack with everything it could require: base, mods and installed.
-    let folders = Folders {
-        content: cli.content.clone(),
-        mods: cli.mods.clone(),
-        installed: profile_dir(cli).map(|d| Store::new(&d).root().to_path_buf()),
-    };
-    let validate = |id: &str| {
-        // Base content and the pack (with what it requires), found first in its folder.
-        let mut options = set::load_options(&folders, &Selection::Set(PackSet::default()));
-        if let Some(only) = &mut options.only {
-            only.push(id.to_string());
-        }
-        options.folders.insert(
-            0,
-            crate::content::PackFolder {
-                path: dir.to_path_buf(),
-                required: true,
-            },
-        );
-        let loaded = crate::script::load(&options);
-        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        loaded
-            .diagnostics
-            .iter()
-            .filter(|d| {
-                d.severity == crate::content::Severity::Error
-                    || d.path
-                        .canonicalize()
-                        .is_ok_and(|p| p.starts_with(&canonical))
-            })
-            .map(|d| (d.severity == crate::content::Severity::Error, d.to_string()))
-            .collect()
-    };
+    let validate = super::validator(cli, dir);
     match crate::packs::build_to(dir, file, validate) {
         Ok((built, path)) => {
             for w in &built.warnings {

@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("packs", 4),
     ("net", 5),
     ("replay", 5),
+    ("index", 5),
     ("app", 6),
     ("cli", 7),
 ];

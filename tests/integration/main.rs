@@ -8,6 +8,8 @@
 //! - `packs`: every shipped pack loads with zero diagnostics.
 //! - `diagnostics`: each kind of bad input is reported at its exact place.
 //! - `docs`: every command line the README and docs show is one the binary accepts.
+//! - `index`: pack indexes end to end (publish, search, install with requirements,
+//!   update, yank) and the attacks on what an index holds.
 //! - `lua_docs`: every Lua example in docs/lua.md runs and does what the page says.
 //! - `lan_host`: the LAN host attacked for exhaustion and concurrency (abandoned games,
 //!   connection slots, allocation, `--games`, a failing game, discovery floods, the AI's
@@ -49,6 +51,7 @@ mod diagnostics;
 mod docs;
 mod editor;
 mod hostile_packs;
+mod index;
 mod lan;
 mod lan_host;
 mod layers;

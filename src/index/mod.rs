@@ -1,0 +1,480 @@
+//! Pack indexes: a folder of static files that lists packs, their versions and their
+//! signed archives (docs/index.md). Authors publish into one with their key
+//! ([`publish`]); players list indexes in their profile, search them and install packs
+//! with what they require ([`player`]).
+//!
+//! Trust does not depend on whoever hosts the folder: every version's entry is signed by
+//! its author's ed25519 key, the archive's SHA-256 and size are in what is signed, and the
+//! key that first signed a pack id is pinned in the player's profile.
+//!
+//! Every file of an index is read as hostile input: its size is capped before it is
+//! read, and its counts, names, versions and paths are checked before anything uses them.
+//!
+//! Must not: unpack an archive whose size, hash and signature were not checked first, or
+//! trust a path, id or version from an index without checking it.
+
+pub mod keys;
+pub mod player;
+pub mod publish;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The `format` field of an index's `index.json`.
+pub const FORMAT: &str = "tokensmith-index";
+/// The index format this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// The caps on what an index may hold.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexCaps {
+    /// Bytes of `index.json`.
+    pub index_bytes: u64,
+    /// Bytes of `summary.json`.
+    pub summary_bytes: u64,
+    /// Packs listed in `summary.json`.
+    pub packs: usize,
+    /// Bytes of one pack's `packs/ID.json`.
+    pub entry_bytes: u64,
+    /// Versions of one pack.
+    pub versions: usize,
+    /// Requirements of one version.
+    pub requires: usize,
+    /// Characters of a pack's name.
+    pub name_chars: usize,
+    /// Characters of a pack's description.
+    pub description_chars: usize,
+    /// Bytes of a key file.
+    pub key_bytes: u64,
+}
+
+/// The caps every index is held to (docs/index.md "Caps").
+pub const CAPS: IndexCaps = IndexCaps {
+    index_bytes: 64 * 1024,
+    summary_bytes: 16 * 1024 * 1024,
+    packs: 20_000,
+    entry_bytes: 1024 * 1024,
+    versions: 1_000,
+    requires: 64,
+    name_chars: 200,
+    description_chars: 2_000,
+    key_bytes: 1024,
+};
+
+/// An index's `index.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexFile {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The format version ([`VERSION`]).
+    pub version: u32,
+}
+
+/// One pack in `summary.json`: what a search reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// The pack's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    #[serde(default)]
+    pub description: String,
+    /// Its newest version that is not yanked (none when every version is).
+    #[serde(default)]
+    pub latest: Option<String>,
+    /// Every version listed, oldest first.
+    pub versions: Vec<String>,
+}
+
+/// `summary.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SummaryFile {
+    /// The packs, by id.
+    pub packs: Vec<Summary>,
+}
+
+/// A requirement of a version, as its `pack.yaml` states it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requires {
+    /// The required pack's id.
+    pub id: String,
+    /// The semver requirement (`*` for any version).
+    pub version: String,
+}
+
+/// One published version of a pack: `packs/ID.json` lists them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// The version.
+    pub version: String,
+    /// What it requires.
+    #[serde(default)]
+    pub requires: Vec<Requires>,
+    /// The pack's content hash (docs/packs.md).
+    pub hash: String,
+    /// The archive's SHA-256, in hex.
+    pub sha256: String,
+    /// The archive's size in bytes.
+    pub size: u64,
+    /// The archive's path in the index: always `archives/ID-VERSION.zip`.
+    pub archive: String,
+    /// The signing key's id ([`keys::key_id`]).
+    pub key: String,
+    /// The ed25519 signature of [`Entry::message`], in hex.
+    pub signature: String,
+    /// Withdrawn by its author: never chosen by a new install or update.
+    #[serde(default)]
+    pub yanked: bool,
+}
+
+/// `packs/ID.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackFile {
+    /// The pack's id.
+    pub id: String,
+    /// Its name, as its newest version's manifest gives it.
+    #[serde(default)]
+    pub name: String,
+    /// Its description, likewise.
+    #[serde(default)]
+    pub description: String,
+    /// Its versions, oldest first.
+    pub versions: Vec<Entry>,
+}
+
+impl Entry {
+    /// What the author signs for version `self` of pack `id`: every field a player
+    /// relies on but the yank mark (which whoever hosts the index may set).
+    #[must_use]
+    pub fn message(&self, id: &str) -> Vec<u8> {
+        let requires: Vec<String> = self
+            .requires
+            .iter()
+            .map(|r| format!("{} {}", r.id, r.version))
+            .collect();
+        format!(
+            "tokensmith-index-entry 1\nid {id}\nversion {}\nhash {}\nsha256 {}\nsize {}\narchive {}\nkey {}\nrequires {}\n",
+            self.version,
+            self.hash,
+            self.sha256,
+            self.size,
+            self.archive,
+            self.key,
+            requires.join(", ")
+        )
+        .into_bytes()
+    }
+
+    /// The parsed version (checked when the entry was read).
+    #[must_use]
+    pub fn semver(&self) -> semver::Version {
+        semver::Version::parse(&self.version).unwrap_or_else(|_| semver::Version::new(0, 0, 0))
+    }
+}
+
+/// Why an index or one of its files cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// A file of the index cannot be read.
+    #[error("{what}: {error}")]
+    Read {
+        /// The file, in words.
+        what: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// A file of the index breaks the format or a cap.
+    #[error("{what}: {reason}")]
+    Bad {
+        /// The file, in words.
+        what: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A check of a version failed (signature, hash, size, key).
+    #[error("{0}")]
+    Refused(String),
+    /// Writing to the profile or the index failed.
+    #[error("cannot {doing}: {error}")]
+    Io {
+        /// What was being done.
+        doing: String,
+        /// The error.
+        #[source]
+        error: std::io::Error,
+    },
+}
+
+impl IndexError {
+    fn io(doing: impl Into<String>, error: std::io::Error) -> IndexError {
+        IndexError::Io {
+            doing: doing.into(),
+            error,
+        }
+    }
+}
+
+/// Lowercase hex of `bytes`.
+#[must_use]
+pub fn to_hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The bytes of lowercase or uppercase hex `text` of exactly `N` bytes.
+#[must_use]
+pub fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let text = text.trim();
+    if text.len() != N * 2 || !text.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+/// SHA-256 of `bytes`, in hex.
+#[must_use]
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    to_hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Read `rel` (a path the format fixes, never one from the index) in the index folder
+/// `root`, at most `cap` bytes.
+fn read_file(root: &Path, rel: &str, cap: u64, what: &'static str) -> Result<Vec<u8>, IndexError> {
+    let path = root.join(rel);
+    crate::fsutil::read_capped(&path, cap, what).map_err(|e| IndexError::Read {
+        what: crate::fsutil::shown(&path),
+        error: e.to_string(),
+    })
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, IndexError> {
+    serde_json::from_slice(bytes).map_err(|e| IndexError::Bad {
+        what: what.to_string(),
+        reason: format!("not an index file of this format: {e}"),
+    })
+}
+
+/// The archive path of `id` at `version` inside an index.
+#[must_use]
+pub fn archive_path(id: &str, version: &str) -> String {
+    format!("archives/{id}-{version}.zip")
+}
+
+/// Read and check `index.json` of the index folder `root`.
+pub fn read_index(root: &Path) -> Result<IndexFile, IndexError> {
+    let bytes = read_file(root, "index.json", CAPS.index_bytes, "an index file")?;
+    let what = crate::fsutil::shown(&root.join("index.json"));
+    let index: IndexFile = parse_json(&bytes, &what)?;
+    if index.format != FORMAT {
+        return Err(IndexError::Bad {
+            what,
+            reason: format!("format is '{}', not '{FORMAT}'", index.format),
+        });
+    }
+    if index.version != VERSION {
+        return Err(IndexError::Bad {
+            what,
+            reason: format!(
+                "format version {} is not {VERSION}, the one this build reads (update Tokensmith)",
+                index.version
+            ),
+        });
+    }
+    Ok(index)
+}
+
+/// Check a summary read from an index (`what` names it in messages).
+pub fn check_summary(summary: &SummaryFile, what: &str) -> Result<(), IndexError> {
+    let bad = |reason: String| IndexError::Bad {
+        what: what.to_string(),
+        reason,
+    };
+    if summary.packs.len() > CAPS.packs {
+        return Err(bad(format!(
+            "it lists {} packs; an index may list at most {}",
+            summary.packs.len(),
+            CAPS.packs
+        )));
+    }
+    for s in &summary.packs {
+        check_id(&s.id).map_err(&bad)?;
+        if s.name.chars().count() > CAPS.name_chars
+            || s.description.chars().count() > CAPS.description_chars
+        {
+            return Err(bad(format!(
+                "pack '{}': its name or description is longer than {} or {} characters",
+                s.id, CAPS.name_chars, CAPS.description_chars
+            )));
+        }
+        if s.versions.len() > CAPS.versions {
+            return Err(bad(format!(
+                "pack '{}' lists more than {} versions",
+                s.id, CAPS.versions
+            )));
+        }
+        for v in s.versions.iter().chain(&s.latest) {
+            semver::Version::parse(v)
+                .map_err(|e| bad(format!("pack '{}': version '{}': {e}", s.id, clean(v))))?;
+        }
+    }
+    Ok(())
+}
+
+/// Read and check `summary.json` of the index folder `root`.
+pub fn read_summary(root: &Path) -> Result<SummaryFile, IndexError> {
+    let bytes = read_file(root, "summary.json", CAPS.summary_bytes, "an index summary")?;
+    let what = crate::fsutil::shown(&root.join("summary.json"));
+    let summary: SummaryFile = parse_json(&bytes, &what)?;
+    check_summary(&summary, &what)?;
+    Ok(summary)
+}
+
+/// Check the pack file of `id` read from an index (`what` names it in messages).
+pub fn check_pack_file(file: &PackFile, id: &str, what: &str) -> Result<(), IndexError> {
+    let bad = |reason: String| IndexError::Bad {
+        what: what.to_string(),
+        reason,
+    };
+    if file.id != id {
+        return Err(bad(format!(
+            "it is the file of '{}', not of '{id}'",
+            clean(&file.id)
+        )));
+    }
+    if file.versions.len() > CAPS.versions {
+        return Err(bad(format!(
+            "it lists {} versions; a pack may list at most {}",
+            file.versions.len(),
+            CAPS.versions
+        )));
+    }
+    if file.name.chars().count() > CAPS.name_chars
+        || file.description.chars().count() > CAPS.description_chars
+    {
+        return Err(bad(format!(
+            "its name or description is longer than {} or {} characters",
+            CAPS.name_chars, CAPS.description_chars
+        )));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for e in &file.versions {
+        let v = semver::Version::parse(&e.version)
+            .map_err(|err| bad(format!("version '{}': {err}", clean(&e.version))))?;
+        if !seen.insert(v) {
+            return Err(bad(format!("version {} is listed twice", e.version)));
+        }
+        if e.archive != archive_path(id, &e.version) {
+            return Err(bad(format!(
+                "version {}: its archive is '{}', but must be '{}'",
+                e.version,
+                clean(&e.archive),
+                archive_path(id, &e.version)
+            )));
+        }
+        if from_hex::<32>(&e.sha256).is_none() || from_hex::<32>(&e.hash).is_none() {
+            return Err(bad(format!(
+                "version {}: its hash or sha256 is not 64 hex digits",
+                e.version
+            )));
+        }
+        if from_hex::<64>(&e.signature).is_none() {
+            return Err(bad(format!(
+                "version {}: its signature is not 128 hex digits",
+                e.version
+            )));
+        }
+        if !keys::valid_key_id(&e.key) {
+            return Err(bad(format!(
+                "version {}: its key id '{}' is not 16 hex digits",
+                e.version,
+                clean(&e.key)
+            )));
+        }
+        if e.requires.len() > CAPS.requires {
+            return Err(bad(format!(
+                "version {} requires more than {} packs",
+                e.version, CAPS.requires
+            )));
+        }
+        for r in &e.requires {
+            check_id(&r.id).map_err(&bad)?;
+            semver::VersionReq::parse(&r.version).map_err(|err| {
+                bad(format!(
+                    "version {}: the requirement '{}' of '{}': {err}",
+                    e.version,
+                    clean(&r.version),
+                    r.id
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Read and check `packs/ID.json` of the index folder `root`; `None` when the index does
+/// not list `id`.
+pub fn read_pack(root: &Path, id: &str) -> Result<Option<PackFile>, IndexError> {
+    check_id(id).map_err(|reason| IndexError::Bad {
+        what: "the pack asked for".into(),
+        reason,
+    })?;
+    let rel = format!("packs/{id}.json");
+    let path = root.join(&rel);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bytes = read_file(root, &rel, CAPS.entry_bytes, "an index entry")?;
+    let what = crate::fsutil::shown(&path);
+    let file: PackFile = parse_json(&bytes, &what)?;
+    check_pack_file(&file, id, &what)?;
+    Ok(Some(file))
+}
+
+/// A pack id from an index: a valid id, no longer than an installed pack's may be.
+fn check_id(id: &str) -> Result<(), String> {
+    if id.len() > crate::packs::MAX_ID_BYTES || !crate::content::discover::valid_id(id) {
+        return Err(format!(
+            "'{}' is not a pack id (lowercase letters, digits and '_', at most {} bytes)",
+            clean(id),
+            crate::packs::MAX_ID_BYTES
+        ));
+    }
+    Ok(())
+}
+
+/// `text` from an index, safe to print: control characters escaped, at most 80
+/// characters.
+#[must_use]
+pub fn clean(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(80)
+        .flat_map(char::escape_default)
+        .collect();
+    if text.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+/// Where the archive of `entry` of `id` is in the index folder `root`.
+#[must_use]
+pub fn archive_file(root: &Path, id: &str, entry: &Entry) -> PathBuf {
+    root.join(archive_path(id, &entry.version))
+}

@@ -1,0 +1,436 @@
+//! Pack indexes end to end through the command line: an author publishes into an index
+//! folder, a player lists it, searches, installs a pack with what it requires, updates,
+//! and yanked versions are passed over. Then the attacks on what an index holds: a
+//! tampered archive or entry, a wrong signature, a changed author key, a huge claimed
+//! size, an archive longer than its entry, an index listing 100,000 packs, requirements
+//! in a cycle or that cannot be met. Each is refused with a clear message and nothing is
+//! installed.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::support::{root, tokensmith};
+
+/// A world of folders: pack sources, an index, an author's and a player's profiles.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(dir.path().join("empty")).unwrap_or_else(|e| panic!("{e}"));
+        World { dir }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Run the binary with base content, `mods` as the mods folder and `profile`.
+    fn run(&self, mods: &str, profile: &str, args: &[&str]) -> Output {
+        let content = root().join("content");
+        let mut all: Vec<String> = vec![
+            "--content".into(),
+            content.to_string_lossy().into_owned(),
+            "--mods".into(),
+            self.path(mods).to_string_lossy().into_owned(),
+            "--profile".into(),
+            self.path(profile).to_string_lossy().into_owned(),
+        ];
+        all.extend(args.iter().map(|a| (*a).to_string()));
+        tokensmith(&all)
+            .output()
+            .unwrap_or_else(|e| panic!("the binary runs: {e}"))
+    }
+
+    /// Run as the author (who has the packs' sources as mods), expecting success.
+    fn author(&self, args: &[&str]) -> String {
+        let out = self.run("src", "author", args);
+        let t = text(&out);
+        assert!(out.status.success(), "{args:?}: {t}");
+        t
+    }
+
+    /// Run as the player `who` (no mods).
+    fn player(&self, who: &str, args: &[&str]) -> Output {
+        self.run("empty", who, args)
+    }
+
+    /// Write a pack source `id` at `version` requiring base and `requires`.
+    fn pack(&self, id: &str, version: &str, requires: &[(&str, &str)], card_value: u32) {
+        let mut manifest = format!(
+            "id: {id}\nname: {id} pack\nversion: {version}\ndescription: Tokens of {id}, for searching.\nrequires:\n  - {{ id: base, version: \"^1\" }}\n"
+        );
+        for (rid, req) in requires {
+            manifest.push_str(&format!("  - {{ id: {rid}, version: \"{req}\" }}\n"));
+        }
+        let content = format!(
+            "token_types:\n  - {{ id: {id}_token, name: {id} token, description: A token. }}\ncards:\n  - {{ id: {id}_card, name: {id} card, value: {card_value}, token: {id}_token, description: Places a token. }}\n"
+        );
+        let dir = self.path(&format!("src/{id}"));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("pack.yaml"), manifest).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("content.yaml"), content).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    fn publish(&self, id: &str, index: &str) -> String {
+        let dir = self.path(&format!("src/{id}"));
+        let index = self.path(index);
+        self.author(&[
+            "pack",
+            "publish",
+            &dir.to_string_lossy(),
+            "--index",
+            &index.to_string_lossy(),
+        ])
+    }
+
+    fn installed(&self, who: &str) -> Vec<String> {
+        let dir = self.path(&format!("{who}/packs"));
+        let mut ids: Vec<String> = std::fs::read_dir(dir)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort();
+        ids
+    }
+
+    /// A player `who` with `index` listed as `main`.
+    fn player_with(&self, who: &str, index: &str) {
+        let out = self.player(
+            who,
+            &["index", "add", "main", &self.path(index).to_string_lossy()],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    }
+
+    /// `pack install ARGS` by `who`, expected refused with `needle`; nothing installed.
+    fn refused(&self, who: &str, args: &[&str], needle: &str) {
+        let mut all = vec!["pack", "install"];
+        all.extend(args);
+        let out = self.player(who, &all);
+        let t = text(&out);
+        assert!(!out.status.success(), "{args:?} should be refused: {t}");
+        assert!(t.contains(needle), "{args:?}: expected '{needle}' in: {t}");
+        assert!(
+            self.installed(who).is_empty(),
+            "{args:?}: nothing may be installed: {t}"
+        );
+    }
+
+    /// A copy of the index folder `from` as `to`, changed by `change`.
+    fn copy_index(&self, from: &str, to: &str, change: impl FnOnce(&Path)) {
+        crate::support::copy_tree(&self.path(from), &self.path(to));
+        change(&self.path(to));
+    }
+}
+
+fn edit_json(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
+    let mut value: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    change(&mut value);
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&value).unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// An author with a key who published `alpha 1.0.0` and `beta 1.0.0` (requiring alpha ^1)
+/// into `index`.
+fn published() -> World {
+    let w = World::new();
+    w.author(&["key", "new"]);
+    w.pack("alpha", "1.0.0", &[], 1);
+    w.pack("beta", "1.0.0", &[("alpha", "^1")], 2);
+    w.publish("alpha", "index");
+    w.publish("beta", "index");
+    w
+}
+
+#[test]
+fn publish_search_install_with_a_dependency_update_and_yank() {
+    let w = published();
+    // Publishing the same version again with the same content changes nothing; with
+    // other content it is refused.
+    let again = w.publish("beta", "index");
+    assert!(again.contains("published already"), "{again}");
+    w.pack("beta", "1.0.0", &[("alpha", "^1")], 3);
+    let out = w.run(
+        "src",
+        "author",
+        &[
+            "pack",
+            "publish",
+            &w.path("src/beta").to_string_lossy(),
+            "--index",
+            &w.path("index").to_string_lossy(),
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(text(&out).contains("raise the version"), "{}", text(&out));
+    w.pack("beta", "1.0.0", &[("alpha", "^1")], 2);
+
+    w.player_with("player", "index");
+    let out = w.player("player", &["pack", "search", "beta"]);
+    let t = text(&out);
+    assert!(
+        t.contains("beta 1.0.0") && !t.contains("alpha 1.0.0"),
+        "{t}"
+    );
+    let out = w.player("player", &["pack", "search", "--json"]);
+    let found: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(found.as_array().map(Vec::len), Some(2), "{found}");
+
+    let out = w.player("player", &["pack", "install", "beta"]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("install alpha 1.0.0 (from index 'main', required by beta)"),
+        "{t}"
+    );
+    assert_eq!(w.installed("player"), ["alpha", "beta"]);
+    // The installed pack is the published one, and it plays.
+    let out = w.player("player", &["--packs", "beta", "validate"]);
+    assert!(out.status.success(), "{}", text(&out));
+
+    // A new version: outdated, then updated; a yanked one is passed over.
+    w.pack("alpha", "1.1.0", &[], 1);
+    w.publish("alpha", "index");
+    let out = w.player("player", &["pack", "outdated"]);
+    assert!(
+        text(&out).contains("alpha 1.0.0 -> 1.1.0"),
+        "{}",
+        text(&out)
+    );
+    w.pack("alpha", "1.2.0", &[], 1);
+    w.publish("alpha", "index");
+    w.author(&[
+        "pack",
+        "yank",
+        "alpha@1.2.0",
+        "--index",
+        &w.path("index").to_string_lossy(),
+    ]);
+    let out = w.player("player", &["pack", "update"]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("updated alpha 1.0.0 -> 1.1.0"), "{t}");
+    let manifest = std::fs::read_to_string(w.path("player/packs/alpha/pack.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(manifest.contains("version: 1.1.0"), "{manifest}");
+    let out = w.player("player", &["pack", "outdated"]);
+    assert!(text(&out).contains("up to date"), "{}", text(&out));
+    // A version requirement picks an older version.
+    w.player_with("older", "index");
+    let out = w.player("older", &["pack", "install", "alpha@=1.0.0"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("installed alpha 1.0.0"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn tampered_archives_and_entries_are_refused_before_anything_is_installed() {
+    let w = published();
+    // Same size, other bytes.
+    w.copy_index("index", "flipped", |dir| {
+        let path = dir.join("archives/alpha-1.0.0.zip");
+        let mut bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        let last = bytes.len() - 30;
+        bytes[last] ^= 0xff;
+        std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+    });
+    w.player_with("p1", "flipped");
+    w.refused("p1", &["beta"], "SHA-256");
+
+    // An archive longer than its entry says.
+    w.copy_index("index", "longer", |dir| {
+        let path = dir.join("archives/beta-1.0.0.zip");
+        let mut bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        bytes.extend_from_slice(&[0u8; 100]);
+        std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+    });
+    w.player_with("p2", "longer");
+    w.refused("p2", &["beta"], "longer than the");
+
+    // An entry changed after signing: its requirement dropped.
+    w.copy_index("index", "entry", |dir| {
+        edit_json(&dir.join("packs/beta.json"), |v| {
+            v["versions"][0]["requires"] = serde_json::json!([]);
+        });
+    });
+    w.player_with("p3", "entry");
+    w.refused("p3", &["beta"], "signature does not match");
+
+    // A claimed size of 10 GB (re-signing is not possible without the key: the claim is
+    // refused before anything is read).
+    w.copy_index("index", "huge", |dir| {
+        edit_json(&dir.join("packs/alpha.json"), |v| {
+            v["versions"][0]["size"] = serde_json::json!(10_000_000_000u64);
+        });
+    });
+    w.player_with("p4", "huge");
+    w.refused("p4", &["alpha"], "signature does not match");
+
+    // A wrong signature: another valid signature, of the other pack's entry.
+    w.copy_index("index", "swapped", |dir| {
+        let beta: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("packs/beta.json")).unwrap_or_default(),
+        )
+        .unwrap_or_default();
+        edit_json(&dir.join("packs/alpha.json"), |v| {
+            v["versions"][0]["signature"] = beta["versions"][0]["signature"].clone();
+        });
+    });
+    w.player_with("p5", "swapped");
+    w.refused("p5", &["alpha"], "signature does not match");
+
+    // A key file swapped for another key under the same id.
+    w.copy_index("index", "rekeyed", |dir| {
+        let keys = dir.join("keys");
+        for e in std::fs::read_dir(&keys)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+        {
+            std::fs::write(e.path(), format!("{}\n", "11".repeat(32)))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    });
+    w.player_with("p6", "rekeyed");
+    w.refused("p6", &["alpha"], "is not the key");
+}
+
+#[test]
+fn a_pack_signed_by_another_key_than_at_its_first_install_is_refused_unless_accepted() {
+    let w = published();
+    w.player_with("player", "index");
+    let out = w.player("player", &["pack", "install", "alpha"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // Someone else publishes "alpha 1.1.0" under their own key, in their own index.
+    let other = w.path("other-author");
+    let out = w.run("src", "other-author", &["key", "new"]);
+    assert!(out.status.success(), "{}", text(&out));
+    w.pack("alpha", "1.1.0", &[], 9);
+    let out = w.run(
+        "src",
+        "other-author",
+        &[
+            "pack",
+            "publish",
+            &w.path("src/alpha").to_string_lossy(),
+            "--index",
+            &w.path("evil").to_string_lossy(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(other.join("keys/author.key").is_file());
+    // The player's index now serves it (its host swapped the pack, say).
+    let out = w.player("player", &["index", "remove", "main"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = w.player(
+        "player",
+        &["index", "add", "evil", &w.path("evil").to_string_lossy()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let out = w.player("player", &["pack", "update", "alpha"]);
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("--accept-new-key"), "{t}");
+    let manifest = std::fs::read_to_string(w.path("player/packs/alpha/pack.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(manifest.contains("version: 1.0.0"), "unchanged: {manifest}");
+    let out = w.player("player", &["pack", "update", "alpha", "--accept-new-key"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("updated alpha 1.0.0 -> 1.1.0"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn hostile_indexes_and_impossible_requirements_are_refused() {
+    let w = published();
+    // An index listing 100,000 packs: refused when it is added, and when searched.
+    w.copy_index("index", "flood", |dir| {
+        let packs: Vec<serde_json::Value> = (0..100_000)
+            .map(|i| serde_json::json!({ "id": format!("p{i}"), "name": "p", "versions": ["1.0.0"] }))
+            .collect();
+        std::fs::write(
+            dir.join("summary.json"),
+            serde_json::to_string(&serde_json::json!({ "packs": packs })).unwrap_or_default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    });
+    let out = w.player(
+        "p1",
+        &["index", "add", "flood", &w.path("flood").to_string_lossy()],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("lists 100000 packs; an index may list at most 20000"),
+        "{}",
+        text(&out)
+    );
+
+    // A path in an entry that leaves the index.
+    w.copy_index("index", "escape", |dir| {
+        edit_json(&dir.join("packs/alpha.json"), |v| {
+            v["versions"][0]["archive"] = serde_json::json!("../../outside.zip");
+        });
+    });
+    w.player_with("p2", "escape");
+    w.refused("p2", &["alpha"], "must be 'archives/alpha-1.0.0.zip'");
+
+    // Requirements in a cycle (written by hand: `pack publish` validates, and a cycle
+    // never loads), and ones no version meets. The plan refuses them before any entry's
+    // signature is even read.
+    w.copy_index("index", "cycle", |dir| {
+        edit_json(&dir.join("packs/alpha.json"), |v| {
+            let mut two = v["versions"][0].clone();
+            two["version"] = serde_json::json!("2.0.0");
+            two["archive"] = serde_json::json!("archives/alpha-2.0.0.zip");
+            two["requires"] = serde_json::json!([{ "id": "beta", "version": "^1" }]);
+            if let Some(list) = v["versions"].as_array_mut() {
+                list.push(two);
+            }
+        });
+        edit_json(&dir.join("packs/beta.json"), |v| {
+            v["versions"][0]["requires"] = serde_json::json!([{ "id": "alpha", "version": "*" }]);
+        });
+    });
+    w.player_with("p3", "cycle");
+    w.refused(
+        "p3",
+        &["alpha@^2"],
+        "the packs' requirements form a cycle: alpha requires beta requires alpha",
+    );
+    w.refused(
+        "p3",
+        &["missing_pack"],
+        "no index lists the pack 'missing_pack'",
+    );
+    w.refused(
+        "p3",
+        &["alpha@^3"],
+        "no index has a version of 'alpha' matching ^3: 'main' has 1.0.0, 2.0.0",
+    );
+}
