@@ -12,7 +12,6 @@ use entries::{compile_ability, compile_area, compile_card, compile_deck, compile
 use grid::parse_grid;
 use rules::compile_rules;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::diagnostic::Diagnostics;
@@ -26,9 +25,9 @@ use super::yaml::{Loc, Located};
 use super::{Files, Sections};
 use crate::rules::{
     AbilityDef, AbilityId, Amount, Area, AreaDef, AreaId, Aura, Becomes, CardDef, CardId, Catalog,
-    CatalogParts, Cell, DeckDef, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta,
-    MoveLimits, Offset, OpeningToken, Origin, Relation, Ruleset, ScriptDef, ScriptId, Seat, Side,
-    TokenTypeDef, TokenTypeId, Turret,
+    CatalogParts, Cell, DeckDef, DeckError, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS,
+    MAX_STACKS, Meta, MoveLimits, Offset, OpeningToken, Origin, Relation, Ruleset, ScriptDef,
+    ScriptId, Seat, Side, TokenTypeDef, TokenTypeId, Turret, Whose, deck_problems,
 };
 
 /// The largest offset component an area or direction may use.
