@@ -1461,8 +1461,7 @@ fn cause_details(ui: &mut Ui, catalog: &Catalog, event: &Event) {
         Cause::Script { script, line } => match catalog.scripts().get(script.index()) {
             Some(s) => {
                 ui.label(
-                    RichText::new(format!("Script {}/{}, line {line}", s.pack, s.path))
-                        .color(theme::HINT),
+                    RichText::new(format!("Script {}, line {line}", s.name())).color(theme::HINT),
                 );
                 if let Some(text) = s.source.lines().nth(line.saturating_sub(1) as usize) {
                     ui.code(text.trim());

@@ -418,6 +418,15 @@ pub struct ScriptDef {
     pub source: String,
 }
 
+impl ScriptDef {
+    /// The script's name as messages, events on the wire and the client show it:
+    /// `pack/path` (`base/scripts/vortex.lua`).
+    #[must_use]
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.pack, self.path)
+    }
+}
+
 /// A loaded pack, as its manifest describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackInfo {

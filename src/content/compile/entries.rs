@@ -456,8 +456,10 @@ pub(super) fn compile_card(
                         doc.id.loc,
                         format!(
                             "card '{}' has no area, but the script of its ability '{}' reads one \
-                             ({}/{}:{line} calls `{call}`), which is then empty; add `area:`",
-                            r.id, def.meta.id, s.pack, s.path
+                             ({}:{line} calls `{call}`), which is then empty; add `area:`",
+                            r.id,
+                            def.meta.id,
+                            s.name()
                         ),
                     );
                 }
