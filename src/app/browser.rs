@@ -163,7 +163,7 @@ impl Browser {
         ui.separator();
         match kind {
             Kind::Card => {
-                let id = CardId(u16::try_from(i).unwrap_or(u16::MAX));
+                let id = CardId::from_index(i);
                 let def = catalog.card(id);
                 ui.horizontal_top(|ui| {
                     let look = CardLook {
@@ -226,7 +226,7 @@ impl Browser {
                 let (rect, _) = ui.allocate_exact_size(vec2(80.0, 80.0), egui::Sense::hover());
                 let token = crate::rules::Token {
                     value: 3,
-                    kind: crate::rules::TokenTypeId(u16::try_from(i).unwrap_or(0)),
+                    kind: crate::rules::TokenTypeId::from_index(i),
                     card: None,
                     seat: crate::rules::Seat::One,
                 };

@@ -899,8 +899,7 @@ impl SandboxScreen {
                     .selected_text(catalog.token_type(self.editor.kind).meta.name.clone())
                     .show_ui(ui, |ui| {
                         for (i, t) in catalog.token_types().iter().enumerate() {
-                            let id =
-                                crate::rules::TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX));
+                            let id = crate::rules::TokenTypeId::from_index(i);
                             ui.selectable_value(&mut self.editor.kind, id, &t.meta.name);
                         }
                     });
@@ -1107,7 +1106,7 @@ impl SandboxScreen {
                 if !needle.is_empty() && !hay.contains(&needle) {
                     continue;
                 }
-                let id = CardId(u16::try_from(i).unwrap_or(u16::MAX));
+                let id = CardId::from_index(i);
                 let text = format!("{} · {} · {}", def.meta.name, def.value, ability);
                 let r = ui.selectable_label(self.card == Some(id), text);
                 let r = r.on_hover_ui(|ui| cards::card_tooltip(ui, &catalog, id));

@@ -14,8 +14,9 @@ use super::deck::{DeckError, deck_problems};
 use super::effects::Hooks;
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
-use super::hooks::{HookError, Step};
+use super::hooks::{HookError, HookErrorKind, Step};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
+use super::never::never;
 use super::state::{GameState, GameView, Outcome};
 
 /// Record `event` when events are being recorded.
@@ -305,7 +306,16 @@ impl<'a> Engine<'a> {
         let def = self.catalog.card(card);
         let seat = mv.seat;
         // 1. Place.
-        let index = state.board.index(mv.cell).unwrap_or(0);
+        // `check` found the cell on the board before this step.
+        let Some(index) = state.board.index(mv.cell) else {
+            // Nothing has changed yet: refusing leaves the state as it was.
+            let refused = HookError::of(HookErrorKind::Host, "the move's cell is off the board");
+            return never!(
+                Err(refused),
+                "move to {} is off the board after its check",
+                mv.cell
+            );
+        };
         let bonus = std::mem::take(&mut state.seats[seat.index()].bonus);
         let token = Token {
             value: def.value.saturating_add(bonus),

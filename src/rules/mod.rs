@@ -14,6 +14,7 @@ mod engine;
 mod event;
 mod hooks;
 mod ids;
+mod never;
 mod remap;
 mod state;
 
@@ -32,5 +33,6 @@ pub use hooks::{HookError, HookErrorKind, ScriptPlace, Step, split_place};
 pub use ids::{
     AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
 };
+pub(crate) use never::never;
 pub use remap::{IdMap, Lost, remap, remap_with};
 pub use state::{GameState, GameView, Outcome, Restored, SeatState, Stack};

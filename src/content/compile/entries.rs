@@ -402,7 +402,7 @@ pub(super) fn compile_card(
             let source = r.source("ability");
             let sections = cx.sections;
             cx.resolve(&sections.abilities, a, source, Some(source.pack))
-                .map(|i| Some(AbilityId(u16::try_from(i).unwrap_or(u16::MAX))))
+                .map(|i| Some(AbilityId::from_index(i)))
         }
         None => Some(None),
     };
@@ -519,7 +519,7 @@ pub(super) fn compile_deck(
         let mut cards = Vec::with_capacity(stack.len());
         for name in stack.iter() {
             match cx.resolve(&sections.cards, name, source, Some(source.pack)) {
-                Some(index) => cards.push(CardId(u16::try_from(index).unwrap_or(u16::MAX))),
+                Some(index) => cards.push(CardId::from_index(index)),
                 None => {
                     ok = false;
                     cards.push(unresolved);
