@@ -108,3 +108,47 @@ impl<T> Visitor<'_> for ScalarVisitor<T> {
         self.take(Scalar::Str(v))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Refused, Scalar, scalar};
+    use crate::content::yaml::{from_node, parse};
+
+    /// A type like the amounts of abilities: a number, or one word.
+    #[derive(Debug, PartialEq)]
+    enum Amount {
+        Fixed(i64),
+        Word,
+    }
+
+    impl<'de> serde::Deserialize<'de> for Amount {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            scalar(d, "an integer or `word`", |s| match s {
+                Scalar::Int(v) => Ok(Amount::Fixed(v)),
+                Scalar::Big(_) => Err(Refused::Custom("amount is too large")),
+                Scalar::Str("word") => Ok(Amount::Word),
+                Scalar::Str(_) => Err(Refused::Unknown(&["word"])),
+                Scalar::Float(_) => Err(Refused::WrongType),
+            })
+        }
+    }
+
+    fn read(text: &str) -> Result<Amount, String> {
+        let node = parse(text).map_err(|e| format!("{e:?}"))?;
+        from_node::<Amount>(&node).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_scalar_type_reads_its_values_and_refuses_the_rest_in_words() {
+        assert_eq!(read("3"), Ok(Amount::Fixed(3)));
+        assert_eq!(read("word"), Ok(Amount::Word));
+        for wrong in ["wrod", "2.5", "[1]"] {
+            let said = read(wrong).err().unwrap_or_default();
+            assert!(said.contains("`word`"), "{wrong}: {said}");
+        }
+        assert_eq!(
+            read("10000000000000000000"),
+            Err("amount is too large".to_string())
+        );
+    }
+}
