@@ -106,7 +106,7 @@ pub fn with_plain_control(catalog: &Catalog, card: CardId) -> Option<(Catalog, C
             && t.script.is_none()
             && t.income_multiplier == 1
     })?;
-    let token = crate::rules::TokenTypeId(u16::try_from(plain).ok()?);
+    let token = crate::rules::TokenTypeId::from_index(plain);
     let value = catalog.card(card).value;
     let id = CardId(u16::try_from(catalog.cards().len()).ok()?);
     let derived = catalog.clone().edited(|parts| {

@@ -18,6 +18,7 @@ use rand_pcg::Pcg32;
 use super::eval::evaluate;
 use super::observe::Observation;
 use super::{Agent, Brain, Rated, ScriptLimits, Spent, hooks_for};
+use crate::rules::never;
 use crate::rules::{CardId, Catalog, Cell, GameState, Move, Play, Seat};
 
 /// How long `hard` may think.
@@ -254,7 +255,13 @@ impl Tree {
                     if engine.play_quiet(&mut state, mv).is_err() {
                         break;
                     }
-                    let child = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+                    let child = u32::try_from(self.nodes.len()).unwrap_or_else(|_| {
+                        never!(
+                            u32::MAX,
+                            "{} nodes: one a u32 iteration at most",
+                            self.nodes.len()
+                        )
+                    });
                     let mut n = Node::new(mover);
                     n.available = 1;
                     self.nodes.push(n);

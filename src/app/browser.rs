@@ -3,6 +3,7 @@
 
 use egui::{RichText, Ui, vec2};
 
+use crate::rules::describe::{self, Naming};
 use crate::rules::{CardId, Catalog, Meta};
 
 use super::cards::{self, CardLook};
@@ -162,7 +163,7 @@ impl Browser {
         ui.separator();
         match kind {
             Kind::Card => {
-                let id = CardId(u16::try_from(i).unwrap_or(u16::MAX));
+                let id = CardId::from_index(i);
                 let def = catalog.card(id);
                 ui.horizontal_top(|ui| {
                     let look = CardLook {
@@ -225,36 +226,23 @@ impl Browser {
                 let (rect, _) = ui.allocate_exact_size(vec2(80.0, 80.0), egui::Sense::hover());
                 let token = crate::rules::Token {
                     value: 3,
-                    kind: crate::rules::TokenTypeId(u16::try_from(i).unwrap_or(0)),
+                    kind: crate::rules::TokenTypeId::from_index(i),
                     card: None,
                     seat: crate::rules::Seat::One,
                 };
                 theme::paint_token(ui.painter(), catalog, rect, &token, 1.0);
-                if def.income_multiplier != 1 {
-                    ui.label(format!("Income ×{}", def.income_multiplier));
-                }
-                if let Some(a) = &def.aura {
-                    ui.label(format!(
-                        "Aura: {:+} income to {:?} tokens in its area",
-                        a.income, a.to
-                    ));
-                }
-                if let Some(t) = &def.between_turns {
-                    ui.label(format!(
-                        "Between turns: {} damage towards {} direction(s)",
-                        t.amount,
-                        t.directions.len()
-                    ));
-                }
-                if let Some(b) = &def.on_destroyed {
-                    ui.label(format!(
-                        "When destroyed: becomes {} of value {}",
-                        catalog.token_type(b.kind).meta.name,
-                        b.value
-                    ));
-                }
-                if let Some(s) = def.script.and_then(|s| catalog.scripts().get(s.index())) {
-                    ui.label(format!("Script: {}/{}", s.pack, s.path));
+                let words = describe::token_type(catalog, def, Naming::Name);
+                let lines = [
+                    ("Income", words.income_multiplier),
+                    ("Aura:", words.aura),
+                    ("Between turns:", words.between_turns),
+                    ("When destroyed:", words.on_destroyed),
+                    ("Script:", words.script),
+                ];
+                for (label, text) in lines {
+                    if let Some(text) = text {
+                        ui.label(format!("{label} {text}"));
+                    }
                 }
             }
         }

@@ -13,6 +13,7 @@ use super::cards::{self, CardLook};
 use super::preview::Preview;
 use super::session::{Connection, Controller, Session};
 use super::{Settings, theme};
+use crate::rules::never;
 use crate::timeline::Step;
 
 /// What the game screen asks of the app.
@@ -384,7 +385,8 @@ impl GameScreen {
                     continue;
                 };
                 let key = (i + 1).to_string();
-                let stack_index = u8::try_from(i).unwrap_or(u8::MAX);
+                let stack_index = u8::try_from(i)
+                    .unwrap_or_else(|_| never!(u8::MAX, "stack {i}, past MAX_STACKS"));
                 let look = CardLook {
                     key: Some(&key),
                     stack_len: Some(stack.len()),

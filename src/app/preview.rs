@@ -382,7 +382,7 @@ mod tests {
         put(&catalog, &mut state, target, Seat::Two, 1);
         let mv = Move {
             seat: Seat::One,
-            play: Play::Card(crate::rules::CardId(u16::try_from(card).unwrap_or(0))),
+            play: Play::Card(crate::rules::CardId::from_index(card)),
             cell: Cell::new(2, 2),
         };
         let p = preview(&engine, &state, mv).unwrap_or_else(|e| panic!("{e}"));

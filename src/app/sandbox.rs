@@ -899,8 +899,7 @@ impl SandboxScreen {
                     .selected_text(catalog.token_type(self.editor.kind).meta.name.clone())
                     .show_ui(ui, |ui| {
                         for (i, t) in catalog.token_types().iter().enumerate() {
-                            let id =
-                                crate::rules::TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX));
+                            let id = crate::rules::TokenTypeId::from_index(i);
                             ui.selectable_value(&mut self.editor.kind, id, &t.meta.name);
                         }
                     });
@@ -1107,7 +1106,7 @@ impl SandboxScreen {
                 if !needle.is_empty() && !hay.contains(&needle) {
                     continue;
                 }
-                let id = CardId(u16::try_from(i).unwrap_or(u16::MAX));
+                let id = CardId::from_index(i);
                 let text = format!("{} · {} · {}", def.meta.name, def.value, ability);
                 let r = ui.selectable_label(self.card == Some(id), text);
                 let r = r.on_hover_ui(|ui| cards::card_tooltip(ui, &catalog, id));
@@ -1461,8 +1460,7 @@ fn cause_details(ui: &mut Ui, catalog: &Catalog, event: &Event) {
         Cause::Script { script, line } => match catalog.scripts().get(script.index()) {
             Some(s) => {
                 ui.label(
-                    RichText::new(format!("Script {}/{}, line {line}", s.pack, s.path))
-                        .color(theme::HINT),
+                    RichText::new(format!("Script {}, line {line}", s.name())).color(theme::HINT),
                 );
                 if let Some(text) = s.source.lines().nth(line.saturating_sub(1) as usize) {
                     ui.code(text.trim());

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use super::{Cli, pack_folders, play_options, quiet_pipe};
-use crate::rules::{Catalog, Meta, Relation};
+use crate::rules::describe::{self, Naming};
+use crate::rules::{Catalog, Meta};
 
 /// What to list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -66,14 +67,6 @@ fn entry(meta: &Meta, summary: String) -> Entry {
     }
 }
 
-fn area_name(catalog: &Catalog, area: &crate::rules::Area) -> String {
-    match area.id {
-        Some(id) => catalog.areas()[id.index()].meta.id.clone(),
-        None if area.offsets.is_empty() => "no area".into(),
-        None => format!("{} cells", area.offsets.len()),
-    }
-}
-
 fn entries(catalog: &Catalog, kind: Kind) -> Vec<Entry> {
     match kind {
         Kind::Cards => catalog
@@ -84,7 +77,7 @@ fn entries(catalog: &Catalog, kind: Kind) -> Vec<Entry> {
                     catalog.ability(a).meta.id.clone()
                 });
                 let area = if c.ability.is_some() {
-                    format!(" over {}", area_name(catalog, &c.area))
+                    format!(" over {}", describe::area(catalog, &c.area, Naming::Id))
                 } else {
                     String::new()
                 };
@@ -107,40 +100,17 @@ fn entries(catalog: &Catalog, kind: Kind) -> Vec<Entry> {
             .token_types()
             .iter()
             .map(|t| {
-                let mut parts = Vec::new();
-                if let Some(aura) = &t.aura {
-                    let to = match aura.to {
-                        Relation::Friendly => "friendly",
-                        Relation::Enemy => "enemy",
-                        Relation::All => "any",
-                    };
-                    parts.push(format!(
-                        "aura {:+} to {to} tokens over {}",
-                        aura.income,
-                        area_name(catalog, &aura.area)
-                    ));
-                }
-                if t.income_multiplier != 1 {
-                    parts.push(format!("income × {}", t.income_multiplier));
-                }
-                if let Some(turret) = &t.between_turns {
-                    parts.push(format!(
-                        "turret: {} damage in {} directions",
-                        turret.amount,
-                        turret.directions.len()
-                    ));
-                }
-                if let Some(b) = &t.on_destroyed {
-                    parts.push(format!(
-                        "becomes {} {} when destroyed",
-                        catalog.token_type(b.kind).meta.id,
-                        b.value
-                    ));
-                }
-                if let Some(script) = t.script {
-                    let s = &catalog.scripts()[script.index()];
-                    parts.push(format!("script {}/{}", s.pack, s.path));
-                }
+                let words = describe::token_type(catalog, t, Naming::Id);
+                let mut parts: Vec<String> = [
+                    words.aura.map(|a| format!("aura {a}")),
+                    words.income_multiplier.map(|m| format!("income {m}")),
+                    words.between_turns.map(|t| format!("turret: {t}")),
+                    words.on_destroyed.map(|d| format!("{d} when destroyed")),
+                    words.script.map(|s| format!("script {s}")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
                 if parts.is_empty() {
                     parts.push("plain".into());
                 }

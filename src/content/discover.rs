@@ -8,6 +8,7 @@ use super::diagnostic::Diagnostics;
 use super::doc::PackManifest;
 use super::yaml::Located;
 use super::yaml::{self, Loc};
+use crate::rules::never;
 use crate::rules::{PackInfo, nearest};
 
 /// A folder to look for packs in.
@@ -368,7 +369,8 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
         limits.as_ref().and_then(|l| l.instructions.as_ref()),
         "instructions",
         SCRIPT_INSTRUCTIONS_RANGE,
-        i64::try_from(DEFAULT_SCRIPT_INSTRUCTIONS).unwrap_or(i64::MAX),
+        i64::try_from(DEFAULT_SCRIPT_INSTRUCTIONS)
+            .unwrap_or_else(|_| never!(i64::MAX, "`DEFAULT_SCRIPT_INSTRUCTIONS` does not fit i64")),
     );
     let memory_kb = check(
         limits.as_ref().and_then(|l| l.memory_kb.as_ref()),
@@ -381,8 +383,15 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
             dir: dir.to_path_buf(),
             manifest,
             version,
-            script_instructions: u64::try_from(instructions).unwrap_or(DEFAULT_SCRIPT_INSTRUCTIONS),
-            script_memory: usize::try_from(memory_kb).unwrap_or(16 * 1024) * 1024,
+            script_instructions: u64::try_from(instructions).unwrap_or_else(|_| {
+                never!(
+                    DEFAULT_SCRIPT_INSTRUCTIONS,
+                    "`instructions` past its checked range"
+                )
+            }),
+            script_memory: usize::try_from(memory_kb)
+                .unwrap_or_else(|_| never!(16 * 1024, "`memory_kb` past its checked range"))
+                * 1024,
         }),
         _ => Err(Some(manifest.id.value)),
     }

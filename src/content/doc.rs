@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
+use super::scalar::{Refused, Scalar, scalar};
+
 use super::yaml::Located;
 
 /// `pack.yaml`: a pack's manifest.
@@ -75,26 +77,14 @@ impl std::fmt::Display for VersionText {
 
 impl<'de> Deserialize<'de> for VersionText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = VersionText;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a version like 1.2.0")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<VersionText, E> {
-                Ok(VersionText(v.to_string()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<VersionText, E> {
-                Ok(VersionText(v.to_string()))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<VersionText, E> {
-                Ok(VersionText(v.to_string()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<VersionText, E> {
-                Ok(VersionText(format!("{v:?}")))
-            }
-        }
-        d.deserialize_any(V)
+        scalar(d, "a version like 1.2.0", |s| {
+            Ok(VersionText(match s {
+                Scalar::Int(v) => v.to_string(),
+                Scalar::Big(v) => v.to_string(),
+                Scalar::Float(v) => format!("{v:?}"),
+                Scalar::Str(v) => v.to_string(),
+            }))
+        })
     }
 }
 
@@ -487,28 +477,13 @@ pub enum AmountDoc {
 
 impl<'de> Deserialize<'de> for AmountDoc {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = AmountDoc;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an integer or `friendly_in_area`")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<AmountDoc, E> {
-                Ok(AmountDoc::Fixed(v))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<AmountDoc, E> {
-                i64::try_from(v)
-                    .map(AmountDoc::Fixed)
-                    .map_err(|_| E::custom("amount is too large"))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<AmountDoc, E> {
-                match v {
-                    "friendly_in_area" => Ok(AmountDoc::FriendlyInArea),
-                    other => Err(E::unknown_variant(other, &["friendly_in_area"])),
-                }
-            }
-        }
-        d.deserialize_any(V)
+        scalar(d, "an integer or `friendly_in_area`", |s| match s {
+            Scalar::Int(v) => Ok(AmountDoc::Fixed(v)),
+            Scalar::Big(_) => Err(Refused::Custom("amount is too large")),
+            Scalar::Str("friendly_in_area") => Ok(AmountDoc::FriendlyInArea),
+            Scalar::Str(_) => Err(Refused::Unknown(&["friendly_in_area"])),
+            Scalar::Float(_) => Err(Refused::WrongType),
+        })
     }
 }
 

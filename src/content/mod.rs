@@ -12,6 +12,7 @@ pub mod discover;
 pub mod doc;
 mod provenance;
 mod registry;
+pub mod scalar;
 mod syntax;
 pub mod yaml;
 

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::rules::{
-    AbilityId, CardId, Catalog, Cause, Cell, Event, EventKind, RemoveReason, ScriptId, Seat, Token,
-    TokenTypeId,
+    AbilityId, CardId, Catalog, Cause, Cell, Event, EventKind, RemoveReason, ScriptDef, ScriptId,
+    Seat, Token, TokenTypeId,
 };
 
 use super::seat_of;
@@ -167,7 +167,7 @@ impl Keys<'_> {
         self.0
             .scripts()
             .get(s.index())
-            .map(|d| format!("{}/{}", d.pack, d.path))
+            .map(ScriptDef::name)
             .unwrap_or_default()
     }
     fn token(&self, t: &Token) -> WireToken {
@@ -352,7 +352,7 @@ impl Ids<'_> {
         self.0
             .scripts()
             .iter()
-            .position(|d| format!("{}/{}", d.pack, d.path) == key)
+            .position(|d| d.name() == key)
             .and_then(|i| u16::try_from(i).ok())
             .map(ScriptId)
             .ok_or_else(|| {

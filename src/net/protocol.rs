@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::{clean, seat_of};
 use crate::ai::PublicPlay;
+use crate::rules::never;
 use crate::rules::{CardId, Catalog, Cell, GameState, Outcome, Restored, Seat, Token, TokenTypeId};
 
 /// The protocol's version: a peer speaking another is refused in the handshake.
@@ -278,7 +279,15 @@ impl Seen {
                 .seat(other)
                 .stacks()
                 .iter()
-                .map(|s| u8::try_from(s.len()).unwrap_or(u8::MAX))
+                .map(|s| {
+                    u8::try_from(s.len()).unwrap_or_else(|_| {
+                        never!(
+                            u8::MAX,
+                            "a stack of {} cards, past MAX_STACK_CARDS",
+                            s.len()
+                        )
+                    })
+                })
                 .collect(),
             their_plays: history
                 .iter()

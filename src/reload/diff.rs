@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::rules::describe::{self, Naming};
 use crate::rules::{Amount, Area, Catalog, Effect, Side, TokenTypeDef};
 
 /// How an entry changed.
@@ -59,14 +60,10 @@ impl std::fmt::Display for Change {
 
 type Fields = Vec<(&'static str, String)>;
 
-/// An area by the id it was named with (`base:ring`), or by its offsets when it was
+/// An area by the key it was named with (`base:ring`), or by its offsets when it was
 /// written out in place. A change to a named area's offsets shows on the area itself.
 fn area(c: &Catalog, a: &Area) -> String {
-    if let Some(def) = a.id.and_then(|id| c.areas().get(id.index())) {
-        return def.meta.key();
-    }
-    let offsets: Vec<String> = a.offsets.iter().map(ToString::to_string).collect();
-    format!("[{}]", offsets.join(" "))
+    describe::area(c, a, Naming::Key)
 }
 
 fn kind_key(c: &Catalog, id: crate::rules::TokenTypeId) -> String {
@@ -107,46 +104,22 @@ fn effect(c: &Catalog, e: &Effect) -> String {
         Effect::Script(s) => c
             .scripts()
             .get(s.index())
-            .map_or_else(|| "script".into(), |s| format!("script {}", s.path)),
+            .map_or_else(|| "script".into(), |s| format!("script {}", s.name())),
         other => other.name().to_string(),
     }
 }
 
 fn token_fields(c: &Catalog, t: &TokenTypeDef) -> Fields {
-    let aura = t.aura.as_ref().map_or_else(
-        || "none".to_string(),
-        |a| {
-            format!(
-                "{:+} to {} in {}",
-                a.income,
-                format!("{:?}", a.to).to_lowercase(),
-                area(c, &a.area)
-            )
-        },
-    );
-    let turret = t.between_turns.as_ref().map_or_else(
-        || "none".to_string(),
-        |b| {
-            let d: Vec<String> = b.directions.iter().map(ToString::to_string).collect();
-            format!("damage {} towards {}", b.amount, d.join(" "))
-        },
-    );
-    let destroyed = t.on_destroyed.as_ref().map_or_else(
-        || "none".to_string(),
-        |b| format!("become {} {}", kind_key(c, b.kind), b.value),
-    );
-    let script = t
-        .script
-        .and_then(|s| c.scripts().get(s.index()))
-        .map_or_else(|| "none".to_string(), |s| s.path.clone());
+    let words = describe::token_type(c, t, Naming::Key);
+    let none = |w: Option<String>| w.unwrap_or_else(|| "none".to_string());
     vec![
         ("name", t.meta.name.clone()),
         ("description", t.meta.description.clone()),
         ("income_multiplier", t.income_multiplier.to_string()),
-        ("aura", aura),
-        ("between_turns", turret),
-        ("on_destroyed", destroyed),
-        ("script", script),
+        ("aura", none(words.aura)),
+        ("between_turns", none(words.between_turns)),
+        ("on_destroyed", none(words.on_destroyed)),
+        ("script", none(words.script)),
     ]
 }
 
@@ -304,12 +277,7 @@ pub fn diff(old: &Catalog, new: &Catalog) -> Vec<Change> {
     let scripts = |c: &Catalog| -> Vec<(String, Fields)> {
         c.scripts()
             .iter()
-            .map(|s| {
-                (
-                    format!("{}/{}", s.pack, s.path),
-                    vec![("source", fingerprint(&s.source))],
-                )
-            })
+            .map(|s| (s.name(), vec![("source", fingerprint(&s.source))]))
             .collect()
     };
     compare(&mut out, "script", scripts(old), scripts(new));
@@ -376,7 +344,7 @@ mod tests {
         let changes = diff(&old, &inline);
         assert_eq!(
             changes[0].to_string(),
-            "card base:weaken_row: area base:row → [[0, 1]]"
+            "card base:weaken_row: area base:row → [0, 1]"
         );
     }
 

@@ -9,6 +9,7 @@ use super::effects::Hooks;
 use super::effects::{Effects, MoveResult};
 use super::hooks::HookError;
 use super::ids::Cell;
+use super::never::never;
 
 /// Cells whose token already moved during the current ability.
 #[derive(Default)]
@@ -101,7 +102,8 @@ fn damage(fx: &mut Effects<'_>, amount: Amount) -> Result<(), HookError> {
                 .targets()
                 .filter(|&c| board.get(c).is_some_and(|t| t.seat == mover))
                 .count();
-            i32::try_from(count).unwrap_or(i32::MAX)
+            // At most MAX_CELLS tokens.
+            i32::try_from(count).unwrap_or_else(|_| never!(i32::MAX, "{count} tokens in an area"))
         }
     };
     if amount == 0 {

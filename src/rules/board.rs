@@ -7,6 +7,7 @@
 use super::catalog::Catalog;
 pub(crate) use super::ids::WORDS;
 use super::ids::{Bounds, CardId, Cell, MAX_CELLS, Seat, TokenTypeId};
+use super::never::never;
 
 /// A token on the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -130,9 +131,11 @@ impl Board {
     #[must_use]
     pub fn new(width: u8, height: u8) -> Board {
         let bounds = Bounds::clamped(width, height);
+        // `clamped` keeps both sides within 1..=MAX_CELLS, which fits a u8.
+        let side = |v: i32| u8::try_from(v).unwrap_or_else(|_| never!(1, "board side {v}"));
         Board {
-            width: u8::try_from(bounds.width).unwrap_or(1),
-            height: u8::try_from(bounds.height).unwrap_or(1),
+            width: side(bounds.width),
+            height: side(bounds.height),
             occupied: [0; WORDS],
             auras: [0; WORDS],
             turrets: [0; WORDS],

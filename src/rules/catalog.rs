@@ -418,6 +418,15 @@ pub struct ScriptDef {
     pub source: String,
 }
 
+impl ScriptDef {
+    /// The script's name as messages, events on the wire and the client show it:
+    /// `pack/path` (`base/scripts/vortex.lua`).
+    #[must_use]
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.pack, self.path)
+    }
+}
+
 /// A loaded pack, as its manifest describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackInfo {
@@ -684,11 +693,6 @@ fn lookup<'a>(
     }
 }
 
-fn to_id<T>(index: usize, make: fn(u16) -> T) -> T {
-    // Catalog vectors are bounded far below u16::MAX by the loader.
-    make(u16::try_from(index).unwrap_or(u16::MAX))
-}
-
 impl Catalog {
     /// A catalog of these definitions, indexed once.
     #[must_use]
@@ -859,28 +863,28 @@ impl Catalog {
 
     /// The card called `name` (`push_row` or `base:push_row`).
     pub fn card_named(&self, name: &str) -> Result<CardId, LookupError> {
-        lookup("card", name, self.cards.iter().map(|c| &c.meta)).map(|i| to_id(i, CardId))
+        lookup("card", name, self.cards.iter().map(|c| &c.meta)).map(CardId::from_index)
     }
 
     /// The token type called `name`.
     pub fn token_type_named(&self, name: &str) -> Result<TokenTypeId, LookupError> {
         lookup("token type", name, self.token_types.iter().map(|t| &t.meta))
-            .map(|i| to_id(i, TokenTypeId))
+            .map(TokenTypeId::from_index)
     }
 
     /// The ability called `name`.
     pub fn ability_named(&self, name: &str) -> Result<AbilityId, LookupError> {
-        lookup("ability", name, self.abilities.iter().map(|a| &a.meta)).map(|i| to_id(i, AbilityId))
+        lookup("ability", name, self.abilities.iter().map(|a| &a.meta)).map(AbilityId::from_index)
     }
 
     /// The deck called `name`.
     pub fn deck_named(&self, name: &str) -> Result<DeckId, LookupError> {
-        lookup("deck", name, self.decks.iter().map(|d| &d.meta)).map(|i| to_id(i, DeckId))
+        lookup("deck", name, self.decks.iter().map(|d| &d.meta)).map(DeckId::from_index)
     }
 
     /// The area called `name`.
     pub fn area_named(&self, name: &str) -> Result<AreaId, LookupError> {
-        lookup("area", name, self.areas.iter().map(|a| &a.meta)).map(|i| to_id(i, AreaId))
+        lookup("area", name, self.areas.iter().map(|a| &a.meta)).map(AreaId::from_index)
     }
 
     /// A card's definition.
@@ -909,7 +913,7 @@ impl Catalog {
 
     /// Every card id, in catalog order.
     pub fn card_ids(&self) -> impl Iterator<Item = CardId> + '_ {
-        (0..self.cards.len()).map(|i| to_id(i, CardId))
+        (0..self.cards.len()).map(CardId::from_index)
     }
 
     /// Whether any token type has an aura.

@@ -1,7 +1,8 @@
-//! Events in words, for logs, the command line and "why did this happen".
+//! Events and definitions in words, for logs, the command line, the client's browser,
+//! reload diffs and "why did this happen". Plain text only: the client lays it out.
 
 use super::board::Token;
-use super::catalog::Catalog;
+use super::catalog::{Area, Catalog, Meta, Relation, TokenTypeDef};
 use super::event::{Cause, Event, EventKind, RemoveReason};
 
 fn token(catalog: &Catalog, t: &Token) -> String {
@@ -28,7 +29,7 @@ pub fn cause(catalog: &Catalog, cause: &Cause) -> String {
             format!("{} at {cell}", catalog.token_type(kind).meta.id)
         }
         Cause::Script { script, line } => match catalog.scripts().get(script.index()) {
-            Some(s) => format!("{}/{}:{line}", s.pack, s.path),
+            Some(s) => format!("{}:{line}", s.name()),
             None => format!("script #{}:{line}", script.0),
         },
     }
@@ -102,4 +103,100 @@ pub fn event(catalog: &Catalog, event: &Event) -> String {
         EventKind::Log { text } => format!("log: {text}"),
     };
     format!("{what} [{}]", cause(catalog, &event.cause))
+}
+
+/// How a description names the other entries it mentions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// The display name (`Spark`), for players.
+    Name,
+    /// The id within its pack (`spark`), for a short list.
+    Id,
+    /// The `pack:id` key (`base:spark`), where entries of several packs are compared.
+    Key,
+}
+
+impl Naming {
+    fn of(self, meta: &Meta) -> String {
+        match self {
+            Naming::Name => meta.name.clone(),
+            Naming::Id => meta.id.clone(),
+            Naming::Key => meta.key(),
+        }
+    }
+}
+
+/// Whose tokens an aura reaches, in words: `friendly`, `enemy`, `any`.
+#[must_use]
+pub fn relation(to: Relation) -> &'static str {
+    match to {
+        Relation::Friendly => "friendly",
+        Relation::Enemy => "enemy",
+        Relation::All => "any",
+    }
+}
+
+/// An area: a named one by its name as `naming` says, one written out in place by its
+/// offsets (`[0, 1] [1, 0]`), an empty one as `no area`.
+#[must_use]
+pub fn area(catalog: &Catalog, area: &Area, naming: Naming) -> String {
+    if let Some(def) = area.id.and_then(|id| catalog.areas().get(id.index())) {
+        return naming.of(&def.meta);
+    }
+    if area.offsets.is_empty() {
+        return "no area".to_string();
+    }
+    let offsets: Vec<String> = area.offsets.iter().map(ToString::to_string).collect();
+    offsets.join(" ")
+}
+
+/// A token type's rules in words, one phrase per field; `None` where the type does not
+/// have that rule. The browser, `list token-types` and the reload diff each label them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TokenTypeWords {
+    /// `× 2`, when the multiplier is not 1.
+    pub income_multiplier: Option<String>,
+    /// `+1 income to friendly tokens over ring`.
+    pub aura: Option<String>,
+    /// `1 damage towards [0, -1] [1, 0]`.
+    pub between_turns: Option<String>,
+    /// `becomes spark of value 1`.
+    pub on_destroyed: Option<String>,
+    /// `base/scripts/vortex.lua`.
+    pub script: Option<String>,
+}
+
+/// The words for token type `def`, naming other entries as `naming` says.
+#[must_use]
+pub fn token_type(catalog: &Catalog, def: &TokenTypeDef, naming: Naming) -> TokenTypeWords {
+    let type_name = |kind: super::ids::TokenTypeId| {
+        catalog
+            .token_types()
+            .get(kind.index())
+            .map_or_else(|| format!("#{}", kind.0), |t| naming.of(&t.meta))
+    };
+    TokenTypeWords {
+        income_multiplier: (def.income_multiplier != 1)
+            .then(|| format!("× {}", def.income_multiplier)),
+        aura: def.aura.as_ref().map(|a| {
+            format!(
+                "{:+} income to {} tokens over {}",
+                a.income,
+                relation(a.to),
+                area(catalog, &a.area, naming)
+            )
+        }),
+        between_turns: def.between_turns.as_ref().map(|t| {
+            let towards: Vec<String> = t.directions.iter().map(ToString::to_string).collect();
+            format!("{} damage towards {}", t.amount, towards.join(" "))
+        }),
+        on_destroyed: def
+            .on_destroyed
+            .as_ref()
+            .map(|b| format!("becomes {} of value {}", type_name(b.kind), b.value)),
+        script: def
+            .script
+            .and_then(|s| catalog.scripts().get(s.index()))
+            .map(super::catalog::ScriptDef::name),
+    }
 }

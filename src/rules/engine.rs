@@ -10,11 +10,13 @@ use super::abilities;
 use super::board::{Board, Token, token_income};
 use super::board::{WORDS, bits};
 use super::catalog::{Catalog, MAX_CELLS, NO_AREA};
+use super::deck::{DeckError, deck_problems};
 use super::effects::Hooks;
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
-use super::hooks::{HookError, Step};
+use super::hooks::{HookError, HookErrorKind, Step};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
+use super::never::never;
 use super::state::{GameState, GameView, Outcome};
 
 /// Record `event` when events are being recorded.
@@ -80,105 +82,6 @@ pub enum MoveError {
     Script(#[from] HookError),
 }
 
-/// Why a deck cannot be used with the loaded rules. `Display` names the seat whose deck
-/// it is; [`DeckError::message`] can leave it out (a deck not in a game yet).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DeckError {
-    /// Wrong number of stacks.
-    StackCount {
-        /// Whose deck.
-        seat: Seat,
-        /// How many it has.
-        found: usize,
-        /// How many the rules want.
-        wanted: u8,
-    },
-    /// A stack too small or too large.
-    StackSize {
-        /// Whose deck.
-        seat: Seat,
-        /// Which stack (0-based).
-        stack: usize,
-        /// How many cards it has.
-        found: usize,
-        /// Fewest allowed.
-        min: u8,
-        /// Most allowed.
-        max: u8,
-    },
-    /// A card twice in one deck.
-    Duplicate {
-        /// Whose deck.
-        seat: Seat,
-        /// The card id.
-        card: String,
-    },
-    /// A card id outside the catalog.
-    UnknownCard {
-        /// Whose deck.
-        seat: Seat,
-        /// The raw id.
-        card: u16,
-    },
-}
-
-/// Whose deck a [`DeckError`] message speaks of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Whose {
-    /// A seat's, in a game: "seat 1's deck has…".
-    Seat,
-    /// A deck on its own (the editor, `deck import`): "the deck has…".
-    Deck,
-}
-
-impl DeckError {
-    /// The problem in words, naming the seat or not.
-    #[must_use]
-    pub fn message(&self, whose: Whose) -> String {
-        // "seat 1's deck" / "the deck", and "seat 1's stack 2" / "stack 2".
-        let deck = |seat: &Seat| match whose {
-            Whose::Seat => format!("seat {seat}'s deck"),
-            Whose::Deck => "the deck".to_string(),
-        };
-        match self {
-            DeckError::StackCount {
-                seat,
-                found,
-                wanted,
-            } => format!("{} has {found} stacks; the rules want {wanted}", deck(seat)),
-            DeckError::StackSize {
-                seat,
-                stack,
-                found,
-                min,
-                max,
-            } => {
-                let stack = match whose {
-                    Whose::Seat => format!("seat {seat}'s stack {}", stack + 1),
-                    Whose::Deck => format!("stack {}", stack + 1),
-                };
-                let plural = if *found == 1 { "" } else { "s" };
-                format!("{stack} has {found} card{plural}; stacks hold {min} to {max}")
-            }
-            DeckError::Duplicate { seat, card } => {
-                format!("{} has card '{card}' more than once", deck(seat))
-            }
-            DeckError::UnknownCard { seat, card } => format!(
-                "{} names card #{card}, which is not in the loaded content",
-                deck(seat)
-            ),
-        }
-    }
-}
-
-impl std::fmt::Display for DeckError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message(Whose::Seat))
-    }
-}
-
-impl std::error::Error for DeckError {}
-
 /// The rules engine: a catalog and the hooks its scripts run through.
 #[derive(Clone, Copy)]
 pub struct Engine<'a> {
@@ -219,46 +122,18 @@ impl<'a> Engine<'a> {
 
     /// Every way a deck breaks the rules, stack by stack: the stack count, then for each
     /// stack its size and any card already in an earlier place of the deck (once per
-    /// card). Empty when the deck can be played. The deck editor shows all of them live.
+    /// card). Empty when the deck can be played. The deck editor shows all of them live;
+    /// the loader checks a pack's decks with the same [`deck_problems`].
     #[must_use]
     pub fn deck_problems(&self, seat: Seat, stacks: &[Vec<CardId>]) -> Vec<DeckError> {
-        let rules = &self.catalog.rules();
-        let mut problems = Vec::new();
-        if stacks.len() != usize::from(rules.stacks) {
-            problems.push(DeckError::StackCount {
-                seat,
-                found: stacks.len(),
-                wanted: rules.stacks,
-            });
-        }
-        let mut seen = vec![0u8; self.catalog.cards().len()];
-        for (i, stack) in stacks.iter().enumerate() {
-            if stack.len() < usize::from(rules.stack_min)
-                || stack.len() > usize::from(rules.stack_max)
-            {
-                problems.push(DeckError::StackSize {
-                    seat,
-                    stack: i,
-                    found: stack.len(),
-                    min: rules.stack_min,
-                    max: rules.stack_max,
-                });
-            }
-            for &card in stack {
-                let Some(count) = seen.get_mut(card.index()) else {
-                    problems.push(DeckError::UnknownCard { seat, card: card.0 });
-                    continue;
-                };
-                *count = count.saturating_add(1);
-                if *count == 2 {
-                    problems.push(DeckError::Duplicate {
-                        seat,
-                        card: self.catalog.card(card).meta.id.clone(),
-                    });
-                }
-            }
-        }
-        problems
+        let catalog = self.catalog;
+        deck_problems(
+            Some(catalog.rules()),
+            catalog.cards().len(),
+            seat,
+            stacks,
+            &|card| catalog.card(card).meta.id.clone(),
+        )
     }
 
     /// A new game with these decks (seat 1's, seat 2's): the opening token is placed with
@@ -431,7 +306,16 @@ impl<'a> Engine<'a> {
         let def = self.catalog.card(card);
         let seat = mv.seat;
         // 1. Place.
-        let index = state.board.index(mv.cell).unwrap_or(0);
+        // `check` found the cell on the board before this step.
+        let Some(index) = state.board.index(mv.cell) else {
+            // Nothing has changed yet: refusing leaves the state as it was.
+            let refused = HookError::of(HookErrorKind::Host, "the move's cell is off the board");
+            return never!(
+                Err(refused),
+                "move to {} is off the board after its check",
+                mv.cell
+            );
+        };
         let bonus = std::mem::take(&mut state.seats[seat.index()].bonus);
         let token = Token {
             value: def.value.saturating_add(bonus),
@@ -739,41 +623,4 @@ impl<'a> Engine<'a> {
 /// A seat's income total with one more token's income, clamped to ±[`MAX_SCORE`].
 fn add_income(total: i64, income: i64) -> i64 {
     total.saturating_add(income).clamp(-MAX_SCORE, MAX_SCORE)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deck_errors_speak_of_a_seat_or_of_the_deck() {
-        let count = DeckError::StackCount {
-            seat: Seat::Two,
-            found: 5,
-            wanted: 4,
-        };
-        assert_eq!(
-            count.to_string(),
-            "seat 2's deck has 5 stacks; the rules want 4"
-        );
-        assert_eq!(
-            count.message(Whose::Deck),
-            "the deck has 5 stacks; the rules want 4"
-        );
-        let size = DeckError::StackSize {
-            seat: Seat::One,
-            stack: 1,
-            found: 1,
-            min: 2,
-            max: 5,
-        };
-        assert_eq!(
-            size.to_string(),
-            "seat 1's stack 2 has 1 card; stacks hold 2 to 5"
-        );
-        assert_eq!(
-            size.message(Whose::Deck),
-            "stack 2 has 1 card; stacks hold 2 to 5"
-        );
-    }
 }

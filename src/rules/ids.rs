@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use super::never::never;
+
 /// One of the two seats at the table. Seat 1 moves first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -86,6 +88,10 @@ impl Cell {
 pub const MAX_CELLS: usize = 144;
 /// Words of a bitset over a board's cells (64 cells each).
 pub(crate) const WORDS: usize = MAX_CELLS.div_ceil(64);
+/// [`MAX_CELLS`] as a board side (a board one row high may be that wide).
+#[allow(clippy::cast_possible_truncation)]
+const MAX_CELLS_SIDE: u8 = MAX_CELLS as u8;
+const _: () = assert!(MAX_CELLS <= u8::MAX as usize);
 
 /// The size of a board: which cells are on it. A plain copy, so code that changes the
 /// board can keep asking while it does.
@@ -102,9 +108,11 @@ impl Bounds {
     /// [`MAX_CELLS`] cells (the loader keeps sizes within that; this only guards).
     #[must_use]
     pub fn clamped(width: u8, height: u8) -> Bounds {
-        let width = width.clamp(1, u8::try_from(MAX_CELLS).unwrap_or(u8::MAX));
-        let most = (MAX_CELLS / usize::from(width)).max(1);
-        let height = height.clamp(1, u8::try_from(most).unwrap_or(u8::MAX));
+        let width = width.clamp(1, MAX_CELLS_SIDE);
+        // At most MAX_CELLS rows, which fits a u8.
+        let most = u8::try_from((MAX_CELLS / usize::from(width)).max(1))
+            .unwrap_or_else(|_| never!(MAX_CELLS_SIDE, "{MAX_CELLS} cells / {width}"));
+        let height = height.clamp(1, most);
         Bounds {
             width: i32::from(width),
             height: i32::from(height),
@@ -114,7 +122,9 @@ impl Bounds {
     /// Number of cells.
     #[must_use]
     pub fn len(self) -> usize {
-        usize::try_from(self.width.max(0) * self.height.max(0)).unwrap_or(0)
+        let cells = self.width.max(0).saturating_mul(self.height.max(0));
+        // Not negative, so it fits.
+        usize::try_from(cells).unwrap_or_else(|_| never!(0, "{cells} cells"))
     }
 
     /// Whether the board has no cells.
@@ -137,11 +147,11 @@ impl Bounds {
     /// The cell at storage index `index`.
     #[must_use]
     pub fn cell(self, index: usize) -> Cell {
-        let w = usize::try_from(self.width.max(1)).unwrap_or(1);
-        Cell::new(
-            i32::try_from(index % w).unwrap_or(0),
-            i32::try_from(index / w).unwrap_or(0),
-        )
+        let w = usize::try_from(self.width.max(1))
+            .unwrap_or_else(|_| never!(1, "width {}", self.width));
+        // A storage index is below MAX_CELLS, so both parts fit.
+        let part = |v: usize| i32::try_from(v).unwrap_or_else(|_| never!(0, "cell index {index}"));
+        Cell::new(part(index % w), part(index / w))
     }
 
     /// Whether `cell` is on the board.
@@ -197,6 +207,21 @@ macro_rules! dense_id {
             #[must_use]
             pub fn index(self) -> usize {
                 usize::from(self.0)
+            }
+
+            /// The id of the entry at `index` of its catalog list. The loader keeps every
+            /// list shorter than `u16::MAX`, so a larger index is a bug
+            /// ([`never!`](crate::rules::never)).
+            #[must_use]
+            pub fn from_index(index: usize) -> Self {
+                match u16::try_from(index) {
+                    Ok(i) => Self(i),
+                    Err(_) => $crate::rules::never!(
+                        Self(u16::MAX),
+                        "{} from index {index}, past the loader's bound",
+                        stringify!($name)
+                    ),
+                }
             }
         }
     };

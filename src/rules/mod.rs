@@ -7,12 +7,14 @@
 mod abilities;
 mod board;
 mod catalog;
+mod deck;
 pub mod describe;
 mod effects;
 mod engine;
 mod event;
 mod hooks;
 mod ids;
+mod never;
 mod remap;
 mod state;
 
@@ -23,12 +25,14 @@ pub use catalog::{
     MAX_SUGGESTED, Meta, MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo, Relation, Ruleset,
     ScriptDef, Side, TokenTypeDef, Turret, echo, echo_within, nearest,
 };
+pub use deck::{DeckError, Whose, deck_problems};
 pub use effects::{Effects, Hooks, MoveResult, NoHooks};
-pub use engine::{DeckError, Engine, Move, MoveError, Play, Whose};
+pub use engine::{Engine, Move, MoveError, Play};
 pub use event::{Cause, Event, EventKind, RemoveReason};
 pub use hooks::{HookError, HookErrorKind, ScriptPlace, Step, split_place};
 pub use ids::{
     AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
 };
+pub(crate) use never::never;
 pub use remap::{IdMap, Lost, remap, remap_with};
 pub use state::{GameState, GameView, Outcome, Restored, SeatState, Stack};

@@ -7,6 +7,7 @@ use rand_pcg::Pcg32;
 use super::board::{Board, Token};
 use super::catalog::{Catalog, MAX_STACK_CARDS, MAX_STACKS};
 use super::ids::{CardId, Cell, Seat};
+use super::never::never;
 
 /// One stack of cards. The top card is in the hand; playing it sends it to the bottom.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -122,7 +123,7 @@ impl SeatState {
         self.stacks()
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| s.top().map(|c| (u8::try_from(i).unwrap_or(u8::MAX), c)))
+            .filter_map(|(i, s)| s.top().map(|c| (stack_index(i), c)))
     }
 
     /// The stack whose top card is `card`, if the card is in the hand.
@@ -363,4 +364,9 @@ pub struct GameView<'a> {
     pub state: &'a GameState,
     /// Its catalog.
     pub catalog: &'a Catalog,
+}
+
+/// A stack's index as the hand gives it: a seat has at most [`MAX_STACKS`] stacks.
+fn stack_index(i: usize) -> u8 {
+    u8::try_from(i).unwrap_or_else(|_| never!(u8::MAX, "stack {i} past {MAX_STACKS}"))
 }

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::Deserializer;
+
+use crate::content::scalar::{Refused, Scalar, scalar};
 
 use crate::content::doc::RulesDoc;
 use crate::content::yaml::Located;
@@ -90,30 +92,13 @@ pub enum WinnerDoc {
 
 impl<'de> Deserialize<'de> for WinnerDoc {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = WinnerDoc;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("1, 2, `draw` or null")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<WinnerDoc, E> {
-                match v {
-                    1 => Ok(WinnerDoc::Seat(1)),
-                    2 => Ok(WinnerDoc::Seat(2)),
-                    _ => Err(E::invalid_value(de::Unexpected::Signed(v), &self)),
-                }
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<WinnerDoc, E> {
-                self.visit_i64(i64::try_from(v).unwrap_or(0))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<WinnerDoc, E> {
-                match v {
-                    "draw" => Ok(WinnerDoc::Draw),
-                    _ => Err(E::invalid_value(de::Unexpected::Str(v), &self)),
-                }
-            }
-        }
-        d.deserialize_any(V)
+        scalar(d, "1, 2, `draw` or null", |s| match s {
+            Scalar::Int(1) => Ok(WinnerDoc::Seat(1)),
+            Scalar::Int(2) => Ok(WinnerDoc::Seat(2)),
+            Scalar::Str("draw") => Ok(WinnerDoc::Draw),
+            Scalar::Int(_) | Scalar::Big(_) | Scalar::Str(_) => Err(Refused::Invalid),
+            Scalar::Float(_) => Err(Refused::WrongType),
+        })
     }
 }
 

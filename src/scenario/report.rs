@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::doc::{ScenarioDoc, WinnerDoc};
 use super::{Setup, winner_text};
+use crate::rules::never;
 use crate::rules::{Board, Catalog, Cell, Engine, GameState, Seat, Token};
 
 pub(super) fn check(
@@ -189,19 +190,14 @@ impl Legend {
                 self.0.len() - 1
             }
         };
-        char::from(b'a' + u8::try_from(pos % 26).unwrap_or(0))
+        letter(pos)
     }
 
     fn text(&self) -> String {
         self.0
             .iter()
             .enumerate()
-            .map(|(i, id)| {
-                format!(
-                    "{}={id}",
-                    char::from(b'a' + u8::try_from(i % 26).unwrap_or(0))
-                )
-            })
+            .map(|(i, id)| format!("{}={id}", letter(i)))
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -331,4 +327,10 @@ pub(super) fn board_yaml(
 /// Text as a YAML double-quoted string (JSON's string syntax is YAML's).
 pub(super) fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+/// The letter standing for the `i`th id: `a` to `z`, then again from `a`.
+fn letter(i: usize) -> char {
+    let offset = u8::try_from(i % 26).unwrap_or_else(|_| never!(0, "{i} % 26 is past 25"));
+    char::from(b'a' + offset)
 }

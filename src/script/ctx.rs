@@ -222,9 +222,7 @@ impl mlua::FromLua for Int {
                 #[allow(clippy::cast_possible_truncation)]
                 return Ok(Int(f as i64));
             }
-            Value::Number(f) => format!("the number {f}"),
-            Value::Nil => "nothing (nil)".to_string(),
-            other => format!("a {}", other.type_name()),
+            other => describe_value(&other),
         };
         Err(bad_argument(
             lua,
@@ -242,12 +240,28 @@ fn bad_argument(lua: &Lua, message: &str) -> mlua::Error {
     error
 }
 
-fn describe_value(value: &Value) -> String {
+/// A Lua value as an error message describes what a script gave: `nothing (nil)`,
+/// `the number 2.5`, `true`, `a string`, `a table`. The one wording of `src/script`
+/// (ctx arguments, a script's returned value, its hooks).
+pub(super) fn describe_value(value: &Value) -> String {
     match value {
         Value::Nil => "nothing (nil)".to_string(),
-        Value::Integer(_) | Value::Number(_) => "a number".to_string(),
-        other => format!("a {}", other.type_name()),
+        Value::Integer(n) => format!("the number {n}"),
+        Value::Number(f) => format!("the number {}", crate::script::number_text(*f)),
+        Value::Boolean(b) => format!("the boolean {b}"),
+        other => a_type(other),
     }
+}
+
+/// A value's Lua type with its article: `a table`, `an error`.
+pub(super) fn a_type(value: &Value) -> String {
+    let name = value.type_name();
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {name}")
 }
 
 /// The longest name (of a token type) a `ctx` call takes, in bytes: far longer than any
@@ -389,7 +403,7 @@ fn key_name(key: &Value) -> String {
     match key {
         Value::String(s) => crate::rules::echo(&s.to_string_lossy()),
         Value::Integer(n) => n.to_string(),
-        other => format!("a {} key", other.type_name()),
+        other => format!("{} key", a_type(other)),
     }
 }
 

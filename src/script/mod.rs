@@ -244,7 +244,7 @@ impl ScriptHost {
                     }
                 }
             };
-            let name = format!("{}/{}", def.pack, def.path);
+            let name = def.name();
             host.fit_memory();
             match host.states[state].compile(&path, &name, &def.source) {
                 Ok((hooks, snapshot)) => {
@@ -660,7 +660,7 @@ impl PackState {
                 Loc { line: 1, column: 1 },
                 format!(
                     "a script returns a table of hooks (`return {{ on_place = function(ctx) ... end }}`), but this one returns {}",
-                    describe(&returned)
+                    ctx::describe_value(&returned)
                 ),
             ));
         };
@@ -670,7 +670,7 @@ impl PackState {
             let Ok((key, value)) = pair else { continue };
             let key_text = match &key {
                 Value::String(s) => s.to_string_lossy(),
-                other => format!("a {}", other.type_name()),
+                other => ctx::a_type(other),
             };
             let Some(index) = HOOK_NAMES.iter().position(|h| *h == key_text) else {
                 let hint = nearest(&key_text, HOOK_NAMES.iter().copied())
@@ -693,7 +693,7 @@ impl PackState {
                     key_loc(source, &key_text),
                     format!(
                         "hook '{key_text}' must be a function, found {}",
-                        describe(&other)
+                        ctx::describe_value(&other)
                     ),
                 )),
             }
@@ -738,14 +738,6 @@ fn pack_list(caps: &[(String, usize)]) -> String {
         names.push(format!("{} more", caps.len() - 8));
     }
     names.join(", ")
-}
-
-fn describe(v: &Value) -> String {
-    match v {
-        Value::Nil => "nothing".to_string(),
-        Value::Integer(_) => "an integer".to_string(),
-        other => format!("a {}", other.type_name()),
-    }
 }
 
 /// The pieces Lua's parser is fed, in bytes: the clock is read between two pieces.
@@ -1380,7 +1372,7 @@ impl Hooks for ScriptHost {
                 format!(
                     "{}: in income: the hook must return a whole number, got {}",
                     self.script_name(script),
-                    describe(&other)
+                    ctx::describe_value(&other)
                 ),
             )),
         }
@@ -1445,7 +1437,7 @@ impl ScriptHost {
                         format!(
                             "{}: in evaluate: the hook must return a number, got {}",
                             self.script_name(script),
-                            describe(&other)
+                            ctx::describe_value(&other)
                         ),
                     ));
                 }

@@ -497,7 +497,7 @@ fn the_browser_lists_entries_with_where_they_are_defined() {
         h.query_by_label_contains("defined in pack 'base', content/base/token_types.yaml:")
             .is_some()
     );
-    assert!(h.query_by_label_contains("Income ×2").is_some());
+    assert!(h.query_by_label_contains("Income × 2").is_some());
 }
 
 #[test]

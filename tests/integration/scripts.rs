@@ -1134,8 +1134,8 @@ fn errors_load_time_problems_are_diagnostics_at_the_script_and_line() {
         "t/content.yaml:14:9: error: ability 'no_on_place' runs t/scripts/no_on_place.lua, which returns no on_place hook",
         "t/scripts/misspelt.lua:3:3: error: the returned table has 'on_destroy', which is not a hook (did you mean 'on_destroyed'?); hooks are on_place, between_turns, income, on_destroyed",
         "t/scripts/not_function.lua:2:3: error: hook 'on_place' must be a function, found a string",
-        "t/scripts/nothing.lua:1:1: error: a script returns a table of hooks (`return { on_place = function(ctx) ... end }`), but this one returns nothing",
-        "t/scripts/number.lua:1:1: error: a script returns a table of hooks (`return { on_place = function(ctx) ... end }`), but this one returns an integer",
+        "t/scripts/nothing.lua:1:1: error: a script returns a table of hooks (`return { on_place = function(ctx) ... end }`), but this one returns nothing (nil)",
+        "t/scripts/number.lua:1:1: error: a script returns a table of hooks (`return { on_place = function(ctx) ... end }`), but this one returns the number 42",
         "t/scripts/syntax.lua:3:11: error: <name> expected near '='",
         "t/scripts/top_error.lua:2:1: error: this script needs a limit of 3",
     ];

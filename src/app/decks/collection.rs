@@ -144,7 +144,7 @@ fn filters(ui: &mut Ui, catalog: &Cards<'_>, filter: &mut Filter) {
                     ui.selectable_value(&mut filter.ability, None, "any");
                     ui.selectable_value(&mut filter.ability, Some(None), "no ability");
                     for (i, a) in catalog.abilities().iter().enumerate() {
-                        let id = AbilityId(u16::try_from(i).unwrap_or(u16::MAX));
+                        let id = AbilityId::from_index(i);
                         ui.selectable_value(&mut filter.ability, Some(Some(id)), &a.meta.name);
                     }
                 })
@@ -161,7 +161,7 @@ fn filters(ui: &mut Ui, catalog: &Cards<'_>, filter: &mut Filter) {
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut filter.token, None, "any");
                     for (i, t) in catalog.token_types().iter().enumerate() {
-                        let id = TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX));
+                        let id = TokenTypeId::from_index(i);
                         ui.selectable_value(&mut filter.token, Some(id), &t.meta.name);
                     }
                 })

@@ -402,7 +402,7 @@ pub(super) fn compile_card(
             let source = r.source("ability");
             let sections = cx.sections;
             cx.resolve(&sections.abilities, a, source, Some(source.pack))
-                .map(|i| Some(AbilityId(u16::try_from(i).unwrap_or(u16::MAX))))
+                .map(|i| Some(AbilityId::from_index(i)))
         }
         None => Some(None),
     };
@@ -456,8 +456,10 @@ pub(super) fn compile_card(
                         doc.id.loc,
                         format!(
                             "card '{}' has no area, but the script of its ability '{}' reads one \
-                             ({}/{}:{line} calls `{call}`), which is then empty; add `area:`",
-                            r.id, def.meta.id, s.pack, s.path
+                             ({}:{line} calls `{call}`), which is then empty; add `area:`",
+                            r.id,
+                            def.meta.id,
+                            s.name()
                         ),
                     );
                 }
@@ -494,6 +496,9 @@ fn derived_description(value: i32, ability: Option<&AbilityDef>) -> String {
     }
 }
 
+/// A pack's deck: its card names resolved, then the rules core's deck check
+/// ([`deck_problems`]), each problem placed at the deck's `stacks`, the stack or the card
+/// entry it is about. Without rules (they did not load) only the cards are checked.
 pub(super) fn compile_deck(
     cx: &mut Ctx<'_>,
     r: &Record<DeckDoc>,
@@ -504,81 +509,75 @@ pub(super) fn compile_deck(
         format!("deck '{}' needs `stacks`", r.id)
     })?;
     let source = r.source("stacks");
+    let sections = cx.sections;
     let mut ok = true;
-    if let Some(rules) = rules
-        && stacks.len() != usize::from(rules.stacks)
-    {
-        let note = cx.rule_note("stacks", r.pack);
-        cx.error(
-            source,
-            stacks.loc,
-            format!(
-                "deck '{}' has {} stacks; the rules want {}{note}",
-                r.id,
-                stacks.len(),
-                rules.stacks
-            ),
-        );
-        ok = false;
-    }
-    let mut seen: HashSet<CardId> = HashSet::new();
+    // The resolved cards; a name that did not resolve (already reported) holds its place
+    // as an id outside the content, so stack sizes count every card written.
+    let unresolved = CardId(u16::MAX);
     let mut out = Vec::with_capacity(stacks.len());
-    for (i, stack) in stacks.iter().enumerate() {
-        if let Some(rules) = rules
-            && (stack.len() < usize::from(rules.stack_min)
-                || stack.len() > usize::from(rules.stack_max))
-        {
-            let (min, max) = (
-                cx.rule_note("stack_size.min", r.pack),
-                cx.rule_note("stack_size.max", r.pack),
-            );
-            // One note when one place sets both.
-            let both = min.replace("stack_size.min", "stack_size");
-            let note = if both == max.replace("stack_size.max", "stack_size") {
-                both
-            } else {
-                min + &max
-            };
-            cx.error(
-                source,
-                stack.loc,
-                format!(
-                    "stack {} of deck '{}' has {} card{}; stacks hold {} to {}{note}",
-                    i + 1,
-                    r.id,
-                    stack.len(),
-                    if stack.len() == 1 { "" } else { "s" },
-                    rules.stack_min,
-                    rules.stack_max
-                ),
-            );
-            ok = false;
-        }
+    for stack in stacks.iter() {
         let mut cards = Vec::with_capacity(stack.len());
         for name in stack.iter() {
-            let sections = cx.sections;
-            let Some(index) = cx.resolve(&sections.cards, name, source, Some(source.pack)) else {
-                ok = false;
-                continue;
-            };
-            let id = CardId(u16::try_from(index).unwrap_or(u16::MAX));
-            if !seen.insert(id) {
-                cx.error(
-                    source,
-                    name.loc,
-                    format!(
-                        "card '{}' is already in deck '{}'; a card appears at most once in a deck",
-                        name.value, r.id
-                    ),
-                );
-                ok = false;
+            match cx.resolve(&sections.cards, name, source, Some(source.pack)) {
+                Some(index) => cards.push(CardId::from_index(index)),
+                None => {
+                    ok = false;
+                    cards.push(unresolved);
+                }
             }
-            cards.push(id);
         }
         out.push(cards);
     }
-    (ok && rules.is_some()).then(|| DeckDef {
+    let card_id = |card: CardId| {
+        sections
+            .cards
+            .records
+            .get(card.index())
+            .map_or_else(|| format!("#{}", card.0), |c| c.id.clone())
+    };
+    let problems = deck_problems(
+        rules,
+        sections.cards.records.len(),
+        Seat::One,
+        &out,
+        &card_id,
+    );
+    for problem in &problems {
+        let (loc, note) = match *problem {
+            DeckError::StackCount { .. } => (stacks.loc, cx.rule_note("stacks", r.pack)),
+            DeckError::StackSize { stack, .. } => (
+                stacks.get(stack).map_or(stacks.loc, |s| s.loc),
+                stack_size_note(cx, r.pack),
+            ),
+            // Only a name that did not resolve is outside the content: already reported.
+            DeckError::UnknownCard { .. } => continue,
+            DeckError::Duplicate { stack, place, .. } => (
+                stacks
+                    .get(stack)
+                    .and_then(|s| s.get(place))
+                    .map_or(stacks.loc, |name| name.loc),
+                String::new(),
+            ),
+        };
+        cx.error(source, loc, problem.message(Whose::Named(&r.id)) + &note);
+    }
+    (ok && problems.is_empty() && rules.is_some()).then(|| DeckDef {
         meta: cx.meta(r, doc.name.as_ref(), doc.description.as_ref()),
         stacks: out,
     })
+}
+
+/// Where `rules.stack_size` comes from when another pack sets it: one note when one
+/// place sets both ends.
+fn stack_size_note(cx: &Ctx<'_>, pack: usize) -> String {
+    let (min, max) = (
+        cx.rule_note("stack_size.min", pack),
+        cx.rule_note("stack_size.max", pack),
+    );
+    let both = min.replace("stack_size.min", "stack_size");
+    if both == max.replace("stack_size.max", "stack_size") {
+        both
+    } else {
+        min + &max
+    }
 }

@@ -12,7 +12,6 @@ use entries::{compile_ability, compile_area, compile_card, compile_deck, compile
 use grid::parse_grid;
 use rules::compile_rules;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::diagnostic::Diagnostics;
@@ -24,11 +23,12 @@ use super::doc::{
 use super::registry::{Entry, Record, Registry, Source, View};
 use super::yaml::{Loc, Located};
 use super::{Files, Sections};
+use crate::rules::never;
 use crate::rules::{
     AbilityDef, AbilityId, Amount, Area, AreaDef, AreaId, Aura, Becomes, CardDef, CardId, Catalog,
-    CatalogParts, Cell, DeckDef, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS, Meta,
-    MoveLimits, Offset, OpeningToken, Origin, Relation, Ruleset, ScriptDef, ScriptId, Seat, Side,
-    TokenTypeDef, TokenTypeId, Turret,
+    CatalogParts, Cell, DeckDef, DeckError, Effect, MAX_CELLS, MAX_SIDE, MAX_STACK_CARDS,
+    MAX_STACKS, Meta, MoveLimits, Offset, OpeningToken, Origin, Relation, Ruleset, ScriptDef,
+    ScriptId, Seat, Side, TokenTypeDef, TokenTypeId, Turret, Whose, deck_problems,
 };
 
 /// The largest offset component an area or direction may use.
@@ -220,7 +220,7 @@ impl Ctx<'_> {
     ) -> Option<TokenTypeId> {
         let sections = self.sections;
         self.resolve(&sections.token_types, name, source, pack)
-            .map(|i| TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX)))
+            .map(TokenTypeId::from_index)
     }
 
     /// The `basic` token type as the pack sees it (the default token type); `field` is
@@ -266,7 +266,7 @@ impl Ctx<'_> {
                 ),
             );
         }
-        found.map(|i| TokenTypeId(u16::try_from(i).unwrap_or(u16::MAX)))
+        found.map(TokenTypeId::from_index)
     }
 
     fn int(
@@ -316,7 +316,8 @@ impl Ctx<'_> {
         let mut ok = true;
         for item in list {
             let [dx, dy] = item.value;
-            if dx.abs() > MAX_OFFSET || dy.abs() > MAX_OFFSET {
+            let range = -MAX_OFFSET..=MAX_OFFSET;
+            if !range.contains(&dx) || !range.contains(&dy) {
                 self.error(
                     source,
                     item.loc,
@@ -334,7 +335,11 @@ impl Ctx<'_> {
                 ok = false;
                 continue;
             }
-            let o = Offset::new(i8::try_from(dx).unwrap_or(0), i8::try_from(dy).unwrap_or(0));
+            // Within ±MAX_OFFSET, checked above.
+            let small = |v: i64| {
+                i8::try_from(v).unwrap_or_else(|_| never!(0, "offset {v} past ±{MAX_OFFSET}"))
+            };
+            let o = Offset::new(small(dx), small(dy));
             if out.contains(&o) {
                 self.error(
                     source,
@@ -361,10 +366,7 @@ impl Ctx<'_> {
                 let sections = self.sections;
                 let index = self.resolve(&sections.areas, &name, source, pack)?;
                 let offsets = self.areas.get(index).cloned().flatten()?;
-                Some(Area::new(
-                    Some(AreaId(u16::try_from(index).unwrap_or(u16::MAX))),
-                    offsets,
-                ))
+                Some(Area::new(Some(AreaId::from_index(index)), offsets))
             }
             AreaRef::Offsets(list) => {
                 let offsets = self.offsets(source, list, "offset")?;
@@ -448,7 +450,19 @@ impl Ctx<'_> {
         // A file named by many entries is read once.
         let key = (pack_id.clone(), file.value.clone());
         if let Some(&i) = self.script_index.get(&key) {
-            return Some(ScriptId(u16::try_from(i).unwrap_or(u16::MAX)));
+            return Some(ScriptId::from_index(i));
+        }
+        // Script ids are 16-bit, like every id of the catalog.
+        if self.scripts.len() >= usize::from(u16::MAX) {
+            self.error(
+                source,
+                file.loc,
+                format!(
+                    "script file '{}' is not read: more than 65,534 script files in the packs loaded together",
+                    file.value
+                ),
+            );
+            return None;
         }
         let used = self.script_bytes.get(&pack).copied().unwrap_or(0);
         let all = self.script_total;
@@ -510,9 +524,7 @@ impl Ctx<'_> {
             file: full.display().to_string(),
             source: text,
         });
-        Some(ScriptId(
-            u16::try_from(self.scripts.len() - 1).unwrap_or(u16::MAX),
-        ))
+        Some(ScriptId::from_index(self.scripts.len() - 1))
     }
 
     fn meta<T>(

@@ -104,8 +104,10 @@ pub(super) fn compile_rules(cx: &mut Ctx<'_>) -> Option<Ruleset> {
         pack: f.pack,
     });
     let height = height.and_then(|f| cx.int(f.source, f.value, "board height", 1..=side));
-    let max_stacks = i64::try_from(MAX_STACKS).unwrap_or(8);
-    let max_cards = i64::try_from(MAX_STACK_CARDS).unwrap_or(8);
+    let max_stacks =
+        i64::try_from(MAX_STACKS).unwrap_or_else(|_| never!(8, "`MAX_STACKS` does not fit i64"));
+    let max_cards = i64::try_from(MAX_STACK_CARDS)
+        .unwrap_or_else(|_| never!(8, "`MAX_STACK_CARDS` does not fit i64"));
     let stacks = stacks.and_then(|f| cx.int(f.source, f.value, "stacks", 1..=max_stacks));
     let stack_max_v = stack_max
         .as_ref()
@@ -117,7 +119,10 @@ pub(super) fn compile_rules(cx: &mut Ctx<'_>) -> Option<Ruleset> {
     let score_limit =
         score_limit.and_then(|f| cx.int(f.source, f.value, "score_limit", 1..=i64::from(i32::MAX)));
     let (width, height) = (width?, height?);
-    if usize::try_from(width * height).unwrap_or(usize::MAX) > MAX_CELLS {
+    if usize::try_from(width * height)
+        .unwrap_or_else(|_| never!(usize::MAX, "`width * height` past its checked range"))
+        > MAX_CELLS
+    {
         if let Some(f) = &height_field {
             cx.error(f.source, f.value.loc, format!("a {width}×{height} board has {} cells; the engine supports at most {MAX_CELLS}", width * height));
         }
@@ -162,8 +167,8 @@ pub(super) fn compile_rules(cx: &mut Ctx<'_>) -> Option<Ruleset> {
                     continue;
                 }
                 cells.push(Cell::new(
-                    i32::try_from(x).unwrap_or(0),
-                    i32::try_from(y).unwrap_or(0),
+                    i32::try_from(x).unwrap_or_else(|_| never!(0, "`x` past its checked range")),
+                    i32::try_from(y).unwrap_or_else(|_| never!(0, "`y` past its checked range")),
                 ));
             }
             if o.cells.is_empty() {
@@ -220,8 +225,10 @@ fn compile_limits(cx: &mut Ctx<'_>) -> Option<MoveLimits> {
         cx,
         "limits.instructions",
         |l| l.instructions.as_ref(),
-        i64::try_from(d.instructions).unwrap_or(i64::MAX),
-        i64::try_from(max.instructions).unwrap_or(i64::MAX),
+        i64::try_from(d.instructions)
+            .unwrap_or_else(|_| never!(i64::MAX, "`d.instructions` does not fit i64")),
+        i64::try_from(max.instructions)
+            .unwrap_or_else(|_| never!(i64::MAX, "`max.instructions` does not fit i64")),
     );
     let wall_ms = one(
         cx,
@@ -252,10 +259,15 @@ fn compile_limits(cx: &mut Ctx<'_>) -> Option<MoveLimits> {
         max.log_bytes.into(),
     );
     ok.then(|| MoveLimits {
-        instructions: u64::try_from(instructions).unwrap_or(d.instructions),
-        wall_ms: u32::try_from(wall_ms).unwrap_or(d.wall_ms),
-        hook_depth: u8::try_from(hook_depth).unwrap_or(d.hook_depth),
-        events: u32::try_from(events).unwrap_or(d.events),
-        log_bytes: u32::try_from(log_bytes).unwrap_or(d.log_bytes),
+        instructions: u64::try_from(instructions)
+            .unwrap_or_else(|_| never!(d.instructions, "`instructions` past its checked range")),
+        wall_ms: u32::try_from(wall_ms)
+            .unwrap_or_else(|_| never!(d.wall_ms, "`wall_ms` past its checked range")),
+        hook_depth: u8::try_from(hook_depth)
+            .unwrap_or_else(|_| never!(d.hook_depth, "`hook_depth` past its checked range")),
+        events: u32::try_from(events)
+            .unwrap_or_else(|_| never!(d.events, "`events` past its checked range")),
+        log_bytes: u32::try_from(log_bytes)
+            .unwrap_or_else(|_| never!(d.log_bytes, "`log_bytes` past its checked range")),
     })
 }
