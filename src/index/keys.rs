@@ -98,8 +98,8 @@ pub fn public_hex(key: &VerifyingKey) -> String {
     to_hex(key.as_bytes())
 }
 
-/// Read the public key `id` from the index folder `root`: it must hash to its id.
-pub fn read_public(root: &Path, id: &str) -> Result<VerifyingKey, IndexError> {
+/// Read the public key `id` from the index at `loc`: it must hash to its id.
+pub fn read_public(loc: &super::Location, id: &str) -> Result<VerifyingKey, IndexError> {
     if !valid_key_id(id) {
         return Err(IndexError::Refused(format!(
             "'{}' is not a key id",
@@ -107,25 +107,19 @@ pub fn read_public(root: &Path, id: &str) -> Result<VerifyingKey, IndexError> {
         )));
     }
     let rel = format!("keys/{id}.pub");
-    let path = root.join(&rel);
-    let bytes = crate::fsutil::read_capped(&path, CAPS.key_bytes, "a public key").map_err(|e| {
-        IndexError::Read {
-            what: crate::fsutil::shown(&path),
-            error: e.to_string(),
-        }
-    })?;
+    let bytes = loc.need(&rel, CAPS.key_bytes, "a public key")?;
     let key = std::str::from_utf8(&bytes)
         .ok()
         .and_then(from_hex::<32>)
         .and_then(|b| VerifyingKey::from_bytes(&b).ok())
         .ok_or_else(|| IndexError::Bad {
-            what: crate::fsutil::shown(&path),
+            what: loc.shown(&rel),
             reason: "not an ed25519 public key in hex".into(),
         })?;
     if key_id(&key) != id {
         return Err(IndexError::Refused(format!(
             "{}: the key in it is not the key '{id}' (its id would be {})",
-            crate::fsutil::shown(&path),
+            loc.shown(&rel),
             key_id(&key)
         )));
     }

@@ -16,6 +16,7 @@
 pub mod keys;
 pub mod player;
 pub mod publish;
+pub mod web;
 
 use std::path::{Path, PathBuf};
 
@@ -199,6 +200,16 @@ pub enum IndexError {
         /// What is wrong.
         reason: String,
     },
+    /// A file is larger than it may be: `size` when it was known before reading.
+    #[error("{what}: {}", too_large(*size, *cap))]
+    TooLarge {
+        /// The file, in words.
+        what: String,
+        /// Its size, when known before reading.
+        size: Option<u64>,
+        /// What it may have.
+        cap: u64,
+    },
     /// A check of a version failed (signature, hash, size, key).
     #[error("{0}")]
     Refused(String),
@@ -220,6 +231,95 @@ impl IndexError {
             error,
         }
     }
+}
+
+fn too_large(size: Option<u64>, cap: u64) -> String {
+    match size {
+        Some(size) => format!("it is {size} bytes, more than the {cap} it may have"),
+        None => format!("it is more than the {cap} bytes it may have"),
+    }
+}
+
+/// Where an index is read from: a folder, or a web address (`http://`, `https://`).
+#[derive(Clone, Debug)]
+pub enum Location {
+    /// An index folder.
+    Folder(PathBuf),
+    /// An index on a web server.
+    Web(web::Web),
+}
+
+impl Location {
+    /// `text` as a location: a web address, else a folder. A web index keeps its copy in
+    /// `cache`.
+    #[must_use]
+    pub fn parse(text: &str, cache: &Path) -> Location {
+        if is_web(text) {
+            Location::Web(web::Web::new(text, cache))
+        } else {
+            Location::Folder(PathBuf::from(text))
+        }
+    }
+
+    /// `rel` of this index, in words.
+    #[must_use]
+    pub fn shown(&self, rel: &str) -> String {
+        match self {
+            Location::Folder(root) => crate::fsutil::shown(&root.join(rel)),
+            Location::Web(w) => clean(&w.url(rel)),
+        }
+    }
+
+    /// Read `rel` (a path the format fixes, never one from the index), at most `cap`
+    /// bytes; `None` when the index has no such file.
+    pub fn read(
+        &self,
+        rel: &str,
+        cap: u64,
+        what: &'static str,
+    ) -> Result<Option<Vec<u8>>, IndexError> {
+        match self {
+            Location::Folder(root) => {
+                let path = root.join(rel);
+                match crate::fsutil::read_capped(&path, cap, what) {
+                    Ok(bytes) => Ok(Some(bytes)),
+                    Err(e) if e.is_not_found() => Ok(None),
+                    Err(crate::fsutil::ReadError::TooLarge { size, cap, .. }) => {
+                        Err(IndexError::TooLarge {
+                            what: crate::fsutil::shown(&path),
+                            size: Some(size),
+                            cap,
+                        })
+                    }
+                    Err(e) => Err(IndexError::Read {
+                        what: crate::fsutil::shown(&path),
+                        error: e.to_string(),
+                    }),
+                }
+            }
+            // Archives are fetched whole each time; the listing files are revalidated
+            // against the profile's copy.
+            Location::Web(w) => match w.get(rel, cap, !rel.starts_with("archives/"))? {
+                web::Got::Body(b) => Ok(Some(b)),
+                web::Got::Missing => Ok(None),
+            },
+        }
+    }
+
+    /// [`Location::read`] of a file the format requires.
+    fn need(&self, rel: &str, cap: u64, what: &'static str) -> Result<Vec<u8>, IndexError> {
+        self.read(rel, cap, what)?.ok_or_else(|| IndexError::Read {
+            what: self.shown(rel),
+            error: "it is not there".into(),
+        })
+    }
+}
+
+/// Whether `text` is a web address.
+#[must_use]
+pub fn is_web(text: &str) -> bool {
+    let lower = text.trim().to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
 }
 
 /// Lowercase hex of `bytes`.
@@ -253,16 +353,6 @@ pub fn sha256(bytes: &[u8]) -> String {
     to_hex(&sha2::Sha256::digest(bytes))
 }
 
-/// Read `rel` (a path the format fixes, never one from the index) in the index folder
-/// `root`, at most `cap` bytes.
-fn read_file(root: &Path, rel: &str, cap: u64, what: &'static str) -> Result<Vec<u8>, IndexError> {
-    let path = root.join(rel);
-    crate::fsutil::read_capped(&path, cap, what).map_err(|e| IndexError::Read {
-        what: crate::fsutil::shown(&path),
-        error: e.to_string(),
-    })
-}
-
 fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, IndexError> {
     serde_json::from_slice(bytes).map_err(|e| IndexError::Bad {
         what: what.to_string(),
@@ -276,10 +366,10 @@ pub fn archive_path(id: &str, version: &str) -> String {
     format!("archives/{id}-{version}.zip")
 }
 
-/// Read and check `index.json` of the index folder `root`.
-pub fn read_index(root: &Path) -> Result<IndexFile, IndexError> {
-    let bytes = read_file(root, "index.json", CAPS.index_bytes, "an index file")?;
-    let what = crate::fsutil::shown(&root.join("index.json"));
+/// Read and check `index.json` of the index at `loc`.
+pub fn read_index(loc: &Location) -> Result<IndexFile, IndexError> {
+    let bytes = loc.need("index.json", CAPS.index_bytes, "an index file")?;
+    let what = loc.shown("index.json");
     let index: IndexFile = parse_json(&bytes, &what)?;
     if index.format != FORMAT {
         return Err(IndexError::Bad {
@@ -336,10 +426,10 @@ pub fn check_summary(summary: &SummaryFile, what: &str) -> Result<(), IndexError
     Ok(())
 }
 
-/// Read and check `summary.json` of the index folder `root`.
-pub fn read_summary(root: &Path) -> Result<SummaryFile, IndexError> {
-    let bytes = read_file(root, "summary.json", CAPS.summary_bytes, "an index summary")?;
-    let what = crate::fsutil::shown(&root.join("summary.json"));
+/// Read and check `summary.json` of the index at `loc`.
+pub fn read_summary(loc: &Location) -> Result<SummaryFile, IndexError> {
+    let bytes = loc.need("summary.json", CAPS.summary_bytes, "an index summary")?;
+    let what = loc.shown("summary.json");
     let summary: SummaryFile = parse_json(&bytes, &what)?;
     check_summary(&summary, &what)?;
     Ok(summary)
@@ -427,20 +517,18 @@ pub fn check_pack_file(file: &PackFile, id: &str, what: &str) -> Result<(), Inde
     Ok(())
 }
 
-/// Read and check `packs/ID.json` of the index folder `root`; `None` when the index does
-/// not list `id`.
-pub fn read_pack(root: &Path, id: &str) -> Result<Option<PackFile>, IndexError> {
+/// Read and check `packs/ID.json` of the index at `loc`; `None` when the index does not
+/// list `id`.
+pub fn read_pack(loc: &Location, id: &str) -> Result<Option<PackFile>, IndexError> {
     check_id(id).map_err(|reason| IndexError::Bad {
         what: "the pack asked for".into(),
         reason,
     })?;
     let rel = format!("packs/{id}.json");
-    let path = root.join(&rel);
-    if !path.exists() {
+    let Some(bytes) = loc.read(&rel, CAPS.entry_bytes, "an index entry")? else {
         return Ok(None);
-    }
-    let bytes = read_file(root, &rel, CAPS.entry_bytes, "an index entry")?;
-    let what = crate::fsutil::shown(&path);
+    };
+    let what = loc.shown(&rel);
     let file: PackFile = parse_json(&bytes, &what)?;
     check_pack_file(&file, id, &what)?;
     Ok(Some(file))
@@ -471,10 +559,4 @@ pub fn clean(text: &str) -> String {
         out.push('…');
     }
     out
-}
-
-/// Where the archive of `entry` of `id` is in the index folder `root`.
-#[must_use]
-pub fn archive_file(root: &Path, id: &str, entry: &Entry) -> PathBuf {
-    root.join(archive_path(id, &entry.version))
 }

@@ -17,7 +17,7 @@ use crate::packs::{Folders, PackSource, Store};
 pub struct Source {
     /// Its name in this profile.
     pub name: String,
-    /// Its folder.
+    /// Its folder, or its web address.
     pub location: String,
 }
 
@@ -72,8 +72,8 @@ impl Sources {
             .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))
     }
 
-    /// Add the index folder `location` as `name` (last in the order), after checking it
-    /// is an index.
+    /// Add the index at `location` (a folder or a web address) as `name`, last in the
+    /// order, after checking it is an index.
     pub fn add(profile: &Path, name: &str, location: &Path) -> Result<Source, IndexError> {
         if !crate::content::discover::valid_id(name) || name.len() > 64 {
             return Err(IndexError::Refused(format!(
@@ -93,19 +93,20 @@ impl Sources {
             )));
         }
         let text = location.to_string_lossy();
-        if text.starts_with("http://") || text.starts_with("https://") {
-            return Err(IndexError::Refused(format!(
-                "'{}' is a web address: this build reads index folders (a local or shared folder, or a copy of the web index synced to one)",
-                super::clean(&text)
-            )));
-        }
-        let absolute = std::path::absolute(location)
-            .map_err(|e| IndexError::io(format!("find {}", crate::fsutil::shown(location)), e))?;
-        super::read_index(&absolute)?;
-        super::read_summary(&absolute)?;
+        let stored = if super::is_web(&text) {
+            text.trim().to_string()
+        } else {
+            std::path::absolute(location)
+                .map_err(|e| IndexError::io(format!("find {}", crate::fsutil::shown(location)), e))?
+                .to_string_lossy()
+                .into_owned()
+        };
+        let loc = super::Location::parse(&stored, &cache_dir(profile, name));
+        super::read_index(&loc)?;
+        super::read_summary(&loc)?;
         let source = Source {
             name: name.to_string(),
-            location: absolute.to_string_lossy().into_owned(),
+            location: stored,
         };
         sources.indexes.push(source.clone());
         sources.save(profile)?;
@@ -141,7 +142,7 @@ pub struct Opened {
     /// Its name.
     pub name: String,
     /// Where its files are read from.
-    root: PathBuf,
+    loc: super::Location,
     /// The profile's copy of it, kept up to date while the folder can be read.
     cache: PathBuf,
     /// Whether `root` is the copy (the folder could not be read).
@@ -152,13 +153,13 @@ impl Opened {
     /// Open `source`: its folder when it can be read (refreshing the copy), else the copy.
     /// The second value says why the copy is used.
     pub fn open(profile: &Path, source: &Source) -> Result<(Opened, Option<String>), IndexError> {
-        let root = PathBuf::from(&source.location);
         let cache = cache_dir(profile, &source.name);
-        match super::read_index(&root).and_then(|_| super::read_summary(&root)) {
+        let loc = super::Location::parse(&source.location, &cache);
+        match super::read_index(&loc).and_then(|_| super::read_summary(&loc)) {
             Ok(_) => {
                 let opened = Opened {
                     name: source.name.clone(),
-                    root,
+                    loc,
                     cache,
                     offline: false,
                 };
@@ -167,7 +168,8 @@ impl Opened {
                 Ok((opened, None))
             }
             Err(e) => {
-                if super::read_index(&cache).is_ok() {
+                let copy = super::Location::Folder(cache.clone());
+                if super::read_index(&copy).is_ok() {
                     let note = format!(
                         "index '{}' cannot be read ({e}); its last copy is used",
                         source.name
@@ -175,7 +177,7 @@ impl Opened {
                     Ok((
                         Opened {
                             name: source.name.clone(),
-                            root: cache.clone(),
+                            loc: copy,
                             cache,
                             offline: true,
                         },
@@ -191,10 +193,14 @@ impl Opened {
     /// Copy the index's file `rel` (read and checked already, at most `cap` bytes) into
     /// the profile's copy. The copy is a convenience: failing to write it is not an error.
     fn keep(&self, rel: &str, cap: u64) {
+        // A web index keeps its own copy as it fetches (with the validators).
+        let super::Location::Folder(root) = &self.loc else {
+            return;
+        };
         if self.offline {
             return;
         }
-        let from = self.root.join(rel);
+        let from = root.join(rel);
         let to = self.cache.join(rel);
         if let Some(parent) = to.parent()
             && std::fs::create_dir_all(parent).is_ok()
@@ -206,12 +212,12 @@ impl Opened {
 
     /// The index's summary.
     pub fn summary(&self) -> Result<super::SummaryFile, IndexError> {
-        super::read_summary(&self.root)
+        super::read_summary(&self.loc)
     }
 
     /// The versions of `id` in this index, if it lists it.
     pub fn pack(&self, id: &str) -> Result<Option<super::PackFile>, IndexError> {
-        let file = super::read_pack(&self.root, id)?;
+        let file = super::read_pack(&self.loc, id)?;
         if file.is_some() {
             self.keep(&format!("packs/{id}.json"), super::CAPS.entry_bytes);
         }
@@ -549,7 +555,7 @@ pub fn fetch(
                 step.index.name
             )));
         }
-        let key = keys::read_public(&step.index.root, &e.key)?;
+        let key = keys::read_public(&step.index.loc, &e.key)?;
         keys::verify(&key, &e.message(id), &e.signature)
             .map_err(|why| IndexError::Refused(format!("{name}: {why}; nothing was installed")))?;
         let public = keys::public_hex(&key);
@@ -570,19 +576,28 @@ pub fn fetch(
                 e.size
             )));
         }
-        let path = super::archive_file(&step.index.root, id, e);
-        let bytes = crate::fsutil::read_capped(&path, e.size, "a pack archive").map_err(|err| {
-            IndexError::Refused(match err {
-                crate::fsutil::ReadError::TooLarge { size, .. } => format!(
-                    "{name}: the archive is {size} bytes, longer than the {} its entry says; nothing was installed",
+        let rel = super::archive_path(id, &e.version);
+        let bytes = match step.index.loc.read(&rel, e.size, "a pack archive") {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                return Err(IndexError::Refused(format!(
+                    "{name}: the index has no archive {}; nothing was installed",
+                    step.index.loc.shown(&rel)
+                )));
+            }
+            Err(IndexError::TooLarge { size, .. }) => {
+                let size = size.map(|s| format!("{s} bytes, ")).unwrap_or_default();
+                return Err(IndexError::Refused(format!(
+                    "{name}: the archive is {size}longer than the {} its entry says; nothing was installed",
                     e.size
-                ),
-                other => format!(
-                    "{name}: cannot read {}: {other}; nothing was installed",
-                    crate::fsutil::shown(&path)
-                ),
-            })
-        })?;
+                )));
+            }
+            Err(err) => {
+                return Err(IndexError::Refused(format!(
+                    "{name}: {err}; nothing was installed"
+                )));
+            }
+        };
         if bytes.len() as u64 != e.size {
             return Err(IndexError::Refused(format!(
                 "{name}: the archive is {} bytes, not the {} its entry says; nothing was installed",

@@ -74,7 +74,7 @@ fn open_or_make(root: &Path) -> Result<(), IndexError> {
             crate::fsutil::shown(root)
         )));
     }
-    super::read_index(root).map(|_| ())
+    super::read_index(&folder(root)).map(|_| ())
 }
 
 /// Publish `release`, signed with `key`, into the index folder `root` (made when new):
@@ -91,7 +91,7 @@ pub fn publish(
     open_or_make(root)?;
     let public = key.verifying_key();
     let key_id = keys::key_id(&public);
-    let mut file = super::read_pack(root, &built.id)?.unwrap_or_else(|| PackFile {
+    let mut file = super::read_pack(&folder(root), &built.id)?.unwrap_or_else(|| PackFile {
         id: built.id.clone(),
         name: String::new(),
         description: String::new(),
@@ -171,8 +171,8 @@ pub fn yank(
     undo: bool,
     key: &SigningKey,
 ) -> Result<bool, IndexError> {
-    super::read_index(root)?;
-    let mut file = super::read_pack(root, id)?.ok_or_else(|| {
+    super::read_index(&folder(root))?;
+    let mut file = super::read_pack(&folder(root), id)?.ok_or_else(|| {
         IndexError::Refused(format!("this index has no pack '{}'", super::clean(id)))
     })?;
     let key_id = keys::key_id(&key.verifying_key());
@@ -227,7 +227,7 @@ fn write_summary(root: &Path) -> Result<(), IndexError> {
     ids.sort();
     let mut summary = SummaryFile::default();
     for id in ids {
-        let Some(file) = super::read_pack(root, &id)? else {
+        let Some(file) = super::read_pack(&folder(root), &id)? else {
             continue;
         };
         summary.packs.push(Summary {
@@ -244,6 +244,10 @@ fn write_summary(root: &Path) -> Result<(), IndexError> {
         });
     }
     write(root, "summary.json", &json(&summary)?)
+}
+
+fn folder(root: &Path) -> super::Location {
+    super::Location::Folder(root.to_path_buf())
 }
 
 /// `text` cut to `chars` characters.

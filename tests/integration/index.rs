@@ -37,6 +37,11 @@ impl World {
 
     /// Run the binary with base content, `mods` as the mods folder and `profile`.
     fn run(&self, mods: &str, profile: &str, args: &[&str]) -> Output {
+        self.run_in(mods, profile, args, &[])
+    }
+
+    /// Run the binary with base content, `mods`, `profile` and `envs` set.
+    fn run_in(&self, mods: &str, profile: &str, args: &[&str], envs: &[(&str, &str)]) -> Output {
         let content = root().join("content");
         let mut all: Vec<String> = vec![
             "--content".into(),
@@ -48,6 +53,7 @@ impl World {
         ];
         all.extend(args.iter().map(|a| (*a).to_string()));
         tokensmith(&all)
+            .envs(envs.iter().copied())
             .output()
             .unwrap_or_else(|e| panic!("the binary runs: {e}"))
     }
@@ -433,4 +439,187 @@ fn hostile_indexes_and_impossible_requirements_are_refused() {
         &["alpha@^3"],
         "no index has a version of 'alpha' matching ^3: 'main' has 1.0.0, 2.0.0",
     );
+}
+
+/// A loopback HTTP server over an index folder, for the tests only: files by path (with
+/// an ETag; `If-None-Match` answered 304), `/slow/…` sends a byte a second, `/loop/…`
+/// redirects to itself. It counts the body bytes it sent and stops when dropped.
+struct Server {
+    port: u16,
+    sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Server {
+    fn new(dir: &Path) -> Server {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, AtomicU64};
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));
+        listener
+            .set_nonblocking(true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        let sent = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (dir, s, st) = (dir.to_path_buf(), Arc::clone(&sent), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            // Bounded: at most 500 connections, and it ends when the test drops it.
+            for _ in 0..20_000 {
+                if st.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                match listener.accept() {
+                    Ok((conn, _)) => {
+                        let (dir, s, st) = (dir.clone(), Arc::clone(&s), Arc::clone(&st));
+                        std::thread::spawn(move || serve(conn, &dir, &s, &st));
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+                }
+            }
+        });
+        Server { port, sent, stop }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{path}", self.port)
+    }
+
+    fn sent(&self) -> u64 {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+fn serve(
+    mut conn: std::net::TcpStream,
+    dir: &Path,
+    sent: &std::sync::atomic::AtomicU64,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    use std::io::{Read as _, Write as _};
+    let _ = conn.set_nonblocking(false);
+    let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+    let mut request = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 16 * 1024 {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&request).to_string();
+    let path = text.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let if_none = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("If-None-Match: ")
+                .or_else(|| l.strip_prefix("if-none-match: "))
+        })
+        .map(str::trim)
+        .map(str::to_string);
+    if path.starts_with("/loop/") {
+        let _ = write!(
+            conn,
+            "HTTP/1.1 302 Found\r\nLocation: {path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        return;
+    }
+    if path.starts_with("/slow/") {
+        let _ = write!(
+            conn,
+            "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n"
+        );
+        for _ in 0..30 {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) || conn.write_all(b"{").is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+        return;
+    }
+    let rel = path.trim_start_matches('/');
+    let Ok(body) = std::fs::read(dir.join(rel)) else {
+        let _ = write!(
+            conn,
+            "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        return;
+    };
+    let etag = format!(
+        "\"{}\"",
+        body.len() * 31 + body.iter().map(|&b| usize::from(b)).sum::<usize>()
+    );
+    if if_none.as_deref() == Some(etag.as_str()) {
+        let _ = write!(
+            conn,
+            "HTTP/1.1 304 Not Modified\r\nETag: {etag}\r\nConnection: close\r\n\r\n"
+        );
+        return;
+    }
+    let _ = write!(
+        conn,
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nETag: {etag}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    if conn.write_all(&body).is_ok() {
+        sent.fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn an_index_over_http_installs_revalidates_with_headers_only_and_refuses_slow_or_looping_servers() {
+    let w = published();
+    let server = Server::new(&w.path("index"));
+    let out = w.player("player", &["index", "add", "web", &server.url("")]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = w.player("player", &["pack", "install", "beta"]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("installed alpha 1.0.0") && t.contains("installed beta 1.0.0"),
+        "{t}"
+    );
+    // An update check when nothing changed: every listing file answered 304.
+    let out = w.player("player", &["pack", "outdated"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let before = server.sent();
+    let out = w.player("player", &["pack", "outdated"]);
+    assert!(text(&out).contains("up to date"), "{}", text(&out));
+    assert_eq!(
+        server.sent(),
+        before,
+        "an unchanged index costs headers only"
+    );
+    // With the server gone, search uses the last copy.
+    drop(server);
+    let out = w.player("player", &["pack", "search", "alpha"]);
+    let t = text(&out);
+    assert!(
+        t.contains("its last copy is used") && t.contains("alpha 1.0.0"),
+        "{t}"
+    );
+
+    // A server that sends a byte a second, and one that redirects to itself.
+    let hostile = Server::new(&w.path("index"));
+    let started = std::time::Instant::now();
+    let out = w.run_in(
+        "empty",
+        "p2",
+        &["index", "add", "slow", &hostile.url("slow/")],
+        &[("TOKENSMITH_INDEX_TIMEOUT_MS", "1000")],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("the server took longer than"), "{t}");
+    let out = w.player("p3", &["index", "add", "loop", &hostile.url("loop/")]);
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("redirected more than 5 times"), "{t}");
 }
