@@ -13,6 +13,7 @@
 //! Must not: unpack an archive whose size, hash and signature were not checked first, or
 //! trust a path, id or version from an index without checking it.
 
+pub mod html;
 pub mod keys;
 pub mod player;
 pub mod publish;

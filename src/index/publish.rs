@@ -203,7 +203,7 @@ pub fn yank(
     Ok(true)
 }
 
-/// Write `summary.json` again from every `packs/*.json` of the index.
+/// Write `summary.json` and the web page again from every `packs/*.json` of the index.
 fn write_summary(root: &Path) -> Result<(), IndexError> {
     let dir = root.join("packs");
     let mut ids: Vec<String> = std::fs::read_dir(&dir)
@@ -226,10 +226,12 @@ fn write_summary(root: &Path) -> Result<(), IndexError> {
     }
     ids.sort();
     let mut summary = SummaryFile::default();
+    let mut files = Vec::new();
     for id in ids {
         let Some(file) = super::read_pack(&folder(root), &id)? else {
             continue;
         };
+        files.push(file.clone());
         summary.packs.push(Summary {
             latest: file
                 .versions
@@ -243,7 +245,8 @@ fn write_summary(root: &Path) -> Result<(), IndexError> {
             description: file.description,
         });
     }
-    write(root, "summary.json", &json(&summary)?)
+    write(root, "summary.json", &json(&summary)?)?;
+    write(root, "index.html", super::html::page(&files).as_bytes())
 }
 
 fn folder(root: &Path) -> super::Location {

@@ -623,3 +623,116 @@ fn an_index_over_http_installs_revalidates_with_headers_only_and_refuses_slow_or
     assert!(!out.status.success(), "{t}");
     assert!(t.contains("redirected more than 5 times"), "{t}");
 }
+
+/// Chromium (or Chrome) for the page test: `TOKENSMITH_BROWSER`, else the usual names.
+fn browser() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("TOKENSMITH_BROWSER") {
+        return Some(PathBuf::from(path));
+    }
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| {
+            std::env::var_os("PATH")
+                .map(|p| {
+                    std::env::split_paths(&p)
+                        .map(|d| d.join(name))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .find(|p| p.is_file())
+}
+
+/// Run the headless browser on `url` with `extra` arguments; its standard output.
+fn headless(browser: &Path, data: &Path, url: &str, extra: &[&str]) -> String {
+    let mut command = std::process::Command::new(browser);
+    command.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1100,900",
+    ]);
+    command.arg(format!("--user-data-dir={}", data.display()));
+    command.args(extra).arg(url);
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("{} runs: {e}", browser.display()));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn publish_writes_a_web_page_whose_search_works_in_a_real_browser() {
+    let w = published();
+    // A pack whose description tries to end the page's script.
+    w.pack("gamma", "1.0.0", &[], 1);
+    let manifest = w.path("src/gamma/pack.yaml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_default()
+        .replace(
+            "description: Tokens of gamma, for searching.",
+            "description: \"</script><img src=x onerror=document.title='owned'> lanterns\"",
+        );
+    std::fs::write(&manifest, text).unwrap_or_else(|e| panic!("{e}"));
+    w.publish("gamma", "index");
+    let page = w.path("index/index.html");
+    let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{e}"));
+    assert!(html.contains("\"id\":\"beta\""), "the data is in the page");
+    assert!(
+        !html.contains("</script><img"),
+        "index text never becomes markup"
+    );
+
+    let Some(browser) = browser() else {
+        assert!(
+            std::env::var_os("TOKENSMITH_REQUIRE_BROWSER").is_none(),
+            "TOKENSMITH_REQUIRE_BROWSER is set but no chromium was found"
+        );
+        eprintln!("no chromium on this machine: the page was checked without a browser");
+        return;
+    };
+    let url = format!("file://{}", page.display());
+    // Search by a word of one pack's id, and by a word only a description holds.
+    let dom = headless(
+        &browser,
+        &w.path("chrome1"),
+        &format!("{url}?q=beta"),
+        &["--dump-dom"],
+    );
+    assert!(dom.contains("1 of 3 packs"), "{dom}");
+    assert!(
+        dom.contains("data-id=\"beta\"") && !dom.contains("data-id=\"alpha\""),
+        "{dom}"
+    );
+    assert!(dom.contains("tokensmith pack install beta"), "{dom}");
+    let dom = headless(
+        &browser,
+        &w.path("chrome2"),
+        &format!("{url}?q=lanterns"),
+        &["--dump-dom"],
+    );
+    assert!(
+        dom.contains("1 of 3 packs") && dom.contains("data-id=\"gamma\""),
+        "{dom}"
+    );
+    // The hostile description is shown as text, and ran nothing.
+    assert!(dom.contains("&lt;/script&gt;&lt;img"), "{dom}");
+    assert!(!dom.contains("<title>owned"), "{dom}");
+    let dom = headless(&browser, &w.path("chrome3"), &url, &["--dump-dom"]);
+    assert!(dom.contains("3 of 3 packs"), "{dom}");
+    // A screenshot of the page, kept for a look.
+    let shot = root().join("target").join("index-page.png");
+    let _ = std::fs::create_dir_all(root().join("target"));
+    headless(
+        &browser,
+        &w.path("chrome4"),
+        &format!("{url}?q=beta"),
+        &[&format!("--screenshot={}", shot.display())],
+    );
+    assert!(shot.is_file(), "the screenshot was written");
+    eprintln!("screenshot of the index page: {}", shot.display());
+}
