@@ -7,6 +7,7 @@
 
 mod anim;
 pub mod board;
+pub mod browse;
 mod browser;
 pub mod cards;
 pub mod decks;
@@ -584,6 +585,12 @@ impl App {
                     mods::ModsAction::Menu => Some(Screen::Menu),
                     mods::ModsAction::Refused(why) => {
                         screen.status = Some((false, why));
+                        None
+                    }
+                    mods::ModsAction::IndexInstall { id, update } => {
+                        let (ok, line) = browse::install(&packs.places(), &id, update);
+                        screen.status = Some((ok, line));
+                        mods_changed = true;
                         None
                     }
                     mods::ModsAction::Install(path, replace) => {

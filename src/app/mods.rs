@@ -1,7 +1,8 @@
 //! The Mods screen: every pack found with its details, an on/off toggle, its problems
 //! and hash; reorder by drag (or the arrows); install from a path (or by dropping a
 //! `.zip` on the window, handled by the app); remove installed packs; and the conflict
-//! report. Changes to the set are applied by the app through the live-reload path.
+//! report; a Browse tab for the packs of the profile's indexes (`browse.rs`). Changes to
+//! the set are applied by the app through the live-reload path.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,16 @@ pub struct Packs {
 }
 
 impl Packs {
+    /// What the Browse tab reads of them.
+    #[must_use]
+    pub fn places(&self) -> super::browse::Packs<'_> {
+        super::browse::Packs {
+            profile: self.profile.as_deref(),
+            folders: &self.folders,
+            set: &self.set,
+        }
+    }
+
     /// The load options for the current set.
     #[must_use]
     pub fn options(&self) -> crate::content::LoadOptions {
@@ -81,6 +92,22 @@ pub enum ModsAction {
     Remove(String),
     /// A change was refused; say why.
     Refused(String),
+    /// Install (or update) this pack from the indexes.
+    IndexInstall {
+        /// The pack's id.
+        id: String,
+        /// Replace the installed version.
+        update: bool,
+    },
+}
+
+/// The Mods screen's tabs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tab {
+    /// The packs found: toggles, order, install from a path, remove, conflicts.
+    Installed,
+    /// The packs of the indexes: search, details, install.
+    Browse,
 }
 
 /// The Mods screen's state: the list as last read, the report, the install field.
@@ -95,6 +122,8 @@ pub struct ModsScreen {
     /// otherwise rows stay where they are, so a toggle does not move the row under the
     /// pointer.
     resort: bool,
+    tab: Tab,
+    browse: super::browse::Browse,
 }
 
 /// A pack row being dragged (its id).
@@ -112,6 +141,8 @@ impl ModsScreen {
             replace: false,
             status: None,
             resort: true,
+            tab: Tab::Installed,
+            browse: super::browse::Browse::default(),
         };
         s.refresh(packs);
         s
@@ -133,6 +164,7 @@ impl ModsScreen {
         self.listed = listed;
         self.report =
             crate::packs::conflicts::report(&packs.folders, &Selection::Set(packs.set.clone()));
+        self.browse.refresh(&packs.places());
     }
 
     /// The packs as listed.
@@ -159,10 +191,30 @@ impl ModsScreen {
                 ui.separator();
                 ui.heading("Mods");
                 ui.separator();
-                ui.weak("Packs turned on play in new games and the sandbox at once. Drop a .zip on the window to install it.");
+                ui.selectable_value(&mut self.tab, Tab::Installed, "Installed");
+                ui.selectable_value(&mut self.tab, Tab::Browse, "Browse");
+                ui.separator();
+                ui.weak(match self.tab {
+                    Tab::Installed => "Packs turned on play in new games and the sandbox at once. Drop a .zip on the window to install it.",
+                    Tab::Browse => "Packs of your indexes: every version signed by its author, checked before it is installed.",
+                });
             });
+            if self.tab == Tab::Browse
+                && let Some((ok, text)) = &self.status
+            {
+                let colour = if *ok { theme::HINT } else { theme::DANGER };
+                ui.colored_label(colour, text);
+            }
             ui.add_space(4.0);
         });
+        if self.tab == Tab::Browse {
+            return match self.browse.show(ui, &packs.places()) {
+                super::browse::BrowseAction::Stay => action,
+                super::browse::BrowseAction::Install { id, update } => {
+                    ModsAction::IndexInstall { id, update }
+                }
+            };
+        }
         egui::Panel::bottom("mods-install").show(ui, |ui| {
             ui.add_space(4.0);
             ui.horizontal(|ui| {

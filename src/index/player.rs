@@ -729,3 +729,74 @@ fn place(source: PackSource) -> &'static str {
         PackSource::Installed => "the profile",
     }
 }
+
+/// What installing `fetched` would change against the packs `set` plays with: each field
+/// a new pack sets that another enabled pack sets too, and the problems loading them
+/// together gives, as lines. The archives are unpacked into `temp` (checked as `pack
+/// install` checks them); nothing is installed.
+pub fn preview(
+    folders: &Folders,
+    set: &crate::packs::PackSet,
+    fetched: &[Fetched],
+    temp: &Path,
+) -> Result<Vec<String>, IndexError> {
+    let extra = temp.join("preview");
+    std::fs::create_dir_all(&extra)
+        .map_err(|e| IndexError::io("make a folder to look at the packs in", e))?;
+    let mut ids = set.enabled();
+    for f in fetched {
+        let dir = extra.join(&f.step.id);
+        crate::packs::archive::check(&f.archive)
+            .and_then(|c| c.unpack(&dir))
+            .map_err(|e| {
+                IndexError::Refused(format!("{} {}: {e}", f.step.id, f.step.entry.version))
+            })?;
+        if !ids.contains(&f.step.id) {
+            ids.push(f.step.id.clone());
+        }
+    }
+    let new: Vec<&str> = fetched.iter().map(|f| f.step.id.as_str()).collect();
+    let mut options = crate::packs::set::load_options(
+        folders,
+        &crate::packs::Selection::Set(crate::packs::PackSet::only(&ids)),
+    );
+    options.folders.insert(
+        0,
+        crate::content::PackFolder {
+            path: extra,
+            required: true,
+        },
+    );
+    let loaded = crate::content::load(&options);
+    let mut lines: Vec<String> = loaded
+        .conflicts
+        .iter()
+        .filter(|c| c.setters.iter().any(|s| new.contains(&s.pack.as_str())))
+        .map(|c| {
+            let who: Vec<String> = c
+                .setters
+                .iter()
+                .map(|s| format!("{} sets {}", s.pack, s.value))
+                .collect();
+            let entry = if c.entry.is_empty() {
+                c.kind.clone()
+            } else {
+                format!("{} {}", c.kind, c.entry)
+            };
+            let how = if c.order_decides {
+                "the load order decides"
+            } else {
+                "an override"
+            };
+            format!("{entry} {}: {} ({how})", c.field, who.join(", "))
+        })
+        .collect();
+    lines.extend(
+        loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::content::Severity::Error)
+            .map(|d| format!("error: {}", d.message)),
+    );
+    Ok(lines)
+}

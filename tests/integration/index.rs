@@ -736,3 +736,63 @@ fn publish_writes_a_web_page_whose_search_works_in_a_real_browser() {
     assert!(shot.is_file(), "the screenshot was written");
     eprintln!("screenshot of the index page: {}", shot.display());
 }
+
+#[cfg(feature = "client")]
+#[test]
+fn the_mods_screen_browses_an_index_checks_a_pack_and_installs_it() {
+    use egui_kittest::kittest::Queryable as _;
+    use tokensmith::app::mods::Packs;
+    use tokensmith::app::{App, Library};
+    use tokensmith::packs::{PackSet, set::Folders};
+
+    let w = published();
+    w.player_with("player", "index");
+    let profile_dir = w.path("player");
+    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
+    let packs = Packs {
+        folders: Folders {
+            content: root().join("content"),
+            mods: w.path("empty"),
+            installed: Some(profile_dir.join("packs")),
+        },
+        set: PackSet::open(&profile_dir),
+        profile: Some(profile_dir.clone()),
+    };
+    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let mut h = super::client::harness_for(app);
+    h.run();
+    h.get_by_label("Mods").click();
+    h.run();
+    h.get_by_label("Browse").click();
+    h.run();
+    h.get_by_label("index search").type_text("beta");
+    h.run();
+    h.get_by_label("Search").click();
+    h.run();
+    h.get_by_label_contains("beta  1.0.0").click();
+    h.run();
+    assert!(h.query_by_label("Not installed.").is_some());
+    h.get_by_label("Check against my packs").click();
+    h.run();
+    assert!(
+        h.query_by_label_contains("Checked: signatures and hashes match")
+            .is_some(),
+        "the pack was fetched and checked"
+    );
+    assert!(
+        w.installed("player").is_empty(),
+        "checking installs nothing"
+    );
+    h.get_by_label("Install 1.0.0").click();
+    h.run();
+    h.run();
+    assert_eq!(w.installed("player"), ["alpha", "beta"]);
+    assert!(
+        h.query_by_label("Installed: 1.0.0").is_some(),
+        "the details follow the install"
+    );
+    assert!(
+        h.query_by_label_contains("installed alpha 1.0.0").is_some(),
+        "the status says what was installed"
+    );
+}
