@@ -135,6 +135,16 @@ pub(super) fn install(
     let env_ptr: *const Env = &raw const *env;
     // The box moves into the state's app data; what it points at does not move.
     lua.set_app_data(EnvBox { _env: env });
+    // SAFETY: the running thread is the state's main thread (scripts have no
+    // coroutines); its extra space is a pointer-sized block Lua keeps for the host, which
+    // nothing else here uses.
+    unsafe {
+        lua.exec_raw::<()>((), |state| {
+            ffi::lua_getextraspace(state)
+                .cast::<*const Env>()
+                .write(env_ptr);
+        })?;
+    }
     let entries: [(&str, ffi::lua_CFunction); 14] = [
         (Width::NAME, entry::<Width>),
         (Height::NAME, entry::<Height>),
@@ -214,7 +224,7 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State) -> Option<Out> {
             }
             *slot = ffi::lua_tointegerx(state, index, std::ptr::null_mut());
         }
-        let env = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(2)).cast::<Env>();
+        let env = env_of(state, 2);
         let lua = match env.lua.get() {
             known if !known.is_null() => &*known,
             _ => {
@@ -225,7 +235,7 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State) -> Option<Out> {
         };
         let outer = CALLING.with(|c| c.replace(state));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ctx::charge(lua, &env.budget, ctx::CALL_COST, M::NAME)?;
+            ctx::charge_call(lua, &env.budget, M::NAME)?;
             M::body(lua, &env.slot, a)
         }));
         CALLING.with(|c| c.set(outer));
@@ -239,6 +249,25 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State) -> Option<Out> {
         };
         env.slot.stash(error);
         None
+    }
+}
+
+/// The [`Env`] of the running entry: from the thread's extra space, where `install` put
+/// it (reading it is one load), or else from the entry's upvalue `upvalue`.
+///
+/// # Safety
+/// `state` is a live thread running an entry `install` made, whose upvalue `upvalue` is
+/// its [`Env`]; the returned reference does not outlive the call.
+unsafe fn env_of<'a>(state: *mut ffi::lua_State, upvalue: c_int) -> &'a Env {
+    // SAFETY: the contract; the extra space holds null or the state's `Env`, which lives
+    // as long as the state.
+    unsafe {
+        let known = ffi::lua_getextraspace(state).cast::<*const Env>().read();
+        if known.is_null() {
+            &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(upvalue)).cast::<Env>()
+        } else {
+            &*known
+        }
     }
 }
 
@@ -303,7 +332,7 @@ unsafe extern "C-unwind" fn field(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: Lua calls this with a live thread, the upvalue `install` gave it and two
     // arguments; reading them raises no error, and one push fits in a C function's room.
     unsafe {
-        let env = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<Env>();
+        let env = env_of(state, 1);
         let mut len = 0usize;
         let key = if ffi::lua_type(state, 2) == ffi::LUA_TSTRING {
             let p = ffi::lua_tolstring(state, 2, &mut len);

@@ -11,6 +11,7 @@
 //! the clock, randomness outside the game's generator, or another pack's state.
 
 pub mod api;
+mod call;
 mod ctx;
 mod fast;
 pub mod lint;
@@ -63,6 +64,8 @@ struct Script {
     /// `pack/path`, as errors name it.
     name: String,
     hooks: [Option<Function>; 5],
+    /// The same hooks in the registry, as [`call::Caller`] calls them.
+    keys: [Option<mlua::RegistryKey>; 5],
     /// The upvalues of the functions its hooks reach, as its top level left them, put
     /// back before the first hook call of this script in a move when one ran before;
     /// `None` for a script whose functions capture nothing but `_ENV` (most of them).
@@ -83,6 +86,8 @@ struct PackState {
     lua: Lua,
     freeze: sandbox::Freezer,
     ctx: ctx::CtxTable,
+    /// Calls this state's hooks with its `ctx`.
+    caller: call::Caller,
     slot: Rc<ctx::Slot>,
     /// The host's budget, shared by every pack.
     budget: Rc<Budget>,
@@ -247,10 +252,22 @@ impl ScriptHost {
             host.fit_memory();
             match host.states[state].compile(&path, &name, &def.source) {
                 Ok((hooks, snapshot)) => {
+                    let keys = match call::hook_keys(&host.states[state].lua, &hooks) {
+                        Ok(keys) => keys,
+                        Err(e) => {
+                            problems.push(Diagnostic::error(
+                                &path,
+                                Loc::default(),
+                                format!("cannot keep the script's hooks: {}", message(&e)),
+                            ));
+                            continue;
+                        }
+                    };
                     host.scripts[index] = Some(Script {
                         state,
                         name,
                         hooks,
+                        keys,
                         snapshot,
                         dirty: std::cell::Cell::new(false),
                         serial: std::cell::Cell::new(0),
@@ -357,21 +374,21 @@ impl ScriptHost {
     }
 
     /// Run `hook` of `script` with `ctx` pointing at `enter`'s target.
-    fn call<A: mlua::IntoLuaMulti, R: mlua::FromLuaMulti>(
+    fn call(
         &self,
         script: ScriptId,
         hook: Hook,
         fields: (crate::rules::Seat, Option<Cell>),
-        setup: impl FnOnce(&PackState) -> mlua::Result<A>,
+        setup: impl FnOnce(&PackState) -> mlua::Result<call::Args>,
         enter: impl FnOnce(&ctx::Slot) -> ctx::Entered<'_>,
-    ) -> Result<Option<R>, HookError> {
+    ) -> Result<Option<Value>, HookError> {
         let Some(Some(s)) = self.scripts.get(script.index()) else {
             return Err(HookError::of(
                 HookErrorKind::Host,
                 format!("script #{} is not loaded", script.0),
             ));
         };
-        let Some(function) = &s.hooks[hook as usize] else {
+        let Some(function) = &s.keys[hook as usize] else {
             return Ok(None);
         };
         if self.budget.starts_episode() {
@@ -422,7 +439,11 @@ impl ScriptHost {
             // The hook's own ctx calls find their own lines, not those of a ctx call
             // this hook runs inside.
             let outer = place::suspend_calling();
-            let result = setup(state).and_then(|args| function.call::<R>(args));
+            // `income` and `evaluate` give a value back; the other hooks' results are
+            // ignored.
+            let wants = matches!(hook, Hook::Income | Hook::Evaluate);
+            let result =
+                setup(state).and_then(|args| state.caller.call(&state.lua, function, args, wants));
             place::restore_calling(outer);
             result
         });
@@ -563,11 +584,13 @@ impl PackState {
             fast::install(&lua, &meta.raw_get("__index")?, &slot, &budget)?;
         }
         let ctx = ctx::CtxTable::new(&lua, table)?;
+        let caller = call::Caller::new(&lua, ctx.main(), &ctx.table)?;
         lua.set_app_data(Rc::clone(&slot));
         Ok(PackState {
             lua,
             freeze,
             ctx,
+            caller,
             slot,
             budget,
             instructions,
@@ -1296,11 +1319,11 @@ impl Hooks for ScriptHost {
 
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {
         let (mover, origin) = (fx.mover(), fx.origin());
-        self.call::<_, ()>(
+        self.call(
             script,
             Hook::OnPlace,
             (mover, Some(origin)),
-            |st| Ok(st.ctx.table.clone()),
+            |_| Ok(call::Args::CTX),
             |slot| slot.enter_effects(fx, script),
         )
         .map(|_| ())
@@ -1317,7 +1340,7 @@ impl Hooks for ScriptHost {
         let view_token = token.map(|t| (cell, t));
         let catalog = fx.catalog();
         let state_copy = fx.state().clone();
-        self.call::<_, ()>(
+        self.call(
             script,
             Hook::BetweenTurns,
             (mover, Some(cell)),
@@ -1332,7 +1355,10 @@ impl Hooks for ScriptHost {
                     }
                     None => Value::Nil,
                 };
-                Ok((st.ctx.table.clone(), me))
+                Ok(call::Args {
+                    me: Some(me),
+                    number: None,
+                })
             },
             |slot| slot.enter_effects(fx, script),
         )
@@ -1348,7 +1374,7 @@ impl Hooks for ScriptHost {
     ) -> Result<i64, HookError> {
         let token = view.state.board().get(cell);
         let seat = token.map_or(crate::rules::Seat::One, |t| t.seat);
-        let result = self.call::<_, Value>(
+        let result = self.call(
             script,
             Hook::Income,
             (seat, Some(cell)),
@@ -1357,7 +1383,10 @@ impl Hooks for ScriptHost {
                     Some(t) => Value::Table(ctx::token_table(&st.lua, view, cell, t)?),
                     None => Value::Nil,
                 };
-                Ok((st.ctx.table.clone(), me, income))
+                Ok(call::Args {
+                    me: Some(me),
+                    number: Some(income),
+                })
             },
             |slot| slot.enter_view(view, script),
         )?;
@@ -1389,7 +1418,7 @@ impl Hooks for ScriptHost {
     ) -> Result<(), HookError> {
         let catalog = fx.catalog();
         let state_copy = fx.state().clone();
-        self.call::<_, ()>(
+        self.call(
             script,
             Hook::OnDestroyed,
             (token.seat, Some(cell)),
@@ -1399,7 +1428,10 @@ impl Hooks for ScriptHost {
                     catalog,
                 };
                 let me = ctx::token_table(&st.lua, &view, cell, token)?;
-                Ok((st.ctx.table.clone(), me))
+                Ok(call::Args {
+                    me: Some(Value::Table(me)),
+                    number: None,
+                })
             },
             |slot| slot.enter_effects(fx, script),
         )
@@ -1418,11 +1450,16 @@ impl ScriptHost {
         let mut total = 0.0;
         for p in view.catalog.packs() {
             let Some(script) = p.ai_script else { continue };
-            let value = self.call::<_, Value>(
+            let value = self.call(
                 script,
                 Hook::Evaluate,
                 (seat, None),
-                |st| Ok((st.ctx.table.clone(), seat.number())),
+                |_| {
+                    Ok(call::Args {
+                        me: None,
+                        number: Some(seat.number().into()),
+                    })
+                },
                 |slot| slot.enter_view(view, script),
             )?;
             total += match value {
