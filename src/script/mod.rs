@@ -454,7 +454,18 @@ impl ScriptHost {
         // A bad ctx call the script caught still fails the hook (read-only hooks too),
         // and so does a spent budget, whatever the script did with the error.
         let exceeded = self.budget.exceeded();
-        let (result, known) = match (result, state.slot.take_failure(), exceeded) {
+        let failure = state.slot.take_failure();
+        let result = match result {
+            // The common case: the hook ran to its end and nothing failed.
+            Ok(value) if failure.is_none() && exceeded.is_none() => {
+                if let Some(fields) = saved {
+                    state.slot.fields.set(fields);
+                }
+                return Ok(Some(value));
+            }
+            other => other,
+        };
+        let (result, known) = match (result, failure, exceeded) {
             (Ok(_), Some((kind, failure)), _) => {
                 (Err(mlua::Error::RuntimeError(failure)), Some(kind))
             }
