@@ -101,22 +101,17 @@ impl Caller {
             }
             let wanted = c_int::from(result);
             let status = ffi::lua_pcall(state, n, wanted, top + 1);
-            let outcome = if status == ffi::LUA_OK {
-                if result {
-                    Ok(self.take(lua, state))
-                } else {
-                    Ok(Ok(Value::Nil))
-                }
-            } else {
-                Err(status)
-            };
-            let out = match outcome {
-                Ok(value) => value,
-                Err(ffi::LUA_ERRMEM) => {
+            if status == ffi::LUA_OK && !result {
+                ffi::lua_settop(state, top);
+                return Ok(Value::Nil);
+            }
+            let out = match status {
+                ffi::LUA_OK => self.take(lua, state),
+                ffi::LUA_ERRMEM => {
                     let text = text_at_top(state);
                     Err(mlua::Error::MemoryError(text))
                 }
-                Err(_) => match self.take(lua, state) {
+                _ => match self.take(lua, state) {
                     Ok(Value::Error(e)) => Err(*e),
                     Ok(Value::String(s)) => Err(mlua::Error::RuntimeError(s.to_string_lossy())),
                     Ok(other) => Err(mlua::Error::RuntimeError(format!("{other:?}"))),
