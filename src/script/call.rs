@@ -114,7 +114,12 @@ impl Caller {
                 _ => match self.take(lua, state) {
                     Ok(Value::Error(e)) => Err(*e),
                     Ok(Value::String(s)) => Err(mlua::Error::RuntimeError(s.to_string_lossy())),
-                    Ok(other) => Err(mlua::Error::RuntimeError(format!("{other:?}"))),
+                    // Only a userdata the handler left (every other value became text):
+                    // named by its kind, as `luaL_tolstring` would, never by address.
+                    Ok(other) => Err(mlua::Error::RuntimeError(format!(
+                        "{}: 0x0",
+                        other.type_name()
+                    ))),
                     Err(e) => Err(e),
                 },
             };
