@@ -290,6 +290,31 @@ impl<'a> Effects<'a> {
         self.events.is_some()
     }
 
+    /// How many events are kept so far (0 when they are only counted): a mark for
+    /// [`Effects::set_line_since`].
+    pub fn recorded(&self) -> usize {
+        self.events.as_ref().map_or(0, |e| e.len())
+    }
+
+    /// Give the events kept since `mark` whose cause is `script` at line `pending` that
+    /// script's real `line`: a script host finds a `ctx` call's line only once the call
+    /// made an event.
+    pub fn set_line_since(&mut self, mark: usize, script: ScriptId, pending: u32, line: u32) {
+        let Some(events) = &mut self.events else {
+            return;
+        };
+        for event in events.iter_mut().skip(mark) {
+            if event.cause
+                == (Cause::Script {
+                    script,
+                    line: pending,
+                })
+            {
+                event.cause = Cause::Script { script, line };
+            }
+        }
+    }
+
     /// The first failure recorded in this move, if any.
     pub(crate) fn take_failure(&mut self) -> Option<HookError> {
         self.failure.take()

@@ -131,15 +131,23 @@ impl Slot {
                     let error = located(lua, &format!("ctx:{what}: {}", failed.message));
                     return Err(error);
                 }
-                // The line goes into the events' causes: none are kept in a look-ahead.
-                let line = if fx.recording() { caller_line(lua) } else { 0 };
+                // The line goes into the events' causes: none are kept in a look-ahead,
+                // and it is found only once the call made an event (most calls on an
+                // empty cell make none).
+                let recording = fx.recording();
+                let mark = fx.recorded();
+                let script = self.script.get();
                 let saved = fx.cause();
                 fx.set_cause(Cause::Script {
-                    script: self.script.get(),
-                    line,
+                    script,
+                    line: if recording { PENDING_LINE } else { 0 },
                 });
                 let result = f(fx);
                 fx.set_cause(saved);
+                if recording && fx.recorded() > mark {
+                    let line = caller_line(lua);
+                    fx.set_line_since(mark, script, PENDING_LINE, line);
+                }
                 // A limit the change ran into (too many events) stops the script too.
                 let kind = fx.failure().map_or(HookErrorKind::Script, |f| f.kind);
                 let result = match (result, fx.failure()) {
@@ -165,6 +173,10 @@ impl Slot {
         }
     }
 }
+
+/// The line in a `ctx` call's cause while the call runs, before its events get the
+/// call's real line (no script has this many lines: sources are capped).
+const PENDING_LINE: u32 = u32::MAX;
 
 fn outside() -> mlua::Error {
     mlua::Error::RuntimeError(
@@ -379,7 +391,21 @@ fn in_range(value: i64, what: &str) -> Result<i32, String> {
 }
 
 /// What every `ctx` call is charged, in instructions, before any work.
-pub(super) const CALL_COST: f64 = 16.0;
+pub(super) const CALL_INSTRUCTIONS: u64 = 16;
+/// [`CALL_INSTRUCTIONS`] as the charges of work measured in parts take it.
+#[allow(clippy::cast_precision_loss)]
+pub(super) const CALL_COST: f64 = CALL_INSTRUCTIONS as f64;
+
+/// Charge a `ctx` call's fixed cost, [`CALL_INSTRUCTIONS`], like [`charge`].
+pub(super) fn charge_call(
+    lua: &Lua,
+    budget: &super::sandbox::Budget,
+    what: &str,
+) -> mlua::Result<()> {
+    budget
+        .charge_whole(CALL_INSTRUCTIONS)
+        .map_err(|o| overrun(lua, o, what))
+}
 
 /// Charge `cost` for a `ctx` call's work: an error (which refuses the move) when the
 /// budget is spent or the move's time is up.
@@ -389,13 +415,17 @@ pub(super) fn charge(
     cost: f64,
     what: &str,
 ) -> mlua::Result<()> {
-    budget.charge(cost).map_err(|o| {
-        let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
-        if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
-            slot.poison(&error, HookErrorKind::Limit);
-        }
-        error
-    })
+    budget.charge(cost).map_err(|o| overrun(lua, o, what))
+}
+
+/// The error of a `ctx` call that found the budget spent, which also refuses the move.
+#[cold]
+fn overrun(lua: &Lua, o: super::sandbox::Overrun, what: &str) -> mlua::Error {
+    let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
+    if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
+        slot.poison(&error, HookErrorKind::Limit);
+    }
+    error
 }
 
 /// The name of a key in a message, never an address.
@@ -475,7 +505,7 @@ pub(super) fn make(
                     if let Some(error) = $slot.take_stash() {
                         return Err(error);
                     }
-                    charge($lua, &budget, CALL_COST, $name)?;
+                    charge_call($lua, &budget, $name)?;
                     let $slot = &$slot;
                     $body
                 })?,
@@ -661,23 +691,14 @@ pub(super) fn score(lua: &Lua, s: &Slot, n: i64) -> mlua::Result<i64> {
 }
 
 pub(super) fn target_count(s: &Slot) -> mlua::Result<usize> {
-    let mut n = 0usize;
-    s.targets(|_, _| {
-        n += 1;
-        Ok(())
-    })?;
-    Ok(n)
+    s.with_effects(0, |fx| fx.targets().count())
 }
 
 pub(super) fn target(s: &Slot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
-    let mut found = None;
-    s.targets(|j, at| {
-        if i64::try_from(j + 1).is_ok_and(|j| j == i) {
-            found = Some((at.x, at.y));
-        }
-        Ok(())
-    })?;
-    Ok(found)
+    s.with_effects(None, |fx| {
+        let n = usize::try_from(i).ok()?.checked_sub(1)?;
+        fx.targets().nth(n).map(|at| (at.x, at.y))
+    })
 }
 
 pub(super) fn damage(lua: &Lua, s: &Slot, x: i64, y: i64, n: i64) -> mlua::Result<bool> {
@@ -810,6 +831,17 @@ impl TokenOut {
 }
 
 impl Slot {
+    /// `f` of the current effects (to read their area); `none` in a read-only hook,
+    /// which has no area.
+    fn with_effects<R>(&self, none: R, f: impl FnOnce(&Effects<'_>) -> R) -> mlua::Result<R> {
+        match self.current.get() {
+            // SAFETY: see `view`.
+            Current::Effects(p) => Ok(f(unsafe { &*p })),
+            Current::View(_) => Ok(none),
+            Current::Idle => Err(outside()),
+        }
+    }
+
     /// Call `f(index, cell)` for each on-board cell of the current area.
     fn targets(&self, mut f: impl FnMut(usize, BoardCell) -> mlua::Result<()>) -> mlua::Result<()> {
         match self.current.get() {

@@ -135,6 +135,16 @@ pub(super) fn install(
     let env_ptr: *const Env = &raw const *env;
     // The box moves into the state's app data; what it points at does not move.
     lua.set_app_data(EnvBox { _env: env });
+    // SAFETY: the running thread is the state's main thread (scripts have no
+    // coroutines); its extra space is a pointer-sized block Lua keeps for the host, which
+    // nothing else here uses.
+    unsafe {
+        lua.exec_raw::<()>((), |state| {
+            ffi::lua_getextraspace(state)
+                .cast::<*const Env>()
+                .write(env_ptr);
+        })?;
+    }
     let entries: [(&str, ffi::lua_CFunction); 14] = [
         (Width::NAME, entry::<Width>),
         (Height::NAME, entry::<Height>),
@@ -183,38 +193,48 @@ pub(super) fn install(
 
 /// The C function of method `M`.
 unsafe extern "C-unwind" fn entry<M: Method>(state: *mut ffi::lua_State) -> c_int {
+    // The result is written in place and read field by field: moving it (and an
+    // `mlua::Result` around it) between frames costs more than the call's own work.
+    let mut out = Out::Nothing;
     // SAFETY: Lua calls this with a live thread and the two upvalues `install` gave it.
-    // `run` holds nothing across a jump; what it returns is plain data.
+    // `run` holds nothing across a jump; what it leaves in `out` is plain data.
     unsafe {
-        match run::<M>(state) {
-            Some(out) => push(state, out),
-            None => general(state),
+        if run::<M>(state, &mut out) {
+            push(state, &out)
+        } else {
+            general(state)
         }
     }
 }
 
-/// Read the arguments, charge, run the body: its result, or `None` to let the general
-/// function act (arguments it must convert, or an error kept in the slot to raise).
+/// Read the arguments, charge, run the body: true with its result in `out`, or false
+/// to let the general function act (arguments it must convert, or an error kept in the
+/// slot to raise).
 ///
 /// # Safety
 /// As for [`entry`].
-unsafe fn run<M: Method>(state: *mut ffi::lua_State) -> Option<Out> {
+unsafe fn run<M: Method>(state: *mut ffi::lua_State, out: &mut Out) -> bool {
     // SAFETY: the contract; reading stack slots below the top and the upvalues never
     // raises an error.
     unsafe {
-        let wanted = c_int::try_from(M::ARGS).ok()?;
+        let Ok(wanted) = c_int::try_from(M::ARGS) else {
+            return false;
+        };
         if ffi::lua_gettop(state) < 1 + wanted {
-            return None;
+            return false;
         }
         let mut a = [0i64; 4];
         for (i, slot) in a.iter_mut().enumerate().take(M::ARGS) {
-            let index = c_int::try_from(i).ok()? + 2;
+            let Ok(i) = c_int::try_from(i) else {
+                return false;
+            };
+            let index = i + 2;
             if ffi::lua_isinteger(state, index) == 0 {
-                return None;
+                return false;
             }
             *slot = ffi::lua_tointegerx(state, index, std::ptr::null_mut());
         }
-        let env = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(2)).cast::<Env>();
+        let env = env_of(state, 2);
         let lua = match env.lua.get() {
             known if !known.is_null() => &*known,
             _ => {
@@ -224,21 +244,48 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State) -> Option<Out> {
             }
         };
         let outer = CALLING.with(|c| c.replace(state));
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ctx::charge(lua, &env.budget, ctx::CALL_COST, M::NAME)?;
-            M::body(lua, &env.slot, a)
-        }));
+        let done =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                match ctx::charge_call(lua, &env.budget, M::NAME)
+                    .and_then(|()| M::body(lua, &env.slot, a))
+                {
+                    Ok(result) => {
+                        *out = result;
+                        true
+                    }
+                    Err(error) => {
+                        env.slot.stash(error);
+                        false
+                    }
+                }
+            }));
         CALLING.with(|c| c.set(outer));
-        let error = match result {
-            Ok(Ok(out)) => return Some(out),
-            Ok(Err(error)) => error,
-            Err(_) => mlua::Error::RuntimeError(format!(
+        done.unwrap_or_else(|_| {
+            env.slot.stash(mlua::Error::RuntimeError(format!(
                 "ctx:{}: the host failed inside this call (a bug: please report it)",
                 M::NAME
-            )),
-        };
-        env.slot.stash(error);
-        None
+            )));
+            false
+        })
+    }
+}
+
+/// The [`Env`] of the running entry: from the thread's extra space, where `install` put
+/// it (reading it is one load), or else from the entry's upvalue `upvalue`.
+///
+/// # Safety
+/// `state` is a live thread running an entry `install` made, whose upvalue `upvalue` is
+/// its [`Env`]; the returned reference does not outlive the call.
+unsafe fn env_of<'a>(state: *mut ffi::lua_State, upvalue: c_int) -> &'a Env {
+    // SAFETY: the contract; the extra space holds null or the state's `Env`, which lives
+    // as long as the state.
+    unsafe {
+        let known = ffi::lua_getextraspace(state).cast::<*const Env>().read();
+        if known.is_null() {
+            &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(upvalue)).cast::<Env>()
+        } else {
+            &*known
+        }
     }
 }
 
@@ -246,22 +293,22 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State) -> Option<Out> {
 ///
 /// # Safety
 /// As for [`entry`]; may raise a memory error.
-unsafe fn push(state: *mut ffi::lua_State, out: Out) -> c_int {
+unsafe fn push(state: *mut ffi::lua_State, out: &Out) -> c_int {
     // SAFETY: a C function has room for `LUA_MINSTACK` (20) values.
     unsafe {
         match out {
             Out::Nothing => 0,
             Out::Bool(b) => {
-                ffi::lua_pushboolean(state, c_int::from(b));
+                ffi::lua_pushboolean(state, c_int::from(*b));
                 1
             }
             Out::Int(n) => {
-                ffi::lua_pushinteger(state, n);
+                ffi::lua_pushinteger(state, *n);
                 1
             }
             Out::Pair(Some((x, y))) => {
-                ffi::lua_pushinteger(state, x.into());
-                ffi::lua_pushinteger(state, y.into());
+                ffi::lua_pushinteger(state, (*x).into());
+                ffi::lua_pushinteger(state, (*y).into());
                 2
             }
             Out::Pair(None) => {
@@ -303,7 +350,7 @@ unsafe extern "C-unwind" fn field(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: Lua calls this with a live thread, the upvalue `install` gave it and two
     // arguments; reading them raises no error, and one push fits in a C function's room.
     unsafe {
-        let env = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<Env>();
+        let env = env_of(state, 1);
         let mut len = 0usize;
         let key = if ffi::lua_type(state, 2) == ffi::LUA_TSTRING {
             let p = ffi::lua_tolstring(state, 2, &mut len);

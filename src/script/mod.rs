@@ -11,6 +11,7 @@
 //! the clock, randomness outside the game's generator, or another pack's state.
 
 pub mod api;
+mod call;
 mod ctx;
 mod fast;
 pub mod lint;
@@ -64,6 +65,8 @@ struct Script {
     /// `pack/path`, as errors name it.
     name: String,
     hooks: [Option<Function>; 5],
+    /// The same hooks in the registry, as [`call::Caller`] calls them.
+    keys: [Option<mlua::RegistryKey>; 5],
     /// The upvalues of the functions its hooks reach, as its top level left them, put
     /// back before the first hook call of this script in a move when one ran before;
     /// `None` for a script whose functions capture nothing but `_ENV` (most of them).
@@ -84,6 +87,8 @@ struct PackState {
     lua: Lua,
     freeze: sandbox::Freezer,
     ctx: ctx::CtxTable,
+    /// Calls this state's hooks with its `ctx`.
+    caller: call::Caller,
     slot: Rc<ctx::Slot>,
     /// The host's budget, shared by every pack.
     budget: Rc<Budget>,
@@ -248,10 +253,22 @@ impl ScriptHost {
             host.fit_memory();
             match host.states[state].compile(&path, &name, &def.source) {
                 Ok((hooks, snapshot)) => {
+                    let keys = match call::hook_keys(&host.states[state].lua, &hooks) {
+                        Ok(keys) => keys,
+                        Err(e) => {
+                            problems.push(Diagnostic::error(
+                                &path,
+                                Loc::default(),
+                                format!("cannot keep the script's hooks: {}", message(&e)),
+                            ));
+                            continue;
+                        }
+                    };
                     host.scripts[index] = Some(Script {
                         state,
                         name,
                         hooks,
+                        keys,
                         snapshot,
                         dirty: std::cell::Cell::new(false),
                         serial: std::cell::Cell::new(0),
@@ -358,21 +375,21 @@ impl ScriptHost {
     }
 
     /// Run `hook` of `script` with `ctx` pointing at `enter`'s target.
-    fn call<A: mlua::IntoLuaMulti, R: mlua::FromLuaMulti>(
+    fn call(
         &self,
         script: ScriptId,
         hook: Hook,
         fields: (crate::rules::Seat, Option<Cell>),
-        setup: impl FnOnce(&PackState) -> mlua::Result<A>,
+        setup: impl FnOnce(&PackState) -> mlua::Result<call::Args>,
         enter: impl FnOnce(&ctx::Slot) -> ctx::Entered<'_>,
-    ) -> Result<Option<R>, HookError> {
+    ) -> Result<Option<Value>, HookError> {
         let Some(Some(s)) = self.scripts.get(script.index()) else {
             return Err(HookError::of(
                 HookErrorKind::Host,
                 format!("script #{} is not loaded", script.0),
             ));
         };
-        let Some(function) = &s.hooks[hook as usize] else {
+        let Some(function) = &s.keys[hook as usize] else {
             return Ok(None);
         };
         if self.budget.starts_episode() {
@@ -423,8 +440,12 @@ impl ScriptHost {
             // The hook's own ctx calls find their own lines, not those of a ctx call
             // this hook runs inside.
             let outer = place::suspend_calling();
+            // `income` and `evaluate` give a value back; the other hooks' results are
+            // ignored.
+            let wants = matches!(hook, Hook::Income | Hook::Evaluate);
             let running = watchdog::enter(state.ctx.main());
-            let result = setup(state).and_then(|args| function.call::<R>(args));
+            let result =
+                setup(state).and_then(|args| state.caller.call(&state.lua, function, args, wants));
             watchdog::leave(running);
             place::restore_calling(outer);
             result
@@ -436,7 +457,18 @@ impl ScriptHost {
         // A bad ctx call the script caught still fails the hook (read-only hooks too),
         // and so does a spent budget, whatever the script did with the error.
         let exceeded = self.budget.exceeded();
-        let (result, known) = match (result, state.slot.take_failure(), exceeded) {
+        let failure = state.slot.take_failure();
+        let result = match result {
+            // The common case: the hook ran to its end and nothing failed.
+            Ok(value) if failure.is_none() && exceeded.is_none() => {
+                if let Some(fields) = saved {
+                    state.slot.fields.set(fields);
+                }
+                return Ok(Some(value));
+            }
+            other => other,
+        };
+        let (result, known) = match (result, failure, exceeded) {
             (Ok(_), Some((kind, failure)), _) => {
                 (Err(mlua::Error::RuntimeError(failure)), Some(kind))
             }
@@ -566,11 +598,13 @@ impl PackState {
             fast::install(&lua, &meta.raw_get("__index")?, &slot, &budget)?;
         }
         let ctx = ctx::CtxTable::new(&lua, table)?;
+        let caller = call::Caller::new(&lua, ctx.main(), &ctx.table)?;
         lua.set_app_data(Rc::clone(&slot));
         Ok(PackState {
             lua,
             freeze,
             ctx,
+            caller,
             slot,
             budget,
             instructions,
@@ -1294,11 +1328,11 @@ impl Hooks for ScriptHost {
 
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {
         let (mover, origin) = (fx.mover(), fx.origin());
-        self.call::<_, ()>(
+        self.call(
             script,
             Hook::OnPlace,
             (mover, Some(origin)),
-            |st| Ok(st.ctx.table.clone()),
+            |_| Ok(call::Args::CTX),
             |slot| slot.enter_effects(fx, script),
         )
         .map(|_| ())
@@ -1315,7 +1349,7 @@ impl Hooks for ScriptHost {
         let view_token = token.map(|t| (cell, t));
         let catalog = fx.catalog();
         let state_copy = fx.state().clone();
-        self.call::<_, ()>(
+        self.call(
             script,
             Hook::BetweenTurns,
             (mover, Some(cell)),
@@ -1330,7 +1364,10 @@ impl Hooks for ScriptHost {
                     }
                     None => Value::Nil,
                 };
-                Ok((st.ctx.table.clone(), me))
+                Ok(call::Args {
+                    me: Some(me),
+                    number: None,
+                })
             },
             |slot| slot.enter_effects(fx, script),
         )
@@ -1346,7 +1383,7 @@ impl Hooks for ScriptHost {
     ) -> Result<i64, HookError> {
         let token = view.state.board().get(cell);
         let seat = token.map_or(crate::rules::Seat::One, |t| t.seat);
-        let result = self.call::<_, Value>(
+        let result = self.call(
             script,
             Hook::Income,
             (seat, Some(cell)),
@@ -1355,7 +1392,10 @@ impl Hooks for ScriptHost {
                     Some(t) => Value::Table(ctx::token_table(&st.lua, view, cell, t)?),
                     None => Value::Nil,
                 };
-                Ok((st.ctx.table.clone(), me, income))
+                Ok(call::Args {
+                    me: Some(me),
+                    number: Some(income),
+                })
             },
             |slot| slot.enter_view(view, script),
         )?;
@@ -1387,7 +1427,7 @@ impl Hooks for ScriptHost {
     ) -> Result<(), HookError> {
         let catalog = fx.catalog();
         let state_copy = fx.state().clone();
-        self.call::<_, ()>(
+        self.call(
             script,
             Hook::OnDestroyed,
             (token.seat, Some(cell)),
@@ -1397,7 +1437,10 @@ impl Hooks for ScriptHost {
                     catalog,
                 };
                 let me = ctx::token_table(&st.lua, &view, cell, token)?;
-                Ok((st.ctx.table.clone(), me))
+                Ok(call::Args {
+                    me: Some(Value::Table(me)),
+                    number: None,
+                })
             },
             |slot| slot.enter_effects(fx, script),
         )
@@ -1416,11 +1459,16 @@ impl ScriptHost {
         let mut total = 0.0;
         for p in view.catalog.packs() {
             let Some(script) = p.ai_script else { continue };
-            let value = self.call::<_, Value>(
+            let value = self.call(
                 script,
                 Hook::Evaluate,
                 (seat, None),
-                |st| Ok((st.ctx.table.clone(), seat.number())),
+                |_| {
+                    Ok(call::Args {
+                        me: None,
+                        number: Some(seat.number().into()),
+                    })
+                },
                 |slot| slot.enter_view(view, script),
             )?;
             total += match value {

@@ -408,17 +408,32 @@ impl Budget {
             // Float to integer saturates, which is what a huge cost should do.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let cost = cost.min(1.0e15) as u64;
-            let used = self.used.get().saturating_add(cost);
-            self.used.set(used);
-            self.count_decision(cost);
-            if used < self.quiet_until.get() {
-                // No limit within reach and the clock not due: nothing to look at.
-                return Ok(());
-            }
+            return self.charge_whole(cost);
         } else if cost.is_infinite() {
             self.used.set(u64::MAX);
             self.count_decision(u64::MAX);
         }
+        self.look()
+    }
+
+    /// [`Budget::charge`] of a whole number of instructions (a `ctx` call's fixed cost,
+    /// the instruction hook's tick): the same count and checks, no conversion.
+    pub fn charge_whole(&self, cost: u64) -> Result<(), Overrun> {
+        if let Some(o) = self.exceeded.get() {
+            return Err(o);
+        }
+        let used = self.used.get().saturating_add(cost);
+        self.used.set(used);
+        self.count_decision(cost);
+        if used < self.quiet_until.get() {
+            // No limit within reach and the clock not due: nothing to look at.
+            return Ok(());
+        }
+        self.look()
+    }
+
+    /// Check every limit (and the clock when due) after a charge.
+    fn look(&self) -> Result<(), Overrun> {
         let overrun = self.check();
         if let Some(o) = overrun {
             self.exceeded.set(Some(o));
@@ -692,7 +707,7 @@ pub(super) fn install_hook(lua: &Lua, budget: &Rc<Budget>) -> mlua::Result<()> {
 /// (and the countdown set back to its interval).
 fn charge_tick(budget: &Budget) -> Result<(), Overrun> {
     match super::watchdog::take_forced() {
-        None => budget.charge(f64::from(HOOK_EVERY)),
+        None => budget.charge_whole(u64::from(HOOK_EVERY)),
         Some(state) => {
             // SAFETY: the watchdog's handler set this state's hook, whose code runs on
             // this thread now (this is its hook); this sets the countdown back.

@@ -1,0 +1,213 @@
+//! Calling a hook: the function, `ctx` and the arguments pushed straight from the
+//! registry onto the state's main thread and run by one `lua_pcall`.
+//!
+//! mlua's `Function::call` pays, at every call, for its general machinery: a reference
+//! pushed through its auxiliary thread, each argument turned into a `Value` and back, a
+//! traceback built for every error (which the host cuts off anyway). A hook call runs on
+//! every scripted move, so this module does only what a hook call needs; errors still
+//! come back as the same `mlua::Error`s (a failed `ctx` call's, mlua's own, a memory
+//! error), so every message stays as it was.
+//!
+//! Invariant: nothing that can raise a Lua error (allocating) runs outside the protected
+//! call: the pushes before it only read the registry or push plain values, and a result
+//! or an error is handed to mlua through a registry entry that exists already (setting
+//! an existing key allocates nothing).
+
+use std::cell::RefCell;
+use std::ffi::c_int;
+
+use mlua::{Function, Lua, RegistryKey, Table, Value, ffi};
+
+/// What a hook call passes after `ctx`.
+pub(super) struct Args {
+    /// The token the hook is about (`self`), or nil; absent for `on_place`, `evaluate`.
+    pub me: Option<Value>,
+    /// A number after it (`income`'s income, `evaluate`'s seat).
+    pub number: Option<i64>,
+}
+
+impl Args {
+    /// `ctx` alone.
+    pub const CTX: Args = Args {
+        me: None,
+        number: None,
+    };
+}
+
+/// A pack state's way of calling hooks.
+pub(super) struct Caller {
+    /// The state's main thread (the only one: scripts have no coroutines).
+    main: *mut ffi::lua_State,
+    /// `ctx`, in the registry.
+    ctx: RegistryKey,
+    /// An entry that always holds a value (never nil, so it never leaves the registry):
+    /// where an argument table waits to be pushed, and where an error or a result is
+    /// handed to mlua.
+    slot: RefCell<RegistryKey>,
+}
+
+impl Caller {
+    /// A caller for `lua`, whose main thread is `main`, passing `ctx`.
+    pub fn new(lua: &Lua, main: *mut ffi::lua_State, ctx: &Table) -> mlua::Result<Caller> {
+        Ok(Caller {
+            main,
+            ctx: lua.create_registry_value(ctx)?,
+            slot: RefCell::new(lua.create_registry_value(true)?),
+        })
+    }
+
+    /// Call the hook `function` (a key made by [`hook_keys`] in this state) with `ctx`
+    /// and `args`: its first result when `result` is asked for, nil otherwise.
+    pub fn call(
+        &self,
+        lua: &Lua,
+        function: &RegistryKey,
+        args: Args,
+        result: bool,
+    ) -> mlua::Result<Value> {
+        let state = self.main;
+        let slot = self.slot.borrow().id();
+        if let Some(Value::Table(me)) = &args.me {
+            lua.replace_registry_value(&mut self.slot.borrow_mut(), me)?;
+        }
+        // SAFETY: `state` is this state's main thread, alive as long as `lua`. Lua is
+        // either idle or running a C function on that thread (a hook nested in a `ctx`
+        // call): pushing above its frame and putting the top back afterwards is what any
+        // C function does. The pushes before `lua_pcall` allocate nothing; the reads
+        // after it are of values it left.
+        unsafe {
+            let top = ffi::lua_gettop(state);
+            if ffi::lua_checkstack(state, 5) == 0 {
+                return Err(mlua::Error::StackError);
+            }
+            ffi::lua_pushcfunction(state, handler);
+            ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, function.id().into());
+            ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, self.ctx.id().into());
+            let mut n = 1;
+            match &args.me {
+                None => {}
+                Some(Value::Table(_)) => {
+                    ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, slot.into());
+                    n += 1;
+                }
+                Some(_) => {
+                    ffi::lua_pushnil(state);
+                    n += 1;
+                }
+            }
+            if let Some(number) = args.number {
+                ffi::lua_pushinteger(state, number);
+                n += 1;
+            }
+            let wanted = c_int::from(result);
+            let status = ffi::lua_pcall(state, n, wanted, top + 1);
+            if status == ffi::LUA_OK && !result {
+                ffi::lua_settop(state, top);
+                return Ok(Value::Nil);
+            }
+            let out = match status {
+                ffi::LUA_OK => self.take(lua, state),
+                ffi::LUA_ERRMEM => {
+                    let text = text_at_top(state);
+                    Err(mlua::Error::MemoryError(text))
+                }
+                _ => match self.take(lua, state) {
+                    Ok(Value::Error(e)) => Err(*e),
+                    Ok(Value::String(s)) => Err(mlua::Error::RuntimeError(s.to_string_lossy())),
+                    // Only a userdata the handler left (every other value became text):
+                    // named by its kind, as `luaL_tolstring` would, never by address.
+                    Ok(other) => Err(mlua::Error::RuntimeError(format!(
+                        "{}: 0x0",
+                        other.type_name()
+                    ))),
+                    Err(e) => Err(e),
+                },
+            };
+            ffi::lua_settop(state, top);
+            out
+        }
+    }
+
+    /// The value on top of `state` as mlua sees it (an error raised by a Rust function
+    /// becomes that `mlua::Error`), handed over through the slot.
+    ///
+    /// # Safety
+    /// `state` is the main thread with a value on top, which this pops.
+    unsafe fn take(&self, lua: &Lua, state: *mut ffi::lua_State) -> mlua::Result<Value> {
+        let slot = self.slot.borrow();
+        // SAFETY: the contract; `slot` is an existing integer key of the registry.
+        unsafe {
+            match ffi::lua_type(state, -1) {
+                ffi::LUA_TNIL => {
+                    ffi::lua_pop(state, 1);
+                    return Ok(Value::Nil);
+                }
+                ffi::LUA_TNUMBER => {
+                    let mut whole = 0;
+                    let n = ffi::lua_tointegerx(state, -1, &mut whole);
+                    let value = if whole != 0 {
+                        Value::Integer(n)
+                    } else {
+                        Value::Number(ffi::lua_tonumberx(state, -1, std::ptr::null_mut()))
+                    };
+                    ffi::lua_pop(state, 1);
+                    return Ok(value);
+                }
+                _ => {}
+            }
+            ffi::lua_rawseti(state, ffi::LUA_REGISTRYINDEX, slot.id().into());
+        }
+        let value = lua.registry_value::<Value>(&slot);
+        // The slot lets go of what it held (it never holds nil).
+        // SAFETY: as above.
+        unsafe {
+            ffi::lua_pushboolean(state, 1);
+            ffi::lua_rawseti(state, ffi::LUA_REGISTRYINDEX, slot.id().into());
+        }
+        value
+    }
+}
+
+/// The text of the value on top of `state` (a memory error's message).
+///
+/// # Safety
+/// `state` is a live thread with a value on top.
+unsafe fn text_at_top(state: *mut ffi::lua_State) -> String {
+    // SAFETY: the contract; `lua_tolstring` on a string converts nothing.
+    unsafe {
+        if ffi::lua_type(state, -1) != ffi::LUA_TSTRING {
+            return String::new();
+        }
+        let mut len = 0usize;
+        let p = ffi::lua_tolstring(state, -1, &mut len);
+        String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len)).into_owned()
+    }
+}
+
+/// The message handler of a hook call: an error raised by a Rust function (a userdata
+/// mlua made) stays as it is; any other error value becomes its text, as mlua's own
+/// handler makes it (without the traceback, which the host cuts off anyway).
+unsafe extern "C-unwind" fn handler(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Lua calls this with the error on top; `luaL_tolstring` may raise (a
+    // `__tostring` that fails), which Lua reports as an error in the handler.
+    unsafe {
+        if ffi::lua_checkstack(state, 2) != 0 && ffi::lua_type(state, -1) != ffi::LUA_TUSERDATA {
+            ffi::luaL_tolstring(state, -1, std::ptr::null_mut());
+        }
+    }
+    1
+}
+
+/// Registry keys for a script's hooks, to call them with [`Caller::call`].
+pub(super) fn hook_keys(
+    lua: &Lua,
+    hooks: &[Option<Function>; 5],
+) -> mlua::Result<[Option<RegistryKey>; 5]> {
+    let mut keys: [Option<RegistryKey>; 5] = [None, None, None, None, None];
+    for (key, hook) in keys.iter_mut().zip(hooks) {
+        if let Some(f) = hook {
+            *key = Some(lua.create_registry_value(f)?);
+        }
+    }
+    Ok(keys)
+}
