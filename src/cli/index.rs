@@ -174,6 +174,16 @@ pub fn publish_pack(cli: &Cli, dir: &Path, index: &Path) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
+/// The profile's indexes, opened; a note on standard error for each read from its last
+/// copy or left out.
+fn opened(profile: &Path) -> anyhow::Result<Vec<player::Opened>> {
+    let (indexes, notes) = player::open_all(profile)?;
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
+    Ok(indexes)
+}
+
 /// Split `ID@VERSION` (or `ID`).
 fn split_at(spec: &str) -> (&str, Option<&str>) {
     match spec.split_once('@') {
@@ -204,10 +214,7 @@ pub fn yank_pack(cli: &Cli, spec: &str, index: &Path, undo: bool) -> anyhow::Res
 
 /// `pack search [WORDS] [--json]`.
 pub fn search(cli: &Cli, words: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    let (indexes, notes) = player::open_all(&profile(cli)?)?;
-    for n in &notes {
-        eprintln!("note: {n}");
-    }
+    let indexes = opened(&profile(cli)?)?;
     let mut summaries = Vec::new();
     for index in &indexes {
         match index.summary() {
@@ -268,10 +275,7 @@ pub fn install(
     for line in store.recover() {
         writeln!(out, "note: {line}")?;
     }
-    let (indexes, notes) = player::open_all(&dir)?;
-    for n in &notes {
-        writeln!(out, "note: {n}")?;
-    }
+    let indexes = opened(&dir)?;
     let mut wants = Vec::new();
     if update && specs.is_empty() {
         for o in player::outdated(&indexes, &folders)? {
@@ -334,10 +338,7 @@ pub fn install(
 
 /// `pack outdated [--json]`.
 pub fn outdated(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
-    let (indexes, notes) = player::open_all(&profile(cli)?)?;
-    for n in &notes {
-        eprintln!("note: {n}");
-    }
+    let indexes = opened(&profile(cli)?)?;
     let list = player::outdated(&indexes, &pack_folders(cli))?;
     let mut out = std::io::stdout().lock();
     if json {

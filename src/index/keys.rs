@@ -152,34 +152,23 @@ impl Pins {
     /// The pins of `profile` (none when the file is missing).
     pub fn open(profile: &Path) -> Result<Pins, IndexError> {
         let path = Pins::path(profile);
-        match crate::fsutil::read_capped(&path, 16 * 1024 * 1024, "the pinned keys") {
-            Ok(bytes) => {
-                let pins: Pins = serde_json::from_slice(&bytes).map_err(|e| IndexError::Bad {
-                    what: crate::fsutil::shown(&path),
-                    reason: format!("{e} (fix or delete the file; every pack's key is then pinned again at its next install)"),
-                })?;
-                if pins.packs.len() > MAX_PINS {
-                    return Err(IndexError::Bad {
-                        what: crate::fsutil::shown(&path),
-                        reason: format!("more than {MAX_PINS} pins"),
-                    });
-                }
-                Ok(pins)
-            }
-            Err(e) if e.is_not_found() => Ok(Pins::default()),
-            Err(e) => Err(IndexError::Read {
+        let pins: Pins = super::read_profile_json(
+            &path,
+            16 * 1024 * 1024,
+            "the pinned keys",
+            "fix or delete the file; every pack's key is then pinned again at its next install",
+        )?;
+        if pins.packs.len() > MAX_PINS {
+            return Err(IndexError::Bad {
                 what: crate::fsutil::shown(&path),
-                error: e.to_string(),
-            }),
+                reason: format!("more than {MAX_PINS} pins"),
+            });
         }
+        Ok(pins)
     }
 
     /// Save the pins to `profile` (atomically).
     pub fn save(&self, profile: &Path) -> Result<(), IndexError> {
-        let path = Pins::path(profile);
-        let bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other);
-        bytes
-            .and_then(|b| crate::fsutil::write_atomic(&path, &b))
-            .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))
+        super::write_profile_json(&Pins::path(profile), self)
     }
 }

@@ -323,6 +323,35 @@ pub fn is_web(text: &str) -> bool {
     lower.starts_with("http://") || lower.starts_with("https://")
 }
 
+/// A JSON file the profile keeps (the indexes, the pinned keys): `T::default()` when it
+/// is missing; at most `cap` bytes; `fix` tells the user what to do when it is broken.
+pub(crate) fn read_profile_json<T: serde::de::DeserializeOwned + Default>(
+    path: &Path,
+    cap: u64,
+    what: &'static str,
+    fix: &str,
+) -> Result<T, IndexError> {
+    match crate::fsutil::read_capped(path, cap, what) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| IndexError::Bad {
+            what: crate::fsutil::shown(path),
+            reason: format!("{e} ({fix})"),
+        }),
+        Err(e) if e.is_not_found() => Ok(T::default()),
+        Err(e) => Err(IndexError::Read {
+            what: crate::fsutil::shown(path),
+            error: e.to_string(),
+        }),
+    }
+}
+
+/// Write `value` as JSON to the profile file `path`, atomically.
+pub(crate) fn write_profile_json(path: &Path, value: &impl Serialize) -> Result<(), IndexError> {
+    serde_json::to_vec_pretty(value)
+        .map_err(std::io::Error::other)
+        .and_then(|b| crate::fsutil::write_atomic(path, &b))
+        .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(path)), e))
+}
+
 /// Lowercase hex of `bytes`.
 #[must_use]
 pub fn to_hex(bytes: &[u8]) -> String {

@@ -40,36 +40,24 @@ impl Sources {
     /// The indexes of `profile` (none when the file is missing).
     pub fn open(profile: &Path) -> Result<Sources, IndexError> {
         let path = Sources::path(profile);
-        match crate::fsutil::read_capped(&path, 256 * 1024, "the list of indexes") {
-            Ok(bytes) => {
-                let sources: Sources =
-                    serde_json::from_slice(&bytes).map_err(|e| IndexError::Bad {
-                        what: crate::fsutil::shown(&path),
-                        reason: format!("{e} (fix it, or delete it and add the indexes again)"),
-                    })?;
-                if sources.indexes.len() > MAX_SOURCES {
-                    return Err(IndexError::Bad {
-                        what: crate::fsutil::shown(&path),
-                        reason: format!("more than {MAX_SOURCES} indexes"),
-                    });
-                }
-                Ok(sources)
-            }
-            Err(e) if e.is_not_found() => Ok(Sources::default()),
-            Err(e) => Err(IndexError::Read {
+        let sources: Sources = super::read_profile_json(
+            &path,
+            256 * 1024,
+            "the list of indexes",
+            "fix it, or delete it and add the indexes again",
+        )?;
+        if sources.indexes.len() > MAX_SOURCES {
+            return Err(IndexError::Bad {
                 what: crate::fsutil::shown(&path),
-                error: e.to_string(),
-            }),
+                reason: format!("more than {MAX_SOURCES} indexes"),
+            });
         }
+        Ok(sources)
     }
 
     fn save(&self, profile: &Path) -> Result<(), IndexError> {
-        let path = Sources::path(profile);
         crate::fsutil::make_profile_dir(profile).map_err(IndexError::Refused)?;
-        serde_json::to_vec_pretty(self)
-            .map_err(std::io::Error::other)
-            .and_then(|b| crate::fsutil::write_atomic(&path, &b))
-            .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))
+        super::write_profile_json(&Sources::path(profile), self)
     }
 
     /// Add the index at `location` (a folder or a web address) as `name`, last in the

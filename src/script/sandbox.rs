@@ -251,7 +251,9 @@ impl Budget {
             self.started.set(None);
         }
         self.in_move.set(true);
-        self.publish();
+        if step == Step::Move {
+            self.publish_none();
+        }
     }
 
     /// A pack's scripts start loading: one fresh count and clock under `limits` for all
@@ -300,7 +302,7 @@ impl Budget {
     /// The move is over.
     pub fn end_move(&self) {
         self.in_move.set(false);
-        self.publish();
+        self.publish_none();
     }
 
     /// Whether the next call starts an episode of its own (no move, no call under way).
@@ -344,7 +346,7 @@ impl Budget {
         };
         if outermost && !self.in_move.get() && self.load.get().is_none() {
             // A call outside a move is over: its clock no longer runs.
-            self.publish();
+            self.publish_none();
         }
     }
 
@@ -376,14 +378,30 @@ impl Budget {
     /// Tell the watchdog when this thread's scripts must stop: the earliest of the
     /// clocks running now (loading's; else the move's or the call's, once started, and
     /// the decision's).
+    /// [`Budget::publish`] where no move or call clock runs (a move starts or ends, a
+    /// call outside a move ends): only a decision's or loading's clock may.
+    fn publish_none(&self) {
+        if self.deciding.get() || self.load.get().is_some() {
+            self.publish();
+        } else {
+            super::watchdog::publish(None);
+        }
+    }
+
     fn publish(&self) {
         let deadline = if self.load.get().is_some() {
             self.load_deadline()
         } else {
-            let call = (self.in_move.get() || !self.frames.borrow().is_empty())
-                .then(|| self.started.get().map(|t| t + self.wall))
-                .flatten();
-            let decision = self.decision.get().filter(|d| !d.spent).map(|d| d.deadline);
+            let call = self
+                .started
+                .get()
+                .filter(|_| self.in_move.get() || !self.frames.borrow().is_empty())
+                .map(|t| t + self.wall);
+            let decision = if self.deciding.get() {
+                self.decision.get().filter(|d| !d.spent).map(|d| d.deadline)
+            } else {
+                None
+            };
             match (call, decision) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -513,7 +531,11 @@ impl Budget {
                 let now = Instant::now();
                 self.started.set(Some(now));
                 self.clock_at.set(used);
-                self.publish();
+                if self.deciding.get() {
+                    self.publish();
+                } else {
+                    super::watchdog::publish(Some(now + self.wall));
+                }
                 self.decision_check(Some(now))
             }
             // Reading the clock costs more than a short `ctx` call: look again only once

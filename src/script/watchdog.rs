@@ -89,6 +89,8 @@ mod guard {
     static WATCHDOG: OnceLock<Option<std::thread::Thread>> = OnceLock::new();
     /// Whether the watchdog sleeps until a deadline is published.
     static IDLE: AtomicBool = AtomicBool::new(false);
+    /// How long the watchdog sleeps while no deadline is set, at most.
+    const IDLE_LOOK: std::time::Duration = std::time::Duration::from_millis(100);
 
     thread_local! {
         /// This thread's slot, taken out of [`SLOTS`] when the thread ends.
@@ -96,6 +98,9 @@ mod guard {
         /// This thread's deadline, as the signal handler reads it (it cannot touch
         /// [`MINE`], whose first use allocates).
         static DEADLINE: Cell<u64> = const { Cell::new(0) };
+        /// This thread's slot in [`SLOTS`] once registered (null before, and after the
+        /// thread's `MINE` is dropped).
+        static SLOT: Cell<*const Slot> = const { Cell::new(std::ptr::null()) };
     }
 
     struct Registered(Option<Arc<Slot>>);
@@ -122,6 +127,7 @@ mod guard {
     impl Drop for Registered {
         fn drop(&mut self) {
             if let Some(slot) = self.0.take() {
+                let _ = SLOT.try_with(|p| p.set(std::ptr::null()));
                 // A thread that ended must never be signalled.
                 slot.deadline.store(0, Ordering::SeqCst);
                 if let Ok(mut slots) = SLOTS.lock() {
@@ -145,17 +151,36 @@ mod guard {
     }
 
     /// This thread's budget runs out at `deadline` (`None`: it has no deadline now).
+    /// Called at every move's start and end, so it costs a thread-local read when nothing
+    /// changes and one plain store when something does.
     pub fn publish(deadline: Option<Instant>) {
         let value = deadline.map_or(0, nanos);
-        DEADLINE.with(|d| d.set(value));
-        // A thread past its end (its slot dropped already) has no one to guard it.
-        let _ = MINE.try_with(|m| {
-            if let Some(slot) = &m.0 {
-                slot.deadline.store(value, Ordering::SeqCst);
-            }
-        });
+        if DEADLINE.with(|d| d.replace(value)) == value {
+            return;
+        }
+        publish_changed(value);
+    }
+
+    /// Store a changed deadline in this thread's slot (registering it at the first).
+    fn publish_changed(value: u64) {
+        let mut slot = SLOT.with(Cell::get);
+        if slot.is_null() {
+            // The first deadline of this thread: register it (once).
+            let _ = MINE.try_with(|m| {
+                if let Some(s) = &m.0 {
+                    SLOT.with(|p| p.set(Arc::as_ptr(s)));
+                }
+            });
+            slot = SLOT.with(Cell::get);
+        }
+        if slot.is_null() {
+            return;
+        }
+        // SAFETY: SLOT points into this thread's own `MINE`, which lives until the thread
+        // ends (its drop clears SLOT first).
+        unsafe { &*slot }.deadline.store(value, Ordering::Release);
         if value != 0
-            && IDLE.load(Ordering::SeqCst)
+            && IDLE.load(Ordering::Relaxed)
             && let Some(Some(watchdog)) = WATCHDOG.get()
         {
             watchdog.unpark();
@@ -225,9 +250,10 @@ mod guard {
                 continue;
             }
             IDLE.store(true, Ordering::SeqCst);
-            // A deadline published just before IDLE was set is seen here.
+            // A deadline published just before IDLE was set is seen here; one whose
+            // wake-up raced with it is seen at the next look, at most IDLE_LOOK later.
             if !signal_late() {
-                std::thread::park_timeout(std::time::Duration::from_secs(60));
+                std::thread::park_timeout(IDLE_LOOK);
             }
             IDLE.store(false, Ordering::SeqCst);
         }
@@ -241,7 +267,7 @@ mod guard {
         };
         let mut any = false;
         for slot in slots.iter() {
-            let deadline = slot.deadline.load(Ordering::SeqCst);
+            let deadline = slot.deadline.load(Ordering::Acquire);
             if deadline == 0 {
                 continue;
             }

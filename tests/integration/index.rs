@@ -296,6 +296,28 @@ fn tampered_archives_and_entries_are_refused_before_anything_is_installed() {
     w.player_with("p4", "huge");
     w.refused("p4", &["alpha"], "signature does not match");
 
+    // A claim of 10 GB signed by the author: refused by the cap before anything is
+    // read.
+    let key =
+        tokensmith::index::keys::author_key(&w.path("author")).unwrap_or_else(|e| panic!("{e}"));
+    w.copy_index("index", "signed_huge", |dir| {
+        let path = dir.join("packs/alpha.json");
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut file: tokensmith::index::PackFile =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let entry = &mut file.versions[0];
+        entry.size = 10_000_000_000;
+        entry.signature = tokensmith::index::keys::sign(&key, &entry.message("alpha"));
+        std::fs::write(&path, serde_json::to_vec(&file).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    });
+    w.player_with("p7", "signed_huge");
+    w.refused(
+        "p7",
+        &["alpha"],
+        "its entry says the archive is 10000000000 bytes",
+    );
+
     // A wrong signature: another valid signature, of the other pack's entry.
     w.copy_index("index", "swapped", |dir| {
         let beta: serde_json::Value = serde_json::from_str(
@@ -596,12 +618,33 @@ fn an_index_over_http_installs_revalidates_with_headers_only_and_refuses_slow_or
         before,
         "an unchanged index costs headers only"
     );
-    // With the server gone, search uses the last copy.
+    // A new version published into the served folder: update over HTTP; then yanked,
+    // and a player asking for it by version is told so.
+    w.pack("alpha", "1.1.0", &[], 1);
+    w.publish("alpha", "index");
+    let out = w.player("player", &["pack", "update"]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("updated alpha 1.0.0 -> 1.1.0"), "{t}");
+    w.author(&[
+        "pack",
+        "yank",
+        "alpha@1.1.0",
+        "--index",
+        &w.path("index").to_string_lossy(),
+    ]);
+    w.player_with("late", "index");
+    let out = w.player("late", &["pack", "install", "alpha@=1.1.0"]);
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("1.1.0 (yanked)"), "{t}");
+    // With the server gone, search uses the last copy this player read (from before the
+    // yank).
     drop(server);
     let out = w.player("player", &["pack", "search", "alpha"]);
     let t = text(&out);
     assert!(
-        t.contains("its last copy is used") && t.contains("alpha 1.0.0"),
+        t.contains("its last copy is used") && t.contains("alpha 1.1.0"),
         "{t}"
     );
 
