@@ -2,6 +2,12 @@
 //! add`), see a pack's description, versions and requirements, check what it would change
 //! against the enabled packs before installing (the conflict report, from its archives
 //! checked as an install checks them), and install or update it with what it requires.
+//!
+//! Every index read, fetch and install runs on a worker thread (an index on the web may
+//! take until its deadline): the tab shows what it is doing, and its buttons wait.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
 
 use egui::{RichText, Ui};
 
@@ -27,13 +33,97 @@ pub struct Packs<'a> {
 pub enum BrowseAction {
     /// Nothing.
     Stay,
-    /// Install (or, with `update`, update) this pack from the indexes.
-    Install {
-        /// The pack's id.
-        id: String,
-        /// Replace the installed version.
-        update: bool,
-    },
+    /// An install (or update) ended: whether it worked, and a line saying what happened.
+    Installed(bool, String),
+}
+
+/// What the tab works with, owned, for a worker thread.
+#[derive(Clone)]
+struct Owned {
+    profile: Option<PathBuf>,
+    folders: crate::packs::Folders,
+    set: crate::packs::PackSet,
+}
+
+impl Owned {
+    fn of(packs: &Packs<'_>) -> Owned {
+        Owned {
+            profile: packs.profile.map(std::path::Path::to_path_buf),
+            folders: packs.folders.clone(),
+            set: packs.set.clone(),
+        }
+    }
+
+    fn view(&self) -> Packs<'_> {
+        Packs {
+            profile: self.profile.as_deref(),
+            folders: &self.folders,
+            set: &self.set,
+        }
+    }
+}
+
+/// Work for a worker thread.
+type Job = Box<dyn FnOnce() -> Done + Send>;
+
+/// Search the indexes of `owned` for `words`.
+fn search(owned: &Owned, words: &[String]) -> Done {
+    let Some(profile) = &owned.profile else {
+        return Done::Search(
+            Vec::new(),
+            vec!["No profile folder: there are no indexes in this session.".into()],
+        );
+    };
+    match player::open_all(profile) {
+        Ok((indexes, mut notes)) => {
+            let mut summaries = Vec::new();
+            for index in &indexes {
+                match index.summary() {
+                    Ok(s) => summaries.push((index.name.clone(), s)),
+                    Err(e) => notes.push(format!("index '{}' is left out: {e}", index.name)),
+                }
+            }
+            Done::Search(player::search(&summaries, words), notes)
+        }
+        Err(e) => Done::Search(Vec::new(), vec![e.to_string()]),
+    }
+}
+
+/// Read `found`'s versions from its index.
+fn select(owned: &Owned, found: Found) -> Done {
+    let file = owned
+        .profile
+        .as_deref()
+        .ok_or_else(|| "no profile".to_string())
+        .and_then(|profile| player::open_all(profile).map_err(|e| e.to_string()))
+        .and_then(|(indexes, _)| {
+            let index = indexes
+                .iter()
+                .find(|i| i.name == found.index)
+                .ok_or_else(|| format!("index '{}' cannot be read now", found.index))?;
+            index
+                .pack(&found.pack.id)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| "the index no longer lists it".to_string())
+        })
+        .map(|mut f| {
+            f.versions.reverse();
+            f
+        });
+    Done::Select(Box::new(Selected {
+        installed: installed_version(&owned.view(), &found.pack.id),
+        found,
+        file,
+        preview: None,
+    }))
+}
+
+/// What a worker found.
+enum Done {
+    Search(Vec<Found>, Vec<String>),
+    Select(Box<Selected>),
+    Check(Result<Vec<String>, String>),
+    Install(bool, String),
 }
 
 /// The pack shown in detail.
@@ -55,6 +145,8 @@ pub struct Browse {
     searched: bool,
     notes: Vec<String>,
     selected: Option<Selected>,
+    /// The work under way: what it is, in words, and where its result comes.
+    busy: Option<(&'static str, mpsc::Receiver<Done>)>,
 }
 
 /// The version of `id` installed in the profile, if any.
@@ -126,79 +218,67 @@ impl Browse {
         }
     }
 
-    /// Search the indexes for the words typed.
-    fn search(&mut self, packs: &Packs<'_>) {
-        self.searched = true;
-        self.notes.clear();
-        self.results.clear();
-        self.selected = None;
-        let Some(profile) = packs.profile else {
-            self.notes
-                .push("No profile folder: there are no indexes in this session.".into());
-            return;
-        };
-        match player::open_all(profile) {
-            Ok((indexes, notes)) => {
-                self.notes = notes;
-                let mut summaries = Vec::new();
-                for index in &indexes {
-                    match index.summary() {
-                        Ok(s) => summaries.push((index.name.clone(), s)),
-                        Err(e) => self
-                            .notes
-                            .push(format!("index '{}' is left out: {e}", index.name)),
-                    }
-                }
-                let words: Vec<String> =
-                    self.query.split_whitespace().map(str::to_string).collect();
-                self.results = player::search(&summaries, &words);
-            }
-            Err(e) => self.notes.push(e.to_string()),
+    /// Run `job` on a worker thread; its result is taken up by [`Browse::poll`].
+    fn start(&mut self, ui: &Ui, what: &'static str, job: impl FnOnce() -> Done + Send + 'static) {
+        let (tx, rx) = mpsc::channel();
+        let ctx = ui.ctx().clone();
+        let spawned = std::thread::Builder::new()
+            .name("index".into())
+            .spawn(move || {
+                let _ = tx.send(job());
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => self.busy = Some((what, rx)),
+            Err(e) => self.notes = vec![format!("cannot start the work: {e}")],
         }
     }
 
-    /// Show `found` in detail.
-    fn select(&mut self, packs: &Packs<'_>, found: Found) {
-        let file = packs
-            .profile
-            .ok_or_else(|| "no profile".to_string())
-            .and_then(|profile| player::open_all(profile).map_err(|e| e.to_string()))
-            .and_then(|(indexes, _)| {
-                let index = indexes
-                    .iter()
-                    .find(|i| i.name == found.index)
-                    .ok_or_else(|| format!("index '{}' cannot be read now", found.index))?;
-                index
-                    .pack(&found.pack.id)
-                    .map_err(|e| e.to_string())?
-                    .ok_or_else(|| "the index no longer lists it".to_string())
-            })
-            .map(|mut f| {
-                f.versions.reverse();
-                f
-            });
-        self.selected = Some(Selected {
-            installed: installed_version(packs, &found.pack.id),
-            found,
-            file,
-            preview: None,
-        });
+    /// Take up a worker's result, if it came; an install that ended.
+    fn poll(&mut self, ui: &Ui) -> Option<BrowseAction> {
+        let (_, rx) = self.busy.as_ref()?;
+        let done = match rx.try_recv() {
+            Ok(done) => done,
+            Err(mpsc::TryRecvError::Empty) => {
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_millis(50));
+                return None;
+            }
+            Err(mpsc::TryRecvError::Disconnected) => {
+                self.busy = None;
+                self.notes = vec!["the work stopped without a result".into()];
+                return None;
+            }
+        };
+        self.busy = None;
+        match done {
+            Done::Search(results, notes) => {
+                self.searched = true;
+                self.results = results;
+                self.notes = notes;
+                self.selected = None;
+            }
+            Done::Select(sel) => self.selected = Some(*sel),
+            Done::Check(preview) => {
+                if let Some(sel) = &mut self.selected {
+                    sel.preview = Some(preview);
+                }
+            }
+            Done::Install(ok, line) => return Some(BrowseAction::Installed(ok, line)),
+        }
+        None
     }
 
     /// Draw the tab; what the user asked for.
     pub fn show(&mut self, ui: &mut Ui, packs: &Packs<'_>) -> BrowseAction {
-        let mut action = BrowseAction::Stay;
+        let action = self.poll(ui).unwrap_or(BrowseAction::Stay);
         egui::Panel::right("browse-details")
             .resizable(true)
             .default_size(520.0)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical()
                     .id_salt("browse-details")
-                    .show(ui, |ui| {
-                        if let Some(a) = self.details(ui, packs) {
-                            action = a;
-                        }
-                    });
+                    .show(ui, |ui| self.details(ui, packs));
             });
         egui::CentralPanel::default_margins().show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -211,8 +291,18 @@ impl Browse {
                     egui::WidgetInfo::labeled(egui::Role::SearchInput, true, "index search")
                 });
                 let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                if ui.button("Search").clicked() || enter {
-                    self.search(packs);
+                let idle = self.busy.is_none();
+                if (ui.add_enabled(idle, egui::Button::new("Search")).clicked() || enter) && idle {
+                    let owned = Owned::of(packs);
+                    let words: Vec<String> =
+                        self.query.split_whitespace().map(str::to_string).collect();
+                    self.start(ui, "Searching the indexes…", move || {
+                        search(&owned, &words)
+                    });
+                }
+                if let Some((what, _)) = &self.busy {
+                    ui.spinner();
+                    ui.weak(*what);
                 }
             });
             ui.weak("Searches the indexes listed with `tokensmith index add NAME FOLDER|URL`.");
@@ -245,18 +335,25 @@ impl Browse {
                         }
                     }
                 });
-            if let Some(f) = pick {
-                self.select(packs, f);
+            if let Some(f) = pick
+                && self.busy.is_none()
+            {
+                let owned = Owned::of(packs);
+                self.start(ui, "Reading the pack's versions…", move || {
+                    select(&owned, f)
+                });
             }
         });
         action
     }
 
-    /// The selected pack's details; an install or update asked for.
-    fn details(&mut self, ui: &mut Ui, packs: &Packs<'_>) -> Option<BrowseAction> {
+    /// The selected pack's details, with its Install (or Update) and Check buttons.
+    fn details(&mut self, ui: &mut Ui, packs: &Packs<'_>) {
+        let idle = self.busy.is_none();
+        let mut start: Option<(&'static str, Job)> = None;
         let Some(sel) = &mut self.selected else {
             ui.weak("Search, then pick a pack to see its versions and what it would change.");
-            return None;
+            return;
         };
         let id = sel.found.pack.id.clone();
         ui.heading(RichText::new(crate::index::clean(&sel.found.pack.name)).strong());
@@ -269,7 +366,6 @@ impl Browse {
             Some(v) => ui.label(format!("Installed: {v}")),
             None => ui.label("Not installed."),
         };
-        let mut action = None;
         ui.horizontal(|ui| {
             let update = sel.installed.is_some();
             let newer = match (&sel.installed, &newest) {
@@ -285,25 +381,42 @@ impl Browse {
             } else {
                 format!("Install {}", newest.as_deref().unwrap_or(""))
             };
-            if ui.add_enabled(newer, egui::Button::new(label)).clicked() {
-                action = Some(BrowseAction::Install {
-                    id: id.clone(),
-                    update,
-                });
+            if ui.add_enabled(newer && idle, egui::Button::new(label)).clicked() {
+                let (owned, id) = (Owned::of(packs), id.clone());
+                start = Some((
+                    "Fetching, checking and installing…",
+                    Box::new(move || {
+                        let (ok, line) = install(&owned.view(), &id, update);
+                        Done::Install(ok, line)
+                    }),
+                ));
             }
             if ui
-                .add_enabled(newer, egui::Button::new("Check against my packs"))
+                .add_enabled(newer && idle, egui::Button::new("Check against my packs"))
                 .on_hover_text(
                     "Fetch and check its archives, then list what it would change against the packs you play with. Nothing is installed.",
                 )
                 .clicked()
             {
-                sel.preview = Some(fetch(packs, &id, update).and_then(|(_, fetched, temp)| {
-                    player::preview(packs.folders, packs.set, &fetched, temp.path())
-                        .map_err(|e| e.to_string())
-                }));
+                let (owned, id) = (Owned::of(packs), id.clone());
+                start = Some((
+                    "Fetching and checking…",
+                    Box::new(move || {
+                        let packs = owned.view();
+                        Done::Check(fetch(&packs, &id, update).and_then(|(_, fetched, temp)| {
+                            player::preview(packs.folders, packs.set, &fetched, temp.path())
+                                .map_err(|e| e.to_string())
+                        }))
+                    }),
+                ));
             }
         });
+        if let Some((what, job)) = start {
+            self.start(ui, what, job);
+        }
+        let Some(sel) = &mut self.selected else {
+            return;
+        };
         match &sel.preview {
             Some(Ok(lines)) if lines.is_empty() => {
                 ui.colored_label(
@@ -333,7 +446,6 @@ impl Browse {
                 ui.colored_label(theme::DANGER, e);
             }
         }
-        action
     }
 }
 

@@ -587,8 +587,7 @@ impl App {
                         screen.status = Some((false, why));
                         None
                     }
-                    mods::ModsAction::IndexInstall { id, update } => {
-                        let (ok, line) = browse::install(&packs.places(), &id, update);
+                    mods::ModsAction::IndexInstalled(ok, line) => {
                         screen.status = Some((ok, line));
                         mods_changed = true;
                         None

@@ -92,13 +92,8 @@ pub enum ModsAction {
     Remove(String),
     /// A change was refused; say why.
     Refused(String),
-    /// Install (or update) this pack from the indexes.
-    IndexInstall {
-        /// The pack's id.
-        id: String,
-        /// Replace the installed version.
-        update: bool,
-    },
+    /// An install from the indexes ended: whether it worked, and what happened.
+    IndexInstalled(bool, String),
 }
 
 /// The Mods screen's tabs.
@@ -210,8 +205,8 @@ impl ModsScreen {
         if self.tab == Tab::Browse {
             return match self.browse.show(ui, &packs.places()) {
                 super::browse::BrowseAction::Stay => action,
-                super::browse::BrowseAction::Install { id, update } => {
-                    ModsAction::IndexInstall { id, update }
+                super::browse::BrowseAction::Installed(ok, line) => {
+                    ModsAction::IndexInstalled(ok, line)
                 }
             };
         }

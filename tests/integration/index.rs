@@ -811,24 +811,24 @@ fn the_mods_screen_browses_an_index_checks_a_pack_and_installs_it() {
     h.get_by_label("index search").type_text("beta");
     h.run();
     h.get_by_label("Search").click();
-    h.run();
+    let ready = |label: &'static str| {
+        move |h: &egui_kittest::Harness<'_, App>| h.query_by_label_contains(label).is_some()
+    };
+    super::client::run_until(&mut h, "the search", ready("beta  1.0.0"));
     h.get_by_label_contains("beta  1.0.0").click();
-    h.run();
-    assert!(h.query_by_label("Not installed.").is_some());
+    super::client::run_until(&mut h, "the pack's versions", ready("Not installed."));
     h.get_by_label("Check against my packs").click();
-    h.run();
-    assert!(
-        h.query_by_label_contains("Checked: signatures and hashes match")
-            .is_some(),
-        "the pack was fetched and checked"
+    super::client::run_until(
+        &mut h,
+        "the check",
+        ready("Checked: signatures and hashes match"),
     );
     assert!(
         w.installed("player").is_empty(),
         "checking installs nothing"
     );
     h.get_by_label("Install 1.0.0").click();
-    h.run();
-    h.run();
+    super::client::run_until(&mut h, "the install", ready("Installed: 1.0.0"));
     assert_eq!(w.installed("player"), ["alpha", "beta"]);
     assert!(
         h.query_by_label("Installed: 1.0.0").is_some(),
