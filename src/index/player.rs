@@ -285,7 +285,7 @@ pub fn search(indexes: &[(String, super::SummaryFile)], words: &[String]) -> Vec
 
 /// One pack of an install plan.
 #[derive(Clone, Debug)]
-pub struct Step {
+pub struct PlannedPack {
     /// The pack's id.
     pub id: String,
     /// The version chosen.
@@ -302,7 +302,7 @@ pub struct Step {
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     /// The packs, in install order.
-    pub steps: Vec<Step>,
+    pub steps: Vec<PlannedPack>,
     /// Packs asked for that are there already, in words.
     pub notes: Vec<String>,
 }
@@ -513,7 +513,7 @@ impl Resolver<'_> {
             }
         }
         self.path.pop();
-        self.plan.steps.push(Step {
+        self.plan.steps.push(PlannedPack {
             id: id.to_string(),
             entry,
             index,
@@ -527,7 +527,7 @@ impl Resolver<'_> {
 /// A planned pack fetched and checked, ready to install.
 pub struct Fetched {
     /// Its step of the plan.
-    pub step: Step,
+    pub step: PlannedPack,
     /// The archive, checked, in a temporary folder.
     pub archive: PathBuf,
     /// Its author's public key, in hex.

@@ -14,7 +14,7 @@ use super::deck::{DeckError, deck_problems};
 use super::effects::Hooks;
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
-use super::hooks::{HookError, HookErrorKind, Step};
+use super::hooks::{BudgetStep, HookError, HookErrorKind};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::never::never;
 use super::state::{GameState, GameView, Outcome};
@@ -277,7 +277,7 @@ impl<'a> Engine<'a> {
                 .map_err(MoveError::from);
         }
         let snapshot = state.clone();
-        self.hooks.begin_step(Step::Move);
+        self.hooks.begin_step(BudgetStep::Move);
         let result = self.resolve(state, mv, card, events, true);
         self.hooks.end_move();
         result.map_err(|e| {
@@ -362,7 +362,7 @@ impl<'a> Engine<'a> {
             }
             // 4. Between turns.
             if hooked {
-                self.hooks.begin_step(Step::BetweenTurns);
+                self.hooks.begin_step(BudgetStep::BetweenTurns);
             }
             self.between_turns(&mut fx)?;
             // A script error a script caught (with pcall) still refuses the move.

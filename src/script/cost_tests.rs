@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use mlua::Function;
 
 use super::{Budget, new_state};
-use crate::rules::{MoveLimits, Step};
+use crate::rules::{BudgetStep, MoveLimits};
 
 /// Instructions each case may spend.
 const UNITS: u64 = 400_000;
@@ -59,7 +59,7 @@ fn run(setup: &str, body: &str) -> Result<Duration, String> {
         .eval()
         .map_err(|e| format!("setup: {e}"))?;
     // The setup's work is not part of the measure: the count and the clock start afresh.
-    budget.begin_step(Step::Move);
+    budget.begin_step(BudgetStep::Move);
     budget.enter("cost", u64::MAX)?;
     let started = cpu_time();
     let result = f.call::<()>(());

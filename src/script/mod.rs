@@ -1315,8 +1315,8 @@ fn raw_message(e: &mlua::Error) -> String {
 }
 
 impl Hooks for ScriptHost {
-    fn begin_step(&self, step: crate::rules::Step) {
-        if step == crate::rules::Step::Move {
+    fn begin_step(&self, step: crate::rules::BudgetStep) {
+        if step == crate::rules::BudgetStep::Move {
             self.serial.set(self.serial.get() + 1);
         }
         self.budget.begin_step(step);

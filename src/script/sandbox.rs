@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
 
-use crate::rules::{MoveLimits, Step};
+use crate::rules::{BudgetStep, MoveLimits};
 
 /// How often the budget hook runs, in VM instructions. Small enough that work one
 /// instruction can do without being counted (a `..` of two long strings) adds up to little
@@ -244,10 +244,10 @@ impl Budget {
         self.exceeded.set(None);
     }
 
-    /// A step of a move starts: a fresh count; [`Step::Move`] also restarts the clock.
-    pub fn begin_step(&self, step: Step) {
+    /// A step of a move starts: a fresh count; [`BudgetStep::Move`] also restarts the clock.
+    pub fn begin_step(&self, step: BudgetStep) {
         self.fresh();
-        if step == Step::Move {
+        if step == BudgetStep::Move {
             self.started.set(None);
         }
         self.in_move.set(true);
