@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use super::{Cli, named_deck, play_options, saved_decks};
-use crate::ai::balance::{self, Outcome, Test};
+use crate::ai::balance::{self, BalanceReport, Test};
 use crate::ai::simulate::DeckChoice;
 use crate::ai::{Budget, Level, Options};
 use crate::rules::{CardId, Catalog};
@@ -211,7 +211,11 @@ fn bound(x: f64) -> String {
 /// How `balance` and `simulate` relate, said under each result.
 pub const RELATION: &str = "balance measures what the card does when it is played (the win-rate margin over a control in its slot); simulate's pick rate says how often the AI chooses it. A card greedy rarely picks (`dead` in simulate) can still be strong here: it wins when it is played.";
 
-fn one(out: &mut impl std::io::Write, r: &Outcome, args: &BalanceArgs) -> std::io::Result<()> {
+fn one(
+    out: &mut impl std::io::Write,
+    r: &BalanceReport,
+    args: &BalanceArgs,
+) -> std::io::Result<()> {
     writeln!(
         out,
         "{}: {} ({} paired games per variant, {} vs {}, both seats)",
@@ -252,7 +256,7 @@ fn one(out: &mut impl std::io::Write, r: &Outcome, args: &BalanceArgs) -> std::i
 
 fn table(
     out: &mut impl std::io::Write,
-    results: &[Outcome],
+    results: &[BalanceReport],
     args: &BalanceArgs,
 ) -> std::io::Result<()> {
     writeln!(

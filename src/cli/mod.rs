@@ -18,7 +18,7 @@ mod replay;
 
 use crate::content::{LoadOptions, Loaded};
 use crate::rules::describe;
-use crate::scenario::{self, Outcome, PackPaths};
+use crate::scenario::{self, PackPaths, ScenarioOutcome};
 
 /// Tokensmith: make and balance token-placement board games.
 #[derive(Debug, Parser)]
@@ -800,11 +800,11 @@ fn run_scenarios(
         match run {
             Ok(run) => {
                 match &run.outcome {
-                    Outcome::Pass => {
+                    ScenarioOutcome::Pass => {
                         passed += 1;
                         writeln!(out, "pass  {} ({})", run.name, file.display())?;
                     }
-                    Outcome::Fail(report) => {
+                    ScenarioOutcome::Fail(report) => {
                         failed += 1;
                         writeln!(out, "FAIL  {} ({})", run.name, file.display())?;
                         for line in report.lines() {
