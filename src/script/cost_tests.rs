@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mlua::Function;
 
-use super::{Budget, new_state};
+use super::{ScriptBudget, new_state};
 use crate::rules::{BudgetStep, MoveLimits};
 
 /// Instructions each case may spend.
@@ -50,7 +50,7 @@ fn run(setup: &str, body: &str) -> Result<Duration, String> {
         wall_ms: 10_000,
         ..MoveLimits::DEFAULT
     };
-    let budget = Rc::new(Budget::new(&limits));
+    let budget = Rc::new(ScriptBudget::new(&limits));
     let (lua, _) = new_state(&budget, 256 << 20).map_err(|e| e.to_string())?;
     let code = format!("{setup}\nreturn function()\n  while true do\n    {body}\n  end\nend\n");
     let f: Function = lua
