@@ -12,7 +12,7 @@ use crate::rules::{GameState, Move, Seat};
 /// Play `mv` on a copy of `state`; `None` when the engine refuses it.
 pub(crate) fn after(engine: &Brain<'_>, state: &GameState, mv: Move) -> Option<GameState> {
     let mut next = state.clone();
-    engine.play_quiet(&mut next, mv).ok()?;
+    engine.play_lookahead(&mut next, mv).ok()?;
     Some(next)
 }
 
@@ -44,12 +44,13 @@ pub struct RandomAgent {
 
 impl Agent for RandomAgent {
     fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
-        let moves = engine.legal_moves(obs.state());
+        let moves = engine.engine().legal_moves(obs.state());
         (!moves.is_empty()).then(|| moves[self.rng.random_range(0..moves.len())])
     }
 
     fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
         engine
+            .engine()
             .legal_moves(obs.state())
             .into_iter()
             .map(|mv| Rated {
@@ -69,11 +70,12 @@ fn greedy_ratings(engine: &Brain<'_>, obs: &Observation, scripts: ScriptLimits) 
     let seat = obs.seat();
     let mut scratch = state.clone();
     engine
+        .engine()
         .legal_moves(state)
         .into_iter()
         .filter_map(|mv| {
             scratch.clone_from(state);
-            engine.play_quiet(&mut scratch, mv).ok()?;
+            engine.play_lookahead(&mut scratch, mv).ok()?;
             #[allow(clippy::cast_precision_loss)]
             let value = swing(state, &scratch, seat) as f64;
             Some(Rated {
@@ -157,11 +159,11 @@ impl NormalAgent {
     fn ratings(&mut self, engine: &Brain<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
         let _deciding = engine.decide(self.scripts);
         let seat = obs.seat();
-        let world = obs.determinize(engine.catalog, &mut self.rng);
+        let world = obs.determinize(engine.engine().catalog, &mut self.rng);
         let mut rated = Vec::new();
         let mut best_so_far = f64::NEG_INFINITY;
         let mut reply_state = world.clone();
-        for mv in engine.legal_moves(&world) {
+        for mv in engine.engine().legal_moves(&world) {
             let Some(next) = after(engine, &world, mv) else {
                 continue;
             };
@@ -170,9 +172,9 @@ impl NormalAgent {
             } else {
                 // The opponent's best reply; stop early once this move cannot beat the best.
                 let mut worst = f64::INFINITY;
-                for reply in engine.legal_moves(&next) {
+                for reply in engine.engine().legal_moves(&next) {
                     reply_state.clone_from(&next);
-                    if engine.play_quiet(&mut reply_state, reply).is_err() {
+                    if engine.play_lookahead(&mut reply_state, reply).is_err() {
                         continue;
                     }
                     worst = worst.min(evaluate(engine, &reply_state, seat));

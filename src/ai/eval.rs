@@ -21,7 +21,7 @@ pub fn evaluate(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
             None => 0.0,
         };
     }
-    let Ok(incomes) = engine.incomes(state) else {
+    let Ok(incomes) = engine.engine().incomes(state) else {
         return score_margin(state, seat);
     };
     let (mine, theirs) = (incomes[seat.index()], incomes[other.index()]);
@@ -44,7 +44,7 @@ fn turns_left(engine: &Brain<'_>, state: &GameState, best_income: i64) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let by_cells = state.board().empty_count() as f64;
     let leader = state.score(Seat::One).max(state.score(Seat::Two));
-    let to_limit = engine.catalog.rules().score_limit - leader;
+    let to_limit = engine.engine().catalog.rules().score_limit - leader;
     if best_income <= 0 {
         return by_cells;
     }

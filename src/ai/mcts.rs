@@ -86,7 +86,7 @@ impl HardAgent {
     fn search(&mut self, engine: &Brain<'_>, obs: &Observation) -> RootStats {
         let seeds = [self.rng.random::<u64>(), self.rng.random::<u64>()];
         let (budget, exploration) = (self.budget, self.exploration);
-        let catalog = engine.catalog;
+        let catalog = engine.engine().catalog;
         let limit = match budget {
             Budget::Time(t) => Limit::Until(Instant::now() + t),
             Budget::Iterations(n) => Limit::Count(n.div_ceil(2).max(1)),
@@ -194,7 +194,7 @@ impl Tree {
         exploration: f64,
     ) -> RootStats {
         let mut rng = Pcg32::seed_from_u64(seed);
-        let catalog: &Catalog = engine.catalog;
+        let catalog: &Catalog = engine.engine().catalog;
         let mut iterations = 0u32;
         let mut path = Vec::with_capacity(64);
         let mut scratch = obs.state().clone();
@@ -252,7 +252,7 @@ impl Tree {
                 }
                 let mover = state.turn();
                 if let Some(&(key, mv)) = untried.first() {
-                    if engine.play_quiet(&mut state, mv).is_err() {
+                    if engine.play_lookahead(&mut state, mv).is_err() {
                         break;
                     }
                     let child = u32::try_from(self.nodes.len()).unwrap_or_else(|_| {
@@ -270,7 +270,7 @@ impl Tree {
                     break;
                 }
                 let Some((_, child, mv)) = best else { break };
-                if engine.play_quiet(&mut state, mv).is_err() {
+                if engine.play_lookahead(&mut state, mv).is_err() {
                     break;
                 }
                 path.push(child);
@@ -316,12 +316,13 @@ fn ranked_moves(
 ) -> Vec<(Key, Move)> {
     let seat = state.turn();
     let mut rated: Vec<(i64, Key, Move)> = engine
+        .engine()
         .legal_moves(state)
         .into_iter()
         .filter_map(|mv| {
-            let card = engine.card_played(state, mv).ok()?;
+            let card = engine.engine().card_played(state, mv).ok()?;
             scratch.clone_from(state);
-            engine.play_quiet(scratch, mv).ok()?;
+            engine.play_lookahead(scratch, mv).ok()?;
             let gain = |s: Seat| scratch.score(s) - state.score(s);
             Some((gain(seat) - gain(seat.other()), (card, mv.cell), mv))
         })
@@ -358,7 +359,7 @@ fn reward(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
         };
     }
     #[allow(clippy::cast_precision_loss)]
-    let scale = (engine.catalog.rules().score_limit as f64 / 20.0).max(10.0);
+    let scale = (engine.engine().catalog.rules().score_limit as f64 / 20.0).max(10.0);
     0.5 + 0.5 * (evaluate(engine, state, seat) / scale).tanh()
 }
 
@@ -410,6 +411,7 @@ mod tests {
         let scripts = crate::ai::hooks_for(&catalog);
         let engine = scripts.brain(&catalog);
         let state = engine
+            .engine()
             .new_game([&deck, &deck], 7, &mut Vec::new())
             .unwrap_or_else(|e| panic!("{e}"));
         let mut scratch = state.clone();

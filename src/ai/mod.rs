@@ -180,8 +180,8 @@ impl Default for ScriptLimits {
 }
 
 /// What the AI thinks with: the engine it simulates moves through, and the packs' own
-/// heuristics (`ai.lua`), which are an AI concern the engine never calls. Dereferences to
-/// the [`Engine`].
+/// heuristics (`ai.lua`), which are an AI concern the engine never calls. Look-ahead plays
+/// through [`Brain::play_lookahead`]; everything else of the engine is [`Brain::engine`].
 ///
 /// A brain remembers what its look-ahead learned (cards whose scripts ran out of their
 /// budget, a heuristic that did): make one per game, so what it remembers depends only
@@ -202,14 +202,6 @@ pub struct Brain<'a> {
 /// Per card, the error its scripts gave when they ran out of budget in a look-ahead.
 pub type Spent = Vec<Option<crate::rules::HookError>>;
 
-impl<'a> std::ops::Deref for Brain<'a> {
-    type Target = Engine<'a>;
-
-    fn deref(&self) -> &Engine<'a> {
-        &self.engine
-    }
-}
-
 /// One AI decision under way on a brain's script host ([`Brain::decide`]); when dropped,
 /// the decision ends and a spent meter is counted as a cut.
 pub struct Deciding<'b> {
@@ -227,7 +219,13 @@ impl Drop for Deciding<'_> {
     }
 }
 
-impl Brain<'_> {
+impl<'a> Brain<'a> {
+    /// The engine it simulates moves through.
+    #[must_use]
+    pub fn engine(&self) -> &Engine<'a> {
+        &self.engine
+    }
+
     /// Play `mv` for look-ahead, as [`Engine::play_quiet`] does, except that a card whose
     /// scripts once ran out of their budget (instructions, time, memory, depth or events)
     /// in a look-ahead of this brain is refused at once afterwards, with the same error,
@@ -236,7 +234,7 @@ impl Brain<'_> {
     /// nothing about the card and is not remembered. The real game never goes through
     /// this: it plays every move with the engine.
     #[inline]
-    pub fn play_quiet(
+    pub fn play_lookahead(
         &self,
         state: &mut crate::rules::GameState,
         mv: crate::rules::Move,
@@ -321,12 +319,6 @@ impl Brain<'_> {
     /// Count `n` decisions cut elsewhere (a search's other tree).
     pub fn add_cuts(&self, n: u64) {
         self.cuts.set(self.cuts.get() + n);
-    }
-
-    /// The engine alone.
-    #[must_use]
-    pub fn engine(&self) -> &Engine<'_> {
-        &self.engine
     }
 
     /// What the packs' `ai.lua` heuristics think of `state` for `seat`: nothing when no

@@ -283,7 +283,7 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         Seat::Two => [&own_b[..], &own_a[..]],
     };
     let mut events = Vec::new();
-    let Ok(mut state) = engine.new_game(decks, seed, &mut events) else {
+    let Ok(mut state) = engine.engine().new_game(decks, seed, &mut events) else {
         return GameRecord::default();
     };
     let mut agents = [
@@ -298,8 +298,8 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
     };
     let mut guard = 0u32;
     // Only scripts can refuse a legal move: without them there is nothing to probe.
-    let mut probed = if engine.catalog.has_scripts() {
-        vec![false; engine.catalog.cards().len()]
+    let mut probed = if engine.engine().catalog.has_scripts() {
+        vec![false; engine.engine().catalog.cards().len()]
     } else {
         Vec::new()
     };
@@ -367,6 +367,7 @@ fn fallback(
     refusals: &mut Vec<Refusal>,
 ) -> bool {
     engine
+        .engine()
         .legal_moves(state)
         .into_iter()
         .any(|mv| attempt(engine, state, mv, events, refusals))
@@ -406,7 +407,7 @@ fn probe(
         cell,
     };
     let mut copy = state.clone();
-    if let Err(e @ crate::rules::MoveError::Script(_)) = engine.play_quiet(&mut copy, mv) {
+    if let Err(e @ crate::rules::MoveError::Script(_)) = engine.play_lookahead(&mut copy, mv) {
         refusals.push(Refusal {
             card,
             script: true,
@@ -423,11 +424,11 @@ fn attempt(
     events: &mut Vec<crate::rules::Event>,
     refusals: &mut Vec<Refusal>,
 ) -> bool {
-    match engine.play(state, mv, events) {
+    match engine.engine().play(state, mv, events) {
         Ok(()) => true,
         Err(e) => {
             // A refused move changed nothing: its card is still where it was.
-            if let Ok(card) = engine.card_played(state, mv) {
+            if let Ok(card) = engine.engine().card_played(state, mv) {
                 refusals.push(Refusal {
                     card,
                     script: matches!(e, crate::rules::MoveError::Script(_)),
@@ -440,7 +441,7 @@ fn attempt(
 }
 
 fn incomes(engine: &Brain<'_>, state: &GameState) -> [i64; 2] {
-    engine.incomes(state).unwrap_or([0, 0])
+    engine.engine().incomes(state).unwrap_or([0, 0])
 }
 
 fn played_card(events: &[crate::rules::Event]) -> Option<CardId> {

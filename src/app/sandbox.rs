@@ -341,7 +341,7 @@ impl Sandbox {
             for &cell in &cells {
                 scratch.clone_from(&base);
                 let mv = Sandbox::move_for(seat, card, cell);
-                if engine.play_quiet(&mut scratch, mv).is_ok() {
+                if engine.play_lookahead(&mut scratch, mv).is_ok() {
                     rated.push(Rated {
                         mv,
                         value: ai::evaluate(&engine, &scratch, seat) - now,

@@ -802,7 +802,7 @@ impl Shared {
                 return Ok(());
             }
         };
-        if let Err(e) = engine.check_deck(Seat::One, &stacks) {
+        if let Err(e) = engine.engine().check_deck(Seat::One, &stacks) {
             s.writer.send(&ToClient::DeckRefused {
                 reason: e.message(Whose::Deck),
             });

@@ -245,7 +245,11 @@ impl Game<'_> {
         let d0 = self.t.decks[0].clone().unwrap_or_default();
         let d1 = self.t.decks[1].clone().unwrap_or_default();
         let mut events = Vec::new();
-        match self.engine.new_game([&d0, &d1], self.t.seed, &mut events) {
+        match self
+            .engine
+            .engine()
+            .new_game([&d0, &d1], self.t.seed, &mut events)
+        {
             Ok(state) => self.t.state = Some(state),
             Err(e) => {
                 let reason = format!("the game cannot start: {e}");
@@ -286,7 +290,7 @@ impl Game<'_> {
         match config.ai_deck_kind {
             AiDeck::Chosen(_) => loaded,
             AiDeck::Random => match ai::decks::random_content(self.engine, seed) {
-                Ok(d) if self.engine.check_deck(seat, &d).is_ok() => d,
+                Ok(d) if self.engine.engine().check_deck(seat, &d).is_ok() => d,
                 _ => shuffled(loaded, seed),
             },
             AiDeck::Shuffled => shuffled(loaded, seed),
@@ -416,7 +420,7 @@ impl Game<'_> {
             return Err(crate::rules::MoveError::GameOver);
         };
         let mut events: Vec<Event> = Vec::new();
-        self.engine.play(state, mv, &mut events)?;
+        self.engine.engine().play(state, mv, &mut events)?;
         let moves_played = state.moves_played();
         let mark = self.t.history.len();
         ai::observe::record(&mut self.t.history, &events);
@@ -459,7 +463,7 @@ impl Game<'_> {
                 self.t.seed ^ u64::from(state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let mut agent = ai::agent(level, seed, self.config().ai_options);
             let chosen = agent.choose(self.engine, &obs);
-            let legal = self.engine.legal_moves(state);
+            let legal = self.engine.engine().legal_moves(state);
             let ok = chosen
                 .into_iter()
                 .chain(legal)
@@ -623,6 +627,7 @@ pub(super) fn restore(
     let d1 = decks[1].clone().unwrap_or_default();
     let mut events = Vec::new();
     let mut state = engine
+        .engine()
         .new_game([&d0, &d1], saved.seed, &mut events)
         .map_err(|e| e.to_string())?;
     let mut history = Vec::new();
@@ -631,6 +636,7 @@ pub(super) fn restore(
         let seat = super::super::protocol::seat_of(seat).ok_or("a move by no seat")?;
         events.clear();
         engine
+            .engine()
             .play(
                 &mut state,
                 Move {
