@@ -65,7 +65,7 @@ pub fn top_moves(
 }
 
 /// The AI levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Level {
     /// A uniformly random legal move.
     Random,

@@ -32,7 +32,7 @@ pub struct BalanceArgs {
     pub games: u32,
     /// Both sides' AI.
     #[arg(long, value_enum, default_value = "greedy")]
-    pub ai: Level,
+    pub ai: super::LevelArg,
     /// Seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -103,7 +103,7 @@ pub fn run(cli: &Cli, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
             decks: decks.clone(),
             opponents: decks.clone(),
             games: args.games.max(1),
-            level: args.ai,
+            level: args.ai.into(),
             seed: args.seed,
             threads: args.threads,
             options: Options {
@@ -222,8 +222,8 @@ fn one(
         r.card,
         r.verdict.words(),
         r.pairs,
-        args.ai.name(),
-        args.ai.name()
+        Level::from(args.ai).name(),
+        Level::from(args.ai).name()
     )?;
     writeln!(
         out,
@@ -263,8 +263,8 @@ fn table(
         out,
         "{} cards, {} vs {}, strongest first (effect: win-rate points with the card minus with a control)",
         results.len(),
-        args.ai.name(),
-        args.ai.name()
+        Level::from(args.ai).name(),
+        Level::from(args.ai).name()
     )?;
     writeln!(
         out,
