@@ -159,7 +159,7 @@ impl NormalAgent {
     fn ratings(&mut self, engine: &Brain<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
         let _deciding = engine.decide(self.scripts);
         let seat = obs.seat();
-        let world = obs.determinize(engine.engine().catalog, &mut self.rng);
+        let world = obs.determinize(engine.engine().catalog(), &mut self.rng);
         let mut rated = Vec::new();
         let mut best_so_far = f64::NEG_INFINITY;
         let mut reply_state = world.clone();

@@ -39,7 +39,7 @@ pub enum RandomDeckError {
 /// best cell (`None` when the card cannot be played at all).
 #[must_use]
 pub fn opening_value(engine: &Brain<'_>, card: CardId) -> Option<f64> {
-    let catalog = engine.engine().catalog;
+    let catalog = engine.engine().catalog();
     let empty = GameState::new(catalog, [&[], &[]], 0);
     let before = evaluate(engine, &empty, Seat::One);
     let mut scratch = empty.clone();
@@ -64,7 +64,7 @@ pub fn opening_value(engine: &Brain<'_>, card: CardId) -> Option<f64> {
 pub fn openers(engine: &Brain<'_>) -> Vec<CardId> {
     engine
         .engine()
-        .catalog
+        .catalog()
         .card_ids()
         .filter(|&c| opening_value(engine, c).is_some_and(|v| v >= 0.0))
         .collect()
@@ -96,7 +96,7 @@ fn draw(pool: &mut Vec<CardId>, n: usize, rng: &mut Pcg32) -> Vec<CardId> {
 
 /// A random-content deck for the loaded content, the same for the same seed.
 pub fn random_content(engine: &Brain<'_>, seed: u64) -> Result<Vec<Vec<CardId>>, RandomDeckError> {
-    let catalog = engine.engine().catalog;
+    let catalog = engine.engine().catalog();
     let mut rng = Pcg32::seed_from_u64(seed);
     let sizes = stack_sizes(catalog, &mut rng);
     let need: usize = sizes.iter().sum();

@@ -44,7 +44,7 @@ fn turns_left(engine: &Brain<'_>, state: &GameState, best_income: i64) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let by_cells = state.board().empty_count() as f64;
     let leader = state.score(Seat::One).max(state.score(Seat::Two));
-    let to_limit = engine.engine().catalog.rules().score_limit - leader;
+    let to_limit = engine.engine().catalog().rules().score_limit - leader;
     if best_income <= 0 {
         return by_cells;
     }

@@ -86,7 +86,7 @@ impl HardAgent {
     fn search(&mut self, engine: &Brain<'_>, obs: &Observation) -> RootStats {
         let seeds = [self.rng.random::<u64>(), self.rng.random::<u64>()];
         let (budget, exploration) = (self.budget, self.exploration);
-        let catalog = engine.engine().catalog;
+        let catalog = engine.engine().catalog();
         let limit = match budget {
             Budget::Time(t) => Limit::Until(Instant::now() + t),
             Budget::Iterations(n) => Limit::Count(n.div_ceil(2).max(1)),
@@ -194,7 +194,7 @@ impl Tree {
         exploration: f64,
     ) -> RootStats {
         let mut rng = Pcg32::seed_from_u64(seed);
-        let catalog: &Catalog = engine.engine().catalog;
+        let catalog: &Catalog = engine.engine().catalog();
         let mut iterations = 0u32;
         let mut path = Vec::with_capacity(64);
         let mut scratch = obs.state().clone();
@@ -359,7 +359,7 @@ fn reward(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
         };
     }
     #[allow(clippy::cast_precision_loss)]
-    let scale = (engine.engine().catalog.rules().score_limit as f64 / 20.0).max(10.0);
+    let scale = (engine.engine().catalog().rules().score_limit as f64 / 20.0).max(10.0);
     0.5 + 0.5 * (evaluate(engine, state, seat) / scale).tanh()
 }
 

@@ -331,7 +331,7 @@ impl<'a> Brain<'a> {
         if self.heuristics_off.get()
             || !self
                 .engine
-                .catalog
+                .catalog()
                 .packs()
                 .iter()
                 .any(|p| p.ai_script.is_some())
@@ -341,7 +341,7 @@ impl<'a> Brain<'a> {
         }
         let view = crate::rules::GameView {
             state,
-            catalog: self.engine.catalog,
+            catalog: self.engine.catalog(),
         };
         match host.heuristics(&view, seat) {
             Ok(value) => value,

@@ -298,8 +298,8 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
     };
     let mut guard = 0u32;
     // Only scripts can refuse a legal move: without them there is nothing to probe.
-    let mut probed = if engine.engine().catalog.has_scripts() {
-        vec![false; engine.engine().catalog.cards().len()]
+    let mut probed = if engine.engine().catalog().has_scripts() {
+        vec![false; engine.engine().catalog().cards().len()]
     } else {
         Vec::new()
     };

@@ -267,7 +267,7 @@ fn from_events(
             || removed.iter().any(|g| g.cell == c)
             || spawned.iter().any(|&(s, _)| s == c)
     };
-    let catalog = engine.catalog;
+    let catalog = engine.catalog();
     let card = engine.card_played(before, mv).ok();
     let quiet = card
         .map(|card| {

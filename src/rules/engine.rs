@@ -86,9 +86,9 @@ pub enum MoveError {
 #[derive(Clone, Copy)]
 pub struct Engine<'a> {
     /// The content being played.
-    pub catalog: &'a Catalog,
+    catalog: &'a Catalog,
     /// Script hooks ([`NoHooks`](super::NoHooks) for content without scripts).
-    pub hooks: &'a dyn Hooks,
+    hooks: &'a dyn Hooks,
     /// Whether the catalog has scripts, worked out once.
     scripted: bool,
     /// Whether a token type has a script: then a token hook (`on_destroyed`,
@@ -109,6 +109,19 @@ impl<'a> Engine<'a> {
             scripted: catalog.has_scripts(),
             token_scripts: catalog.token_types().iter().any(|t| t.script.is_some()),
         }
+    }
+
+    /// The content being played (what the engine's caches were made from: an engine
+    /// is made anew for other content).
+    #[must_use]
+    pub fn catalog(&self) -> &'a Catalog {
+        self.catalog
+    }
+
+    /// The script hooks its moves run.
+    #[must_use]
+    pub fn hooks(&self) -> &'a dyn Hooks {
+        self.hooks
     }
 
     /// Check a deck against the rules: stack count and sizes, no card twice. The first

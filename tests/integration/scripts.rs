@@ -89,7 +89,7 @@ impl<'a> Game<'a> {
     fn play(&mut self, card: &str, x: i32, y: i32) -> Result<(), String> {
         let card = self
             .engine
-            .catalog
+            .catalog()
             .card_named(card)
             .unwrap_or_else(|e| panic!("{e}"));
         let mv = Move {
