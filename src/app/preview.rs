@@ -368,7 +368,7 @@ mod tests {
                 Some(crate::rules::Effect::Damage {
                     amount: crate::rules::Amount::Fixed(_)
                 })
-            ) && !c.area.offsets.is_empty()
+            ) && !c.area.offsets().is_empty()
         });
         let Some(card) = card else {
             panic!("the base pack has a damage card")

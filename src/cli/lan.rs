@@ -443,12 +443,12 @@ fn card_text(catalog: &Catalog, key: &str) -> String {
             format!("ability {} ({})", a.meta.name, a.effect.name())
         },
     );
-    let area = if card.area.offsets.is_empty() {
+    let area = if card.area.offsets().is_empty() {
         "no area".to_string()
     } else {
         let cells: Vec<String> = card
             .area
-            .offsets
+            .offsets()
             .iter()
             .map(|o| format!("{:+},{:+}", o.dx, o.dy))
             .collect();
