@@ -45,20 +45,20 @@ pub struct Rated {
 /// A player.
 pub trait Agent {
     /// The move to play, or `None` when there is none.
-    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move>;
+    fn choose(&mut self, brain: &Brain<'_>, obs: &Observation) -> Option<Move>;
 
     /// Every move the agent considered, with its value (and visits): the sandbox hint.
-    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated>;
+    fn rate(&mut self, brain: &Brain<'_>, obs: &Observation) -> Vec<Rated>;
 }
 
 /// The `k` best moves by an agent's own measure (visits first for `hard`, then value).
 pub fn top_moves(
     agent: &mut dyn Agent,
-    engine: &Brain<'_>,
+    brain: &Brain<'_>,
     obs: &Observation,
     k: usize,
 ) -> Vec<Rated> {
-    let mut rated = agent.rate(engine, obs);
+    let mut rated = agent.rate(brain, obs);
     rated.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.value.total_cmp(&a.value)));
     rated.truncate(k);
     rated
