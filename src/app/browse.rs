@@ -5,7 +5,7 @@
 
 use egui::{RichText, Ui};
 
-use crate::index::player::{self, Fetched, Found, Plan};
+use crate::index::player::{self, Fetched, Found, InstallPlan};
 use crate::index::{Entry, PackFile};
 use crate::packs::{PackSource, Store};
 
@@ -71,7 +71,7 @@ fn fetch(
     packs: &Packs<'_>,
     id: &str,
     update: bool,
-) -> Result<(Plan, Vec<Fetched>, tempfile::TempDir), String> {
+) -> Result<(InstallPlan, Vec<Fetched>, tempfile::TempDir), String> {
     let profile = packs
         .profile
         .ok_or("No profile folder: packs cannot be installed in this session.")?;

@@ -300,14 +300,14 @@ pub struct PlannedPack {
 
 /// What to install, requirements before the packs that need them.
 #[derive(Clone, Debug, Default)]
-pub struct Plan {
+pub struct InstallPlan {
     /// The packs, in install order.
     pub steps: Vec<PlannedPack>,
     /// Packs asked for that are there already, in words.
     pub notes: Vec<String>,
 }
 
-impl Plan {
+impl InstallPlan {
     /// The plan in words, a line a pack.
     #[must_use]
     pub fn lines(&self) -> Vec<String> {
@@ -357,12 +357,12 @@ pub fn plan(
     folders: &Folders,
     wants: &[(String, semver::VersionReq)],
     update: bool,
-) -> Result<Plan, IndexError> {
+) -> Result<InstallPlan, IndexError> {
     let present = present(folders);
     let mut resolver = Resolver {
         indexes,
         present: &present,
-        plan: Plan::default(),
+        plan: InstallPlan::default(),
         path: Vec::new(),
     };
     for (id, req) in wants {
@@ -400,7 +400,7 @@ pub fn plan(
 struct Resolver<'a> {
     indexes: &'a [Opened],
     present: &'a BTreeMap<String, Present>,
-    plan: Plan,
+    plan: InstallPlan,
     /// The packs being resolved, outermost first (a requirement cycle comes back here).
     path: Vec<String>,
 }
@@ -539,7 +539,7 @@ pub struct Fetched {
 /// pack id (a different key is refused unless `accept_new_key`), the archive's size
 /// (read no further than the entry says) and its SHA-256.
 pub fn fetch(
-    plan: &Plan,
+    plan: &InstallPlan,
     pins: &keys::Pins,
     accept_new_key: bool,
     temp: &Path,
