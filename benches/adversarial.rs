@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tokensmith::scenario::{self, Outcome, PackPaths};
+use tokensmith::scenario::{self, PackPaths, ScenarioOutcome};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -30,7 +30,7 @@ fn run(file: &Path, paths: &PackPaths) -> (Duration, bool) {
     let started = Instant::now();
     let ok = matches!(
         scenario::run_file(file, paths).map(|r| r.outcome),
-        Ok(Outcome::Pass)
+        Ok(ScenarioOutcome::Pass)
     );
     (started.elapsed(), ok)
 }

@@ -44,7 +44,7 @@ fn bench(c: &mut Criterion) {
     let catalog = support::load("base");
     let scripts = tokensmith::ai::hooks_for(&catalog);
     let engine = scripts.brain(&catalog);
-    let states = midgame(&engine, &catalog, 64);
+    let states = midgame(engine.engine(), &catalog, 64);
 
     let mut group = c.benchmark_group("decisions");
     group.throughput(Throughput::Elements(states.len() as u64));

@@ -102,6 +102,7 @@ fn decisions() {
             let scripts = tokensmith::ai::hooks_for(&catalog);
             let brain = scripts.brain(&catalog);
             let mut state = brain
+                .engine()
                 .new_game([&hand, &starter], 3, &mut Vec::new())
                 .unwrap_or_else(|e| panic!("{e}"));
             let options = Options {
@@ -130,11 +131,13 @@ fn decisions() {
                     first.get_or_insert(took);
                     worst = worst.max(took);
                 }
-                let played = mv.is_some_and(|mv| brain.play(&mut state, mv, &mut events).is_ok())
+                let played = mv
+                    .is_some_and(|mv| brain.engine().play(&mut state, mv, &mut events).is_ok())
                     || brain
+                        .engine()
                         .legal_moves(&state)
                         .into_iter()
-                        .any(|mv| brain.play(&mut state, mv, &mut events).is_ok());
+                        .any(|mv| brain.engine().play(&mut state, mv, &mut events).is_ok());
                 if !played {
                     break;
                 }

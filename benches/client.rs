@@ -19,7 +19,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use tokensmith::app::{App, Library, Settings};
+use tokensmith::app::{App, ClientSettings, Library};
 use tokensmith::content::LoadOptions;
 use tokensmith::profile::Profile;
 
@@ -33,9 +33,9 @@ fn game_harness() -> Harness<'static, App> {
         ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
     });
     let mut app = App::new(library);
-    app.settings = Settings {
+    app.settings = ClientSettings {
         animations: false,
-        ..Settings::default()
+        ..ClientSettings::default()
     };
     let mut h = Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))

@@ -97,7 +97,7 @@ fn greedy_move(
     let obs = Observation::new(&state, seen.seat(), &history, false);
     let mv = tokensmith::ai::agent(Level::Greedy, u64::from(seen.moves), Options::default())
         .choose(brain, &obs)
-        .or_else(|| brain.legal_moves(obs.state()).into_iter().next())
+        .or_else(|| brain.engine().legal_moves(obs.state()).into_iter().next())
         .unwrap_or_else(|| {
             panic!(
                 "no move: seat {:?} turn {} moves {} over {}",

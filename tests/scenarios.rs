@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use tokensmith::scenario::{self, Outcome, PackPaths};
+use tokensmith::scenario::{self, PackPaths, ScenarioOutcome};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -31,11 +31,11 @@ fn check(file: &Path) -> Result<(), Failed> {
     };
     match scenario::run_file_actual(file, &paths) {
         Ok(run) => match run.outcome {
-            Outcome::Pass => match run.actual.as_deref() {
+            ScenarioOutcome::Pass => match run.actual.as_deref() {
                 Some(actual) => rewritten_passes(file, actual, &paths),
                 None => Err(format!("{}: no `expect:` block was written", file.display()).into()),
             },
-            Outcome::Fail(report) => Err(format!("{}:\n{report}", file.display()).into()),
+            ScenarioOutcome::Fail(report) => Err(format!("{}:\n{report}", file.display()).into()),
         },
         Err(e) => Err(format!(
             "{} cannot be run:\n{}",
@@ -69,7 +69,7 @@ fn rewritten_passes(file: &Path, actual: &str, paths: &PackPaths) -> Result<(), 
     copy.write_all(format!("{}\n{actual}", &text[..at]).as_bytes())
         .map_err(|e| format!("{}: {e}", copy.path().display()))?;
     match scenario::run_file(copy.path(), paths) {
-        Ok(run) if run.outcome == Outcome::Pass => Ok(()),
+        Ok(run) if run.outcome == ScenarioOutcome::Pass => Ok(()),
         Ok(run) => Err(format!(
             "{}: the rewritten expectations do not pass:\n{actual}\n{:?}",
             file.display(),
@@ -99,8 +99,8 @@ fn check_attack(file: &Path) -> Result<(), Failed> {
     let started = Instant::now();
     let result = match scenario::run_file(file, &paths) {
         Ok(run) => match run.outcome {
-            Outcome::Pass => Ok(()),
-            Outcome::Fail(report) => Err(format!("{}:\n{report}", file.display()).into()),
+            ScenarioOutcome::Pass => Ok(()),
+            ScenarioOutcome::Fail(report) => Err(format!("{}:\n{report}", file.display()).into()),
         },
         Err(e) => Err(format!("cannot run {}: {:?}", file.display(), e.diagnostics).into()),
     };

@@ -10,9 +10,9 @@ use super::{Agent, Brain, Rated, ScriptLimits};
 use crate::rules::{GameState, Move, Seat};
 
 /// Play `mv` on a copy of `state`; `None` when the engine refuses it.
-pub(crate) fn after(engine: &Brain<'_>, state: &GameState, mv: Move) -> Option<GameState> {
+pub(crate) fn after(brain: &Brain<'_>, state: &GameState, mv: Move) -> Option<GameState> {
     let mut next = state.clone();
-    engine.play_quiet(&mut next, mv).ok()?;
+    brain.play_lookahead(&mut next, mv).ok()?;
     Some(next)
 }
 
@@ -43,13 +43,14 @@ pub struct RandomAgent {
 }
 
 impl Agent for RandomAgent {
-    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
-        let moves = engine.legal_moves(obs.state());
+    fn choose(&mut self, brain: &Brain<'_>, obs: &Observation) -> Option<Move> {
+        let moves = brain.engine().legal_moves(obs.state());
         (!moves.is_empty()).then(|| moves[self.rng.random_range(0..moves.len())])
     }
 
-    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
-        engine
+    fn rate(&mut self, brain: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
+        brain
+            .engine()
             .legal_moves(obs.state())
             .into_iter()
             .map(|mv| Rated {
@@ -63,17 +64,18 @@ impl Agent for RandomAgent {
 
 /// Every legal move rated one ply deep by its income swing, within `scripts` for all
 /// their scripts together: once spent, moves that would run a script are left out.
-fn greedy_ratings(engine: &Brain<'_>, obs: &Observation, scripts: ScriptLimits) -> Vec<Rated> {
-    let _deciding = engine.decide(scripts);
+fn greedy_ratings(brain: &Brain<'_>, obs: &Observation, scripts: ScriptLimits) -> Vec<Rated> {
+    let _deciding = brain.decide(scripts);
     let state = obs.state();
     let seat = obs.seat();
     let mut scratch = state.clone();
-    engine
+    brain
+        .engine()
         .legal_moves(state)
         .into_iter()
         .filter_map(|mv| {
             scratch.clone_from(state);
-            engine.play_quiet(&mut scratch, mv).ok()?;
+            brain.play_lookahead(&mut scratch, mv).ok()?;
             #[allow(clippy::cast_precision_loss)]
             let value = swing(state, &scratch, seat) as f64;
             Some(Rated {
@@ -94,12 +96,12 @@ pub struct GreedyAgent {
 }
 
 impl Agent for GreedyAgent {
-    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
-        best(&greedy_ratings(engine, obs, self.scripts), &mut self.rng)
+    fn choose(&mut self, brain: &Brain<'_>, obs: &Observation) -> Option<Move> {
+        best(&greedy_ratings(brain, obs, self.scripts), &mut self.rng)
     }
 
-    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
-        greedy_ratings(engine, obs, self.scripts)
+    fn rate(&mut self, brain: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
+        greedy_ratings(brain, obs, self.scripts)
     }
 }
 
@@ -114,8 +116,8 @@ pub struct EasyAgent {
 }
 
 impl Agent for EasyAgent {
-    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
-        let mut rated = greedy_ratings(engine, obs, self.scripts);
+    fn choose(&mut self, brain: &Brain<'_>, obs: &Observation) -> Option<Move> {
+        let mut rated = greedy_ratings(brain, obs, self.scripts);
         if rated.is_empty() {
             return None;
         }
@@ -134,8 +136,8 @@ impl Agent for EasyAgent {
         rated.last().map(|r| r.mv)
     }
 
-    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
-        greedy_ratings(engine, obs, self.scripts)
+    fn rate(&mut self, brain: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
+        greedy_ratings(brain, obs, self.scripts)
     }
 }
 
@@ -154,28 +156,28 @@ impl NormalAgent {
     ///
     /// Once the decision's script budget is spent, the move being rated then is left out
     /// (its replies were cut short) unless it is the only one, and no more are rated.
-    fn ratings(&mut self, engine: &Brain<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
-        let _deciding = engine.decide(self.scripts);
+    fn ratings(&mut self, brain: &Brain<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
+        let _deciding = brain.decide(self.scripts);
         let seat = obs.seat();
-        let world = obs.determinize(engine.catalog, &mut self.rng);
+        let world = obs.determinize(brain.engine().catalog(), &mut self.rng);
         let mut rated = Vec::new();
         let mut best_so_far = f64::NEG_INFINITY;
         let mut reply_state = world.clone();
-        for mv in engine.legal_moves(&world) {
-            let Some(next) = after(engine, &world, mv) else {
+        for mv in brain.engine().legal_moves(&world) {
+            let Some(next) = after(brain, &world, mv) else {
                 continue;
             };
             let value = if next.is_over() || next.turn() == seat {
-                evaluate(engine, &next, seat)
+                evaluate(brain, &next, seat)
             } else {
                 // The opponent's best reply; stop early once this move cannot beat the best.
                 let mut worst = f64::INFINITY;
-                for reply in engine.legal_moves(&next) {
+                for reply in brain.engine().legal_moves(&next) {
                     reply_state.clone_from(&next);
-                    if engine.play_quiet(&mut reply_state, reply).is_err() {
+                    if brain.play_lookahead(&mut reply_state, reply).is_err() {
                         continue;
                     }
-                    worst = worst.min(evaluate(engine, &reply_state, seat));
+                    worst = worst.min(evaluate(brain, &reply_state, seat));
                     if prune && worst < best_so_far {
                         break;
                     }
@@ -183,10 +185,10 @@ impl NormalAgent {
                 if worst.is_finite() {
                     worst
                 } else {
-                    evaluate(engine, &next, seat)
+                    evaluate(brain, &next, seat)
                 }
             };
-            let cut = engine.decision_spent();
+            let cut = brain.decision_spent();
             if cut && !rated.is_empty() {
                 break;
             }
@@ -205,12 +207,12 @@ impl NormalAgent {
 }
 
 impl Agent for NormalAgent {
-    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
-        let rated = self.ratings(engine, obs, true);
+    fn choose(&mut self, brain: &Brain<'_>, obs: &Observation) -> Option<Move> {
+        let rated = self.ratings(brain, obs, true);
         best(&rated, &mut self.rng)
     }
 
-    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
-        self.ratings(engine, obs, false)
+    fn rate(&mut self, brain: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
+        self.ratings(brain, obs, false)
     }
 }

@@ -74,7 +74,7 @@ pub struct DeckResult {
 
 /// The test's result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Outcome {
+pub struct BalanceReport {
     /// The card.
     pub card: String,
     /// Paired games (per variant).
@@ -222,7 +222,7 @@ pub fn run(
     catalog: &Catalog,
     test: &Test,
     tick: &(dyn Fn() + Sync),
-) -> Result<Outcome, BalanceError> {
+) -> Result<BalanceReport, BalanceError> {
     if test.decks.is_empty() || test.opponents.is_empty() {
         return Err(BalanceError::NoDecks);
     }
@@ -300,7 +300,7 @@ pub fn run(
     };
     let pairs = u32::try_from(diffs.len()).unwrap_or(u32::MAX);
     let n = f64::from(pairs.max(1));
-    Ok(Outcome {
+    Ok(BalanceReport {
         card: catalog.card(test.card).meta.id.clone(),
         pairs,
         win_rate_with: with_total / n,

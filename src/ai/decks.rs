@@ -38,10 +38,10 @@ pub enum RandomDeckError {
 /// How playing `card` first, on an empty board, changes the mover's evaluation at its
 /// best cell (`None` when the card cannot be played at all).
 #[must_use]
-pub fn opening_value(engine: &Brain<'_>, card: CardId) -> Option<f64> {
-    let catalog = engine.catalog;
+pub fn opening_value(brain: &Brain<'_>, card: CardId) -> Option<f64> {
+    let catalog = brain.engine().catalog();
     let empty = GameState::new(catalog, [&[], &[]], 0);
-    let before = evaluate(engine, &empty, Seat::One);
+    let before = evaluate(brain, &empty, Seat::One);
     let mut scratch = empty.clone();
     let mut best: Option<f64> = None;
     for cell in empty.board().empty_cells() {
@@ -51,8 +51,8 @@ pub fn opening_value(engine: &Brain<'_>, card: CardId) -> Option<f64> {
             play: Play::Card(card),
             cell,
         };
-        if engine.play_quiet(&mut scratch, mv).is_ok() {
-            let v = evaluate(engine, &scratch, Seat::One) - before;
+        if brain.play_lookahead(&mut scratch, mv).is_ok() {
+            let v = evaluate(brain, &scratch, Seat::One) - before;
             best = Some(best.map_or(v, |b: f64| b.max(v)));
         }
     }
@@ -61,11 +61,12 @@ pub fn opening_value(engine: &Brain<'_>, card: CardId) -> Option<f64> {
 
 /// The cards that are not a loss on the opening move, in catalog order.
 #[must_use]
-pub fn openers(engine: &Brain<'_>) -> Vec<CardId> {
-    engine
-        .catalog
+pub fn openers(brain: &Brain<'_>) -> Vec<CardId> {
+    brain
+        .engine()
+        .catalog()
         .card_ids()
-        .filter(|&c| opening_value(engine, c).is_some_and(|v| v >= 0.0))
+        .filter(|&c| opening_value(brain, c).is_some_and(|v| v >= 0.0))
         .collect()
 }
 
@@ -94,8 +95,8 @@ fn draw(pool: &mut Vec<CardId>, n: usize, rng: &mut Pcg32) -> Vec<CardId> {
 }
 
 /// A random-content deck for the loaded content, the same for the same seed.
-pub fn random_content(engine: &Brain<'_>, seed: u64) -> Result<Vec<Vec<CardId>>, RandomDeckError> {
-    let catalog = engine.catalog;
+pub fn random_content(brain: &Brain<'_>, seed: u64) -> Result<Vec<Vec<CardId>>, RandomDeckError> {
+    let catalog = brain.engine().catalog();
     let mut rng = Pcg32::seed_from_u64(seed);
     let sizes = stack_sizes(catalog, &mut rng);
     let need: usize = sizes.iter().sum();
@@ -103,7 +104,7 @@ pub fn random_content(engine: &Brain<'_>, seed: u64) -> Result<Vec<Vec<CardId>>,
     if have < need {
         return Err(RandomDeckError::TooFewCards { have, need });
     }
-    let mut openers = openers(engine);
+    let mut openers = openers(brain);
     let first = sizes.first().copied().unwrap_or(0);
     if openers.len() < first {
         return Err(RandomDeckError::TooFewOpeners {
@@ -142,21 +143,22 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let catalog = catalog.edited(|p| p.cards[planter.index()].value = 1);
         let scripts = crate::ai::hooks_for(&catalog);
-        let engine = scripts.brain(&catalog);
-        assert!(opening_value(&engine, planter).is_some_and(|v| v < 0.0));
-        let openers = openers(&engine);
+        let brain = scripts.brain(&catalog);
+        assert!(opening_value(&brain, planter).is_some_and(|v| v < 0.0));
+        let openers = openers(&brain);
         assert_eq!(openers.len(), catalog.cards().len() - 1);
         assert!(!openers.contains(&planter));
         let mut sizes = [0usize; 6];
         let seeds = 2000u64;
         for seed in 0..seeds {
-            let deck = random_content(&engine, seed).unwrap_or_else(|e| panic!("{e}"));
+            let deck = random_content(&brain, seed).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(
                 deck,
-                random_content(&engine, seed).unwrap_or_default(),
+                random_content(&brain, seed).unwrap_or_default(),
                 "deterministic"
             );
-            engine
+            brain
+                .engine()
                 .check_deck(Seat::One, &deck)
                 .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             let mut all: Vec<CardId> = deck.iter().flatten().copied().collect();

@@ -12,7 +12,7 @@ pub const WIN: f64 = 1.0e9;
 /// (each seat scores its income after every move, its own and the opponent's). Finished
 /// games are worth ±1e9 (`WIN`) plus the score margin (0 for a draw).
 #[must_use]
-pub fn evaluate(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
+pub fn evaluate(brain: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
     let other = seat.other();
     if let Some(outcome) = state.outcome() {
         return match outcome.winner {
@@ -21,15 +21,15 @@ pub fn evaluate(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
             None => 0.0,
         };
     }
-    let Ok(incomes) = engine.incomes(state) else {
+    let Ok(incomes) = brain.engine().incomes(state) else {
         return score_margin(state, seat);
     };
     let (mine, theirs) = (incomes[seat.index()], incomes[other.index()]);
     #[allow(clippy::cast_precision_loss)]
     let income_margin = (mine - theirs) as f64;
     let generic =
-        score_margin(state, seat) + income_margin * turns_left(engine, state, mine.max(theirs));
-    generic + engine.heuristics(state, seat)
+        score_margin(state, seat) + income_margin * turns_left(brain, state, mine.max(theirs));
+    generic + brain.heuristics(state, seat)
 }
 
 #[allow(clippy::cast_precision_loss)]
@@ -40,11 +40,11 @@ fn score_margin(state: &GameState, seat: Seat) -> f64 {
 /// Moves left in the game, roughly: every move fills at least one cell, and both seats
 /// score their income after every move, so the leader reaches the score limit after about
 /// (limit − leader's score) / its income more moves.
-fn turns_left(engine: &Brain<'_>, state: &GameState, best_income: i64) -> f64 {
+fn turns_left(brain: &Brain<'_>, state: &GameState, best_income: i64) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let by_cells = state.board().empty_count() as f64;
     let leader = state.score(Seat::One).max(state.score(Seat::Two));
-    let to_limit = engine.catalog.rules().score_limit - leader;
+    let to_limit = brain.engine().catalog().rules().score_limit - leader;
     if best_income <= 0 {
         return by_cells;
     }

@@ -83,10 +83,10 @@ pub struct HardAgent {
 
 impl HardAgent {
     /// Search and return per-move statistics merged over both trees.
-    fn search(&mut self, engine: &Brain<'_>, obs: &Observation) -> RootStats {
+    fn search(&mut self, brain: &Brain<'_>, obs: &Observation) -> RootStats {
         let seeds = [self.rng.random::<u64>(), self.rng.random::<u64>()];
         let (budget, exploration) = (self.budget, self.exploration);
-        let catalog = engine.catalog;
+        let catalog = brain.engine().catalog();
         let limit = match budget {
             Budget::Time(t) => Limit::Until(Instant::now() + t),
             Budget::Iterations(n) => Limit::Count(n.div_ceil(2).max(1)),
@@ -94,7 +94,7 @@ impl HardAgent {
         // Each tree starts from what this brain remembers of runaway cards and learns on
         // its own, with half the decision's script budget, so neither depends on how
         // far the other got: what they learned is merged afterwards, in a fixed order.
-        let spent = engine.spent();
+        let spent = brain.spent();
         let (mut scripts_limits, started) = (self.scripts, Instant::now());
         if let Budget::Time(t) = budget {
             // A search told to think for longer than the scripts' wall time may: its own
@@ -109,12 +109,12 @@ impl HardAgent {
                 // the caller searches this tree itself.
                 return None;
             }
-            let engine = scripts.brain_sharing(catalog, &spent);
+            let brain = scripts.brain_sharing(catalog, &spent);
             let stats = {
-                let _deciding = engine.decide_part(scripts_limits, 2, started);
-                Tree::new(obs.seat()).run(&engine, obs, seed, limit, exploration)
+                let _deciding = brain.decide_part(scripts_limits, 2, started);
+                Tree::new(obs.seat()).run(&brain, obs, seed, limit, exploration)
             };
-            Some((stats, engine.spent(), engine.cuts()))
+            Some((stats, brain.spent(), brain.cuts()))
         };
         // Inside a pool of ours (simulation) the second tree goes to another worker;
         // elsewhere it gets a thread of its own with the stack hooks need.
@@ -139,9 +139,9 @@ impl HardAgent {
         let empty = || (RootStats::new(), Spent::new(), 0);
         let a = a.or_else(|| tree(seeds[0])).unwrap_or_else(empty);
         let b = b.or_else(|| tree(seeds[1])).unwrap_or_else(empty);
-        engine.learn(&a.1);
-        engine.learn(&b.1);
-        engine.add_cuts(u64::from(a.2 + b.2 > 0));
+        brain.learn(&a.1);
+        brain.learn(&b.1);
+        brain.add_cuts(u64::from(a.2 + b.2 > 0));
         merge(a.0, b.0)
     }
 }
@@ -187,20 +187,20 @@ impl Tree {
 
     fn run(
         mut self,
-        engine: &Brain<'_>,
+        brain: &Brain<'_>,
         obs: &Observation,
         seed: u64,
         limit: Limit,
         exploration: f64,
     ) -> RootStats {
         let mut rng = Pcg32::seed_from_u64(seed);
-        let catalog: &Catalog = engine.catalog;
+        let catalog: &Catalog = brain.engine().catalog();
         let mut iterations = 0u32;
         let mut path = Vec::with_capacity(64);
         let mut scratch = obs.state().clone();
         loop {
             // Out of script budget: finish with what the tree knows.
-            if engine.decision_spent() && iterations > 0 {
+            if brain.decision_spent() && iterations > 0 {
                 break;
             }
             match limit {
@@ -223,7 +223,7 @@ impl Tree {
                 let moves = if let Some(cached) = ranked.get(&hand) {
                     cached.clone()
                 } else {
-                    let fresh = ranked_moves(engine, &state, &mut scratch, WIDTH);
+                    let fresh = ranked_moves(brain, &state, &mut scratch, WIDTH);
                     ranked.insert(hand, fresh.clone());
                     fresh
                 };
@@ -252,7 +252,7 @@ impl Tree {
                 }
                 let mover = state.turn();
                 if let Some(&(key, mv)) = untried.first() {
-                    if engine.play_quiet(&mut state, mv).is_err() {
+                    if brain.play_lookahead(&mut state, mv).is_err() {
                         break;
                     }
                     let child = u32::try_from(self.nodes.len()).unwrap_or_else(|_| {
@@ -270,13 +270,13 @@ impl Tree {
                     break;
                 }
                 let Some((_, child, mv)) = best else { break };
-                if engine.play_quiet(&mut state, mv).is_err() {
+                if brain.play_lookahead(&mut state, mv).is_err() {
                     break;
                 }
                 path.push(child);
                 node = child;
             }
-            let value = reward(engine, &state, self.root_seat);
+            let value = reward(brain, &state, self.root_seat);
             for &n in &path {
                 let node = &mut self.nodes[n as usize];
                 node.visits += 1;
@@ -309,19 +309,20 @@ const WIDTH: usize = 8;
 /// worth shows only later (a token that grows, a trap) from being crowded out by another
 /// card's many cells of larger immediate swing.
 fn ranked_moves(
-    engine: &Brain<'_>,
+    brain: &Brain<'_>,
     state: &GameState,
     scratch: &mut GameState,
     width: usize,
 ) -> Vec<(Key, Move)> {
     let seat = state.turn();
-    let mut rated: Vec<(i64, Key, Move)> = engine
+    let mut rated: Vec<(i64, Key, Move)> = brain
+        .engine()
         .legal_moves(state)
         .into_iter()
         .filter_map(|mv| {
-            let card = engine.card_played(state, mv).ok()?;
+            let card = brain.engine().card_played(state, mv).ok()?;
             scratch.clone_from(state);
-            engine.play_quiet(scratch, mv).ok()?;
+            brain.play_lookahead(scratch, mv).ok()?;
             let gain = |s: Seat| scratch.score(s) - state.score(s);
             Some((gain(seat) - gain(seat.other()), (card, mv.cell), mv))
         })
@@ -349,7 +350,7 @@ fn ranked_moves(
 
 /// A position's value for `seat` in [0, 1]: 1 a win, 0 a loss, the generic evaluation
 /// squashed in between.
-fn reward(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
+fn reward(brain: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
     if let Some(outcome) = state.outcome() {
         return match outcome.winner {
             Some(w) if w == seat => 1.0,
@@ -358,8 +359,8 @@ fn reward(engine: &Brain<'_>, state: &GameState, seat: Seat) -> f64 {
         };
     }
     #[allow(clippy::cast_precision_loss)]
-    let scale = (engine.catalog.rules().score_limit as f64 / 20.0).max(10.0);
-    0.5 + 0.5 * (evaluate(engine, state, seat) / scale).tanh()
+    let scale = (brain.engine().catalog().rules().score_limit as f64 / 20.0).max(10.0);
+    0.5 + 0.5 * (evaluate(brain, state, seat) / scale).tanh()
 }
 
 fn to_move(obs: &Observation, key: Key) -> Option<Move> {
@@ -373,13 +374,13 @@ fn to_move(obs: &Observation, key: Key) -> Option<Move> {
 }
 
 impl Agent for HardAgent {
-    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move> {
-        let stats = self.search(engine, obs);
+    fn choose(&mut self, brain: &Brain<'_>, obs: &Observation) -> Option<Move> {
+        let stats = self.search(brain, obs);
         stats.iter().find_map(|&(key, _, _)| to_move(obs, key))
     }
 
-    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
-        self.search(engine, obs)
+    fn rate(&mut self, brain: &Brain<'_>, obs: &Observation) -> Vec<Rated> {
+        self.search(brain, obs)
             .into_iter()
             .filter_map(|(key, visits, mean)| {
                 to_move(obs, key).map(|mv| Rated {
@@ -408,12 +409,13 @@ mod tests {
         let strong = deck[0][0];
         let catalog = base.edited(|p| p.cards[strong.index()].value = 50);
         let scripts = crate::ai::hooks_for(&catalog);
-        let engine = scripts.brain(&catalog);
-        let state = engine
+        let brain = scripts.brain(&catalog);
+        let state = brain
+            .engine()
             .new_game([&deck, &deck], 7, &mut Vec::new())
             .unwrap_or_else(|e| panic!("{e}"));
         let mut scratch = state.clone();
-        let moves = ranked_moves(&engine, &state, &mut scratch, WIDTH);
+        let moves = ranked_moves(&brain, &state, &mut scratch, WIDTH);
         assert_eq!(moves.len(), WIDTH);
         let hand: Vec<CardId> = state.seat(state.turn()).hand().map(|(_, c)| c).collect();
         let share = WIDTH / hand.len();

@@ -45,27 +45,27 @@ pub struct Rated {
 /// A player.
 pub trait Agent {
     /// The move to play, or `None` when there is none.
-    fn choose(&mut self, engine: &Brain<'_>, obs: &Observation) -> Option<Move>;
+    fn choose(&mut self, brain: &Brain<'_>, obs: &Observation) -> Option<Move>;
 
     /// Every move the agent considered, with its value (and visits): the sandbox hint.
-    fn rate(&mut self, engine: &Brain<'_>, obs: &Observation) -> Vec<Rated>;
+    fn rate(&mut self, brain: &Brain<'_>, obs: &Observation) -> Vec<Rated>;
 }
 
 /// The `k` best moves by an agent's own measure (visits first for `hard`, then value).
 pub fn top_moves(
     agent: &mut dyn Agent,
-    engine: &Brain<'_>,
+    brain: &Brain<'_>,
     obs: &Observation,
     k: usize,
 ) -> Vec<Rated> {
-    let mut rated = agent.rate(engine, obs);
+    let mut rated = agent.rate(brain, obs);
     rated.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.value.total_cmp(&a.value)));
     rated.truncate(k);
     rated
 }
 
 /// The AI levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Level {
     /// A uniformly random legal move.
     Random,
@@ -180,8 +180,8 @@ impl Default for ScriptLimits {
 }
 
 /// What the AI thinks with: the engine it simulates moves through, and the packs' own
-/// heuristics (`ai.lua`), which are an AI concern the engine never calls. Dereferences to
-/// the [`Engine`].
+/// heuristics (`ai.lua`), which are an AI concern the engine never calls. Look-ahead plays
+/// through [`Brain::play_lookahead`]; everything else of the engine is [`Brain::engine`].
 ///
 /// A brain remembers what its look-ahead learned (cards whose scripts ran out of their
 /// budget, a heuristic that did): make one per game, so what it remembers depends only
@@ -202,14 +202,6 @@ pub struct Brain<'a> {
 /// Per card, the error its scripts gave when they ran out of budget in a look-ahead.
 pub type Spent = Vec<Option<crate::rules::HookError>>;
 
-impl<'a> std::ops::Deref for Brain<'a> {
-    type Target = Engine<'a>;
-
-    fn deref(&self) -> &Engine<'a> {
-        &self.engine
-    }
-}
-
 /// One AI decision under way on a brain's script host ([`Brain::decide`]); when dropped,
 /// the decision ends and a spent meter is counted as a cut.
 pub struct Deciding<'b> {
@@ -227,7 +219,13 @@ impl Drop for Deciding<'_> {
     }
 }
 
-impl Brain<'_> {
+impl<'a> Brain<'a> {
+    /// The engine it simulates moves through.
+    #[must_use]
+    pub fn engine(&self) -> &Engine<'a> {
+        &self.engine
+    }
+
     /// Play `mv` for look-ahead, as [`Engine::play_quiet`] does, except that a card whose
     /// scripts once ran out of their budget (instructions, time, memory, depth or events)
     /// in a look-ahead of this brain is refused at once afterwards, with the same error,
@@ -236,7 +234,7 @@ impl Brain<'_> {
     /// nothing about the card and is not remembered. The real game never goes through
     /// this: it plays every move with the engine.
     #[inline]
-    pub fn play_quiet(
+    pub fn play_lookahead(
         &self,
         state: &mut crate::rules::GameState,
         mv: crate::rules::Move,
@@ -323,12 +321,6 @@ impl Brain<'_> {
         self.cuts.set(self.cuts.get() + n);
     }
 
-    /// The engine alone.
-    #[must_use]
-    pub fn engine(&self) -> &Engine<'_> {
-        &self.engine
-    }
-
     /// What the packs' `ai.lua` heuristics think of `state` for `seat`: nothing when no
     /// pack has one, and nothing when one fails (a failing heuristic must not stop the AI).
     /// One that ran out of its budget is not called again by this brain, nor any once
@@ -339,7 +331,7 @@ impl Brain<'_> {
         if self.heuristics_off.get()
             || !self
                 .engine
-                .catalog
+                .catalog()
                 .packs()
                 .iter()
                 .any(|p| p.ai_script.is_some())
@@ -349,7 +341,7 @@ impl Brain<'_> {
         }
         let view = crate::rules::GameView {
             state,
-            catalog: self.engine.catalog,
+            catalog: self.engine.catalog(),
         };
         match host.heuristics(&view, seat) {
             Ok(value) => value,

@@ -251,7 +251,7 @@ fn game_seed(seed: u64, game: u32) -> u64 {
 }
 
 /// Play game number `g` of `config`.
-fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
+fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
     let seed = game_seed(config.seed, g);
     let a_seat = if g.is_multiple_of(2) {
         Seat::One
@@ -264,7 +264,7 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
     let drawn = (config.deck_a.per_game || deck_b.per_game).then(|| {
         let pair = game_seed(config.seed, g / 2);
         let draw = |n: u64| {
-            super::decks::random_content(engine, pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n)
+            super::decks::random_content(brain, pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n)
                 .unwrap_or_default()
         };
         let (x, y) = (draw(1), draw(2));
@@ -283,7 +283,7 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         Seat::Two => [&own_b[..], &own_a[..]],
     };
     let mut events = Vec::new();
-    let Ok(mut state) = engine.new_game(decks, seed, &mut events) else {
+    let Ok(mut state) = brain.engine().new_game(decks, seed, &mut events) else {
         return GameRecord::default();
     };
     let mut agents = [
@@ -298,8 +298,8 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
     };
     let mut guard = 0u32;
     // Only scripts can refuse a legal move: without them there is nothing to probe.
-    let mut probed = if engine.catalog.has_scripts() {
-        vec![false; engine.catalog.cards().len()]
+    let mut probed = if brain.engine().catalog().has_scripts() {
+        vec![false; brain.engine().catalog().cards().len()]
     } else {
         Vec::new()
     };
@@ -314,7 +314,7 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         for (stack, card) in state.seat(seat).hand() {
             record_out.offered.push((side_a, card));
             probe(
-                engine,
+                brain,
                 &state,
                 seat,
                 stack,
@@ -324,22 +324,16 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
             );
         }
         let obs = Observation::new(&state, seat, &history, config.options.omniscient);
-        let chosen = agents[usize::from(!side_a)].choose(engine, &obs);
-        let before = incomes(engine, &state);
+        let chosen = agents[usize::from(!side_a)].choose(brain, &obs);
+        let before = incomes(brain, &state);
         events.clear();
         let played = chosen.is_some_and(|mv| {
-            attempt(
-                engine,
-                &mut state,
-                mv,
-                &mut events,
-                &mut record_out.refusals,
-            )
-        }) || fallback(engine, &mut state, &mut events, &mut record_out.refusals);
+            attempt(brain, &mut state, mv, &mut events, &mut record_out.refusals)
+        }) || fallback(brain, &mut state, &mut events, &mut record_out.refusals);
         if !played {
             break;
         }
-        let after = incomes(engine, &state);
+        let after = incomes(brain, &state);
         let swing = (after[seat.index()] - after[seat.other().index()])
             - (before[seat.index()] - before[seat.other().index()]);
         if let Some(card) = played_card(&events) {
@@ -352,7 +346,7 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         record(&mut history, &events);
         record_out.moves += 1;
     }
-    record_out.cuts = engine.cuts();
+    record_out.cuts = brain.cuts();
     record_out.winner = state.outcome().and_then(|o| o.winner);
     record_out.margin_a = state.score(a_seat) - state.score(a_seat.other());
     record_out
@@ -361,15 +355,16 @@ fn play_game(engine: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
 /// When the chosen move is refused (a failing script), play the first legal move that
 /// works, so a broken card cannot stall a simulation.
 fn fallback(
-    engine: &Brain<'_>,
+    brain: &Brain<'_>,
     state: &mut GameState,
     events: &mut Vec<crate::rules::Event>,
     refusals: &mut Vec<Refusal>,
 ) -> bool {
-    engine
+    brain
+        .engine()
         .legal_moves(state)
         .into_iter()
-        .any(|mv| attempt(engine, state, mv, events, refusals))
+        .any(|mv| attempt(brain, state, mv, events, refusals))
 }
 
 /// The first time a card is offered in a game, play it once on a copy at the first free
@@ -377,7 +372,7 @@ fn fallback(
 /// no agent ever chooses it (an agent's look-ahead skips moves that fail, so a broken
 /// card would otherwise only look unpopular).
 fn probe(
-    engine: &Brain<'_>,
+    brain: &Brain<'_>,
     state: &GameState,
     seat: Seat,
     stack: u8,
@@ -406,7 +401,7 @@ fn probe(
         cell,
     };
     let mut copy = state.clone();
-    if let Err(e @ crate::rules::MoveError::Script(_)) = engine.play_quiet(&mut copy, mv) {
+    if let Err(e @ crate::rules::MoveError::Script(_)) = brain.play_lookahead(&mut copy, mv) {
         refusals.push(Refusal {
             card,
             script: true,
@@ -417,17 +412,17 @@ fn probe(
 
 /// Play `mv`; a refusal is recorded against its card.
 fn attempt(
-    engine: &Brain<'_>,
+    brain: &Brain<'_>,
     state: &mut GameState,
     mv: crate::rules::Move,
     events: &mut Vec<crate::rules::Event>,
     refusals: &mut Vec<Refusal>,
 ) -> bool {
-    match engine.play(state, mv, events) {
+    match brain.engine().play(state, mv, events) {
         Ok(()) => true,
         Err(e) => {
             // A refused move changed nothing: its card is still where it was.
-            if let Ok(card) = engine.card_played(state, mv) {
+            if let Ok(card) = brain.engine().card_played(state, mv) {
                 refusals.push(Refusal {
                     card,
                     script: matches!(e, crate::rules::MoveError::Script(_)),
@@ -439,8 +434,8 @@ fn attempt(
     }
 }
 
-fn incomes(engine: &Brain<'_>, state: &GameState) -> [i64; 2] {
-    engine.incomes(state).unwrap_or([0, 0])
+fn incomes(brain: &Brain<'_>, state: &GameState) -> [i64; 2] {
+    brain.engine().incomes(state).unwrap_or([0, 0])
 }
 
 fn played_card(events: &[crate::rules::Event]) -> Option<CardId> {
@@ -498,8 +493,8 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
                 // and a fresh brain: what a game's look-ahead learns (runaway cards)
                 // stays in that game, so no game depends on the thread either.
                 let scripts = hooks_for(catalog);
-                let engine = scripts.brain(catalog);
-                let r = play_game(&engine, config, g);
+                let brain = scripts.brain(catalog);
+                let r = play_game(&brain, config, g);
                 tick();
                 r
             })
@@ -521,8 +516,8 @@ pub fn outcomes(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
             .into_par_iter()
             .map(|g| {
                 let scripts = hooks_for(catalog);
-                let engine = scripts.brain(catalog);
-                let r = play_game(&engine, config, g);
+                let brain = scripts.brain(catalog);
+                let r = play_game(&brain, config, g);
                 tick();
                 match r.winner {
                     Some(w) if Some(w) == r.a_seat => 1.0,

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 
 use egui::{RichText, Ui};
 
-use crate::index::player::{self, Fetched, Found, Plan};
+use crate::index::player::{self, Fetched, Found, InstallPlan};
 use crate::index::{Entry, PackFile};
 use crate::packs::{PackSource, Store};
 
@@ -163,7 +163,7 @@ fn fetch(
     packs: &Packs<'_>,
     id: &str,
     update: bool,
-) -> Result<(Plan, Vec<Fetched>, tempfile::TempDir), String> {
+) -> Result<(InstallPlan, Vec<Fetched>, tempfile::TempDir), String> {
     let profile = packs
         .profile
         .ok_or("No profile folder: packs cannot be installed in this session.")?;

@@ -82,11 +82,11 @@ pub fn card(ui: &mut Ui, catalog: &Catalog, id: CardId, look: &CardLook<'_>) -> 
     theme::paint_token(&painter, catalog, token_rect, &token, alpha);
     // Its area.
     let area_cell = 9.0;
-    let size = theme::area_size(&def.area.offsets, area_cell);
+    let size = theme::area_size(def.area.offsets(), area_cell);
     let scale = (40.0 / size.x).min(1.0);
     theme::paint_area(
         &painter,
-        &def.area.offsets,
+        def.area.offsets(),
         rect.left_top() + vec2(100.0, 62.0),
         area_cell * scale,
     );

@@ -12,7 +12,7 @@ use super::board::{self, Overlay};
 use super::cards::{self, CardLook};
 use super::preview::Preview;
 use super::session::{Connection, Controller, Session};
-use super::{Settings, theme};
+use super::{ClientSettings, theme};
 use crate::rules::never;
 use crate::timeline::Step;
 
@@ -97,7 +97,7 @@ impl GameScreen {
     }
 
     /// Draw the screen and handle its input.
-    pub fn show(&mut self, ui: &mut Ui, settings: &Settings) -> GameAction {
+    pub fn show(&mut self, ui: &mut Ui, settings: &ClientSettings) -> GameAction {
         let mut action = GameAction::None;
         self.drive_ai(ui, settings);
         self.keys(ui);
@@ -132,7 +132,7 @@ impl GameScreen {
         action
     }
 
-    fn drive_ai(&mut self, ui: &Ui, settings: &Settings) {
+    fn drive_ai(&mut self, ui: &Ui, settings: &ClientSettings) {
         if self.session.is_remote() && !self.session.is_over() {
             // The host may speak at any moment.
             ui.ctx().request_repaint_after(Duration::from_millis(50));
@@ -156,7 +156,7 @@ impl GameScreen {
         }
     }
 
-    fn after_move(&mut self, before: &Board, played: &Step, settings: &Settings) {
+    fn after_move(&mut self, before: &Board, played: &Step, settings: &ClientSettings) {
         self.last_changed = played
             .events
             .iter()
@@ -426,7 +426,7 @@ impl GameScreen {
         ui.add_space(6.0);
     }
 
-    fn board(&mut self, ui: &mut Ui, settings: &Settings) {
+    fn board(&mut self, ui: &mut Ui, settings: &ClientSettings) {
         if let Some(m) = &self.message {
             ui.colored_label(theme::DANGER, m);
         }

@@ -110,7 +110,7 @@ impl Library {
 
 /// The client's settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Settings {
+pub struct ClientSettings {
     /// How the AI plays.
     pub ai: AiSettings,
     /// Whether moves animate.
@@ -119,17 +119,17 @@ pub struct Settings {
     pub animation_step_ms: u64,
 }
 
-impl Default for Settings {
+impl Default for ClientSettings {
     fn default() -> Self {
-        Settings::from_profile(&crate::profile::Settings::default())
+        ClientSettings::from_profile(&crate::profile::Settings::default())
     }
 }
 
-impl Settings {
+impl ClientSettings {
     /// The client's settings as the profile keeps them.
     #[must_use]
-    pub fn from_profile(saved: &crate::profile::Settings) -> Settings {
-        Settings {
+    pub fn from_profile(saved: &crate::profile::Settings) -> ClientSettings {
+        ClientSettings {
             ai: AiSettings {
                 delay: std::time::Duration::from_millis(saved.ai_delay_ms),
                 think: std::time::Duration::from_millis(saved.ai_think_ms),
@@ -186,7 +186,7 @@ pub struct App {
     library: Library,
     screen: Screen,
     /// The settings (the settings window edits them).
-    pub settings: Settings,
+    pub settings: ClientSettings,
     settings_open: bool,
     fonts_ready: bool,
     live: Live,
@@ -224,7 +224,7 @@ impl App {
         App {
             library,
             screen: Screen::Menu,
-            settings: Settings::from_profile(&saved),
+            settings: ClientSettings::from_profile(&saved),
             settings_open: false,
             fonts_ready: false,
             live: Live::Off,

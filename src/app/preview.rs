@@ -267,7 +267,7 @@ fn from_events(
             || removed.iter().any(|g| g.cell == c)
             || spawned.iter().any(|&(s, _)| s == c)
     };
-    let catalog = engine.catalog;
+    let catalog = engine.catalog();
     let card = engine.card_played(before, mv).ok();
     let quiet = card
         .map(|card| {
@@ -368,7 +368,7 @@ mod tests {
                 Some(crate::rules::Effect::Damage {
                     amount: crate::rules::Amount::Fixed(_)
                 })
-            ) && !c.area.offsets.is_empty()
+            ) && !c.area.offsets().is_empty()
         });
         let Some(card) = card else {
             panic!("the base pack has a damage card")

@@ -25,7 +25,7 @@ use super::theme;
 
 /// What re-playing the sandbox's moves under new content gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Replay {
+pub struct ReplayReport {
     /// The first move (1-based) whose events differ, if any.
     pub first_difference: Option<usize>,
     /// That move's events before and after, in words.
@@ -205,10 +205,10 @@ impl Sandbox {
     /// Play the applied moves again from the start under the content now loaded, and
     /// say where the outcome differs from what was played. Nothing changes.
     #[must_use]
-    pub fn replay(&self) -> Replay {
+    pub fn replay(&self) -> ReplayReport {
         let engine = self.engine();
         let mut state = self.timeline.start().clone();
-        let mut report = Replay {
+        let mut report = ReplayReport {
             first_difference: None,
             before: Vec::new(),
             after: Vec::new(),
@@ -341,7 +341,7 @@ impl Sandbox {
             for &cell in &cells {
                 scratch.clone_from(&base);
                 let mv = Sandbox::move_for(seat, card, cell);
-                if engine.play_quiet(&mut scratch, mv).is_ok() {
+                if engine.play_lookahead(&mut scratch, mv).is_ok() {
                     rated.push(Rated {
                         mv,
                         value: ai::evaluate(&engine, &scratch, seat) - now,
@@ -379,7 +379,7 @@ pub struct SandboxScreen {
     selected_event: Option<(Moment, usize)>,
     message: Option<String>,
     /// The last "Replay with new rules", with the reload it was made after.
-    replay: Option<(u64, Replay)>,
+    replay: Option<(u64, ReplayReport)>,
     saving: SaveTo,
     save: Option<SaveForm>,
     /// The saved game being stepped through (its name, and a move refused now).
@@ -863,8 +863,8 @@ impl SandboxScreen {
                 .map_err(|e| format!("cannot write in {}: {e}", crate::fsutil::shown(&folder)))?;
         let check = match crate::scenario::run_file(&path, &self.saving.packs) {
             Ok(run) => match run.outcome {
-                crate::scenario::Outcome::Pass => "It runs and passes.".to_string(),
-                crate::scenario::Outcome::Fail(report) => {
+                crate::scenario::ScenarioOutcome::Pass => "It runs and passes.".to_string(),
+                crate::scenario::ScenarioOutcome::Fail(report) => {
                     format!(
                         "It runs but does not pass (the content plays it differently):\n{report}"
                     )
@@ -1379,7 +1379,7 @@ fn action_dismisses(action: &SandboxAction) -> bool {
 }
 
 /// What a replay under new content found.
-fn replay_report(ui: &mut Ui, r: &Replay) {
+fn replay_report(ui: &mut Ui, r: &ReplayReport) {
     let names = |s: [i64; 2]| {
         format!(
             "{} {} – {} {}",

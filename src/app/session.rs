@@ -82,7 +82,7 @@ pub struct AiSettings {
 impl Default for AiSettings {
     /// The profile's defaults (one place for the numbers).
     fn default() -> Self {
-        super::Settings::default().ai
+        super::ClientSettings::default().ai
     }
 }
 

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use super::{Cli, named_deck, play_options, saved_decks};
-use crate::ai::balance::{self, Outcome, Test};
+use crate::ai::balance::{self, BalanceReport, Test};
 use crate::ai::simulate::DeckChoice;
 use crate::ai::{Budget, Level, Options};
 use crate::rules::{CardId, Catalog};
@@ -32,7 +32,7 @@ pub struct BalanceArgs {
     pub games: u32,
     /// Both sides' AI.
     #[arg(long, value_enum, default_value = "greedy")]
-    pub ai: Level,
+    pub ai: super::LevelArg,
     /// Seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -103,7 +103,7 @@ pub fn run(cli: &Cli, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
             decks: decks.clone(),
             opponents: decks.clone(),
             games: args.games.max(1),
-            level: args.ai,
+            level: args.ai.into(),
             seed: args.seed,
             threads: args.threads,
             options: Options {
@@ -211,15 +211,19 @@ fn bound(x: f64) -> String {
 /// How `balance` and `simulate` relate, said under each result.
 pub const RELATION: &str = "balance measures what the card does when it is played (the win-rate margin over a control in its slot); simulate's pick rate says how often the AI chooses it. A card greedy rarely picks (`dead` in simulate) can still be strong here: it wins when it is played.";
 
-fn one(out: &mut impl std::io::Write, r: &Outcome, args: &BalanceArgs) -> std::io::Result<()> {
+fn one(
+    out: &mut impl std::io::Write,
+    r: &BalanceReport,
+    args: &BalanceArgs,
+) -> std::io::Result<()> {
     writeln!(
         out,
         "{}: {} ({} paired games per variant, {} vs {}, both seats)",
         r.card,
         r.verdict.words(),
         r.pairs,
-        args.ai.name(),
-        args.ai.name()
+        Level::from(args.ai).name(),
+        Level::from(args.ai).name()
     )?;
     writeln!(
         out,
@@ -252,15 +256,15 @@ fn one(out: &mut impl std::io::Write, r: &Outcome, args: &BalanceArgs) -> std::i
 
 fn table(
     out: &mut impl std::io::Write,
-    results: &[Outcome],
+    results: &[BalanceReport],
     args: &BalanceArgs,
 ) -> std::io::Result<()> {
     writeln!(
         out,
         "{} cards, {} vs {}, strongest first (effect: win-rate points with the card minus with a control)",
         results.len(),
-        args.ai.name(),
-        args.ai.name()
+        Level::from(args.ai).name(),
+        Level::from(args.ai).name()
     )?;
     writeln!(
         out,

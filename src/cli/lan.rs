@@ -37,7 +37,7 @@ pub struct ServeArgs {
     /// Play the host's seat with the AI at this level, a game for each joiner (without
     /// it, two joiners share each game).
     #[arg(long, value_name = "LEVEL")]
-    pub ai: Option<Level>,
+    pub ai: Option<super::LevelArg>,
     /// The host AI's deck: a deck of the loaded packs or a saved deck (default: a
     /// random-content deck made for each game, which no joiner can know).
     #[arg(long, value_name = "ID")]
@@ -72,7 +72,7 @@ pub struct JoinArgs {
     pub addr: String,
     /// Play by itself with the AI at this level (without it, moves are typed in).
     #[arg(long, value_name = "LEVEL")]
-    pub ai: Option<Level>,
+    pub ai: Option<super::LevelArg>,
     /// The deck: a deck of the game's packs or one of your saved decks (default:
     /// `starter`).
     #[arg(long, value_name = "ID")]
@@ -142,7 +142,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         Content::new(Arc::clone(&catalog), &options.folders).map_err(|e| anyhow::anyhow!(e))?;
     let saved = saved_decks(cli)?;
     let mut config = HostConfig::new(&who(args.name.as_ref()), args.addr);
-    config.ai = args.ai;
+    config.ai = args.ai.map(Level::from);
     config.ai_options = thinking(args.move_time);
     config.ai_seat = Seat::from_number(i64::from(args.seat)).unwrap_or(Seat::One);
     if args.ai.is_some() {
@@ -262,7 +262,7 @@ pub fn join(cli: &Cli, args: &JoinArgs) -> anyhow::Result<ExitCode> {
                 &mut client,
                 &catalog,
                 &AiPlayer {
-                    level,
+                    level: level.into(),
                     options: thinking(args.move_time),
                     reconnect: RECONNECT,
                 },
@@ -443,12 +443,12 @@ fn card_text(catalog: &Catalog, key: &str) -> String {
             format!("ability {} ({})", a.meta.name, a.effect.name())
         },
     );
-    let area = if card.area.offsets.is_empty() {
+    let area = if card.area.offsets().is_empty() {
         "no area".to_string()
     } else {
         let cells: Vec<String> = card
             .area
-            .offsets
+            .offsets()
             .iter()
             .map(|o| format!("{:+},{:+}", o.dx, o.dy))
             .collect();

@@ -18,7 +18,36 @@ mod replay;
 
 use crate::content::{LoadOptions, Loaded};
 use crate::rules::describe;
-use crate::scenario::{self, Outcome, PackPaths};
+use crate::scenario::{self, PackPaths, ScenarioOutcome};
+
+/// An AI level as the command line takes it (`--ai-a LEVEL` and the like): the
+/// [`ai::Level`](crate::ai::Level)s, each with the help its value shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LevelArg {
+    /// A uniformly random legal move.
+    Random,
+    /// Greedy's ranking with a rank-weighted random pick.
+    Easy,
+    /// The best immediate income swing (the reference).
+    Greedy,
+    /// Looks at the opponent's best reply.
+    Normal,
+    /// Monte Carlo tree search.
+    Hard,
+}
+
+impl From<LevelArg> for crate::ai::Level {
+    fn from(arg: LevelArg) -> crate::ai::Level {
+        use crate::ai::Level;
+        match arg {
+            LevelArg::Random => Level::Random,
+            LevelArg::Easy => Level::Easy,
+            LevelArg::Greedy => Level::Greedy,
+            LevelArg::Normal => Level::Normal,
+            LevelArg::Hard => Level::Hard,
+        }
+    }
+}
 
 /// Tokensmith: make and balance token-placement board games.
 #[derive(Debug, Parser)]
@@ -254,10 +283,10 @@ pub struct SimulateArgs {
     pub deck_b: Vec<String>,
     /// Side A's AI level.
     #[arg(long, value_enum, default_value = "greedy")]
-    pub ai_a: crate::ai::Level,
+    pub ai_a: LevelArg,
     /// Side B's AI level.
     #[arg(long, value_enum, default_value = "greedy")]
-    pub ai_b: crate::ai::Level,
+    pub ai_b: LevelArg,
     /// Number of games.
     #[arg(long, default_value_t = 400)]
     pub games: u32,
@@ -800,11 +829,11 @@ fn run_scenarios(
         match run {
             Ok(run) => {
                 match &run.outcome {
-                    Outcome::Pass => {
+                    ScenarioOutcome::Pass => {
                         passed += 1;
                         writeln!(out, "pass  {} ({})", run.name, file.display())?;
                     }
-                    Outcome::Fail(report) => {
+                    ScenarioOutcome::Fail(report) => {
                         failed += 1;
                         writeln!(out, "FAIL  {} ({})", run.name, file.display())?;
                         for line in report.lines() {
@@ -904,8 +933,8 @@ fn simulate(cli: &Cli, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|d| deck(d))
             .collect::<anyhow::Result<_>>()?,
-        ai_a: args.ai_a,
-        ai_b: args.ai_b,
+        ai_a: args.ai_a.into(),
+        ai_b: args.ai_b.into(),
         games: args.games,
         seed: args.seed,
         threads: args.threads,
@@ -1169,4 +1198,25 @@ fn write_schemas(out: &Path) -> anyhow::Result<()> {
         writeln!(std::io::stdout().lock(), "wrote {}", path.display())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LevelArg;
+    use crate::ai::Level;
+    use clap::ValueEnum as _;
+
+    /// The command line takes every level, by the level's own name.
+    #[test]
+    fn level_args_are_the_levels_by_name() {
+        let levels: Vec<Level> = LevelArg::value_variants()
+            .iter()
+            .map(|&a| Level::from(a))
+            .collect();
+        assert_eq!(levels, Level::ALL);
+        for &arg in LevelArg::value_variants() {
+            let shown = arg.to_possible_value().map(|v| v.get_name().to_string());
+            assert_eq!(shown.as_deref(), Some(Level::from(arg).name()));
+        }
+    }
 }

@@ -273,7 +273,7 @@ pub fn search(indexes: &[(String, super::SummaryFile)], words: &[String]) -> Vec
 
 /// One pack of an install plan.
 #[derive(Clone, Debug)]
-pub struct Step {
+pub struct PlannedPack {
     /// The pack's id.
     pub id: String,
     /// The version chosen.
@@ -288,14 +288,14 @@ pub struct Step {
 
 /// What to install, requirements before the packs that need them.
 #[derive(Clone, Debug, Default)]
-pub struct Plan {
+pub struct InstallPlan {
     /// The packs, in install order.
-    pub steps: Vec<Step>,
+    pub steps: Vec<PlannedPack>,
     /// Packs asked for that are there already, in words.
     pub notes: Vec<String>,
 }
 
-impl Plan {
+impl InstallPlan {
     /// The plan in words, a line a pack.
     #[must_use]
     pub fn lines(&self) -> Vec<String> {
@@ -345,12 +345,12 @@ pub fn plan(
     folders: &Folders,
     wants: &[(String, semver::VersionReq)],
     update: bool,
-) -> Result<Plan, IndexError> {
+) -> Result<InstallPlan, IndexError> {
     let present = present(folders);
     let mut resolver = Resolver {
         indexes,
         present: &present,
-        plan: Plan::default(),
+        plan: InstallPlan::default(),
         path: Vec::new(),
     };
     for (id, req) in wants {
@@ -388,7 +388,7 @@ pub fn plan(
 struct Resolver<'a> {
     indexes: &'a [Opened],
     present: &'a BTreeMap<String, Present>,
-    plan: Plan,
+    plan: InstallPlan,
     /// The packs being resolved, outermost first (a requirement cycle comes back here).
     path: Vec<String>,
 }
@@ -501,7 +501,7 @@ impl Resolver<'_> {
             }
         }
         self.path.pop();
-        self.plan.steps.push(Step {
+        self.plan.steps.push(PlannedPack {
             id: id.to_string(),
             entry,
             index,
@@ -515,7 +515,7 @@ impl Resolver<'_> {
 /// A planned pack fetched and checked, ready to install.
 pub struct Fetched {
     /// Its step of the plan.
-    pub step: Step,
+    pub step: PlannedPack,
     /// The archive, checked, in a temporary folder.
     pub archive: PathBuf,
     /// Its author's public key, in hex.
@@ -527,7 +527,7 @@ pub struct Fetched {
 /// pack id (a different key is refused unless `accept_new_key`), the archive's size
 /// (read no further than the entry says) and its SHA-256.
 pub fn fetch(
-    plan: &Plan,
+    plan: &InstallPlan,
     pins: &keys::Pins,
     accept_new_key: bool,
     temp: &Path,

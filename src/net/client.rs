@@ -556,7 +556,7 @@ pub fn play_with_ai(
                 let seed = u64::from(seen.moves) ^ 0x5EED;
                 let mut agent = ai::agent(level, seed, options);
                 let chosen = agent.choose(&brain, &obs);
-                fallbacks = brain.legal_moves(obs.state());
+                fallbacks = brain.engine().legal_moves(obs.state());
                 fallbacks.retain(|m| Some(*m) != chosen);
                 fallbacks.reverse();
                 if let Some(mv) = chosen.or_else(|| fallbacks.pop()) {

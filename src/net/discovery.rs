@@ -41,13 +41,13 @@ fn is_probe(datagram: &[u8]) -> bool {
 
 /// The answers given in the current second, per sender and in all.
 #[derive(Default)]
-struct Budget {
+struct AnswerQuota {
     second: Option<Instant>,
     total: usize,
     per: std::collections::HashMap<std::net::IpAddr, usize>,
 }
 
-impl Budget {
+impl AnswerQuota {
     /// Whether a probe from `from` may be answered now (and count it).
     fn take(&mut self, from: std::net::IpAddr, now: Instant) -> bool {
         if self
@@ -143,7 +143,7 @@ impl Beacon {
             .name("lan-beacon".into())
             .spawn(move || {
                 let mut buf = [0u8; MAX_DATAGRAM];
-                let mut budget = Budget::default();
+                let mut budget = AnswerQuota::default();
                 while !flag.load(Ordering::SeqCst) {
                     let Ok((n, from)) = socket.recv_from(&mut buf) else {
                         continue;

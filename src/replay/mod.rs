@@ -382,7 +382,7 @@ pub struct Difference {
 /// Play `replay` again with `engine` (whose content's packs are `now`), move by move,
 /// and compare each move's events with the recorded ones.
 pub fn rerun(replay: &Replay, engine: &Engine<'_>, now: &[PackStamp]) -> Result<Rerun, String> {
-    let catalog = engine.catalog;
+    let catalog = engine.catalog();
     let resolved = resolve(replay, catalog)?;
     let mut opening = Vec::new();
     let mut state = engine

@@ -137,7 +137,7 @@ pub struct Area {
     /// The named area this came from, if it was named.
     pub id: Option<AreaId>,
     /// The offsets, in the order effects visit them.
-    pub offsets: Vec<Offset>,
+    offsets: Vec<Offset>,
     /// The offsets farthest first (Chebyshev distance), ties in area order: the order in
     /// which `push` and `flip` visit targets. Computed once by [`Area::new`].
     by_reach: Vec<Offset>,
@@ -162,6 +162,13 @@ impl Area {
         offsets: Vec::new(),
         by_reach: Vec::new(),
     };
+
+    /// The offsets, in the order effects visit them (set only by [`Area::new`], which
+    /// also sorts them farthest first).
+    #[must_use]
+    pub fn offsets(&self) -> &[Offset] {
+        &self.offsets
+    }
 
     /// The offsets farthest first, ties in area order.
     #[must_use]

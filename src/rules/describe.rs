@@ -143,10 +143,10 @@ pub fn area(catalog: &Catalog, area: &Area, naming: Naming) -> String {
     if let Some(def) = area.id.and_then(|id| catalog.areas().get(id.index())) {
         return naming.of(&def.meta);
     }
-    if area.offsets.is_empty() {
+    if area.offsets().is_empty() {
         return "no area".to_string();
     }
-    let offsets: Vec<String> = area.offsets.iter().map(ToString::to_string).collect();
+    let offsets: Vec<String> = area.offsets().iter().map(ToString::to_string).collect();
     offsets.join(" ")
 }
 

@@ -16,7 +16,7 @@ use rand::RngExt;
 use super::board::Token;
 use super::catalog::{Area, Catalog, NO_AREA};
 use super::event::{Cause, Event, EventKind, RemoveReason};
-use super::hooks::{HookError, HookErrorKind, Step};
+use super::hooks::{BudgetStep, HookError, HookErrorKind};
 use super::ids::{CardId, Cell, ScriptId, Seat, TokenTypeId};
 use super::state::{GameState, GameView};
 
@@ -572,8 +572,8 @@ impl<'a> Effects<'a> {
 pub trait Hooks {
     /// A step of a move starts. Every hook of every pack that runs until the next step
     /// shares one budget ([`MoveLimits`](super::MoveLimits)); the move's clock starts
-    /// with [`Step::Move`]. Called only for catalogs with scripts.
-    fn begin_step(&self, step: Step) {
+    /// with [`BudgetStep::Move`]. Called only for catalogs with scripts.
+    fn begin_step(&self, step: BudgetStep) {
         let _ = step;
     }
 

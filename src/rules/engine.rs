@@ -14,7 +14,7 @@ use super::deck::{DeckError, deck_problems};
 use super::effects::Hooks;
 use super::effects::{Effects, MAX_SCORE};
 use super::event::{Cause, Event, EventKind};
-use super::hooks::{HookError, HookErrorKind, Step};
+use super::hooks::{BudgetStep, HookError, HookErrorKind};
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::never::never;
 use super::state::{GameState, GameView, Outcome};
@@ -86,9 +86,9 @@ pub enum MoveError {
 #[derive(Clone, Copy)]
 pub struct Engine<'a> {
     /// The content being played.
-    pub catalog: &'a Catalog,
+    catalog: &'a Catalog,
     /// Script hooks ([`NoHooks`](super::NoHooks) for content without scripts).
-    pub hooks: &'a dyn Hooks,
+    hooks: &'a dyn Hooks,
     /// Whether the catalog has scripts, worked out once.
     scripted: bool,
     /// Whether a token type has a script: then a token hook (`on_destroyed`,
@@ -109,6 +109,19 @@ impl<'a> Engine<'a> {
             scripted: catalog.has_scripts(),
             token_scripts: catalog.token_types().iter().any(|t| t.script.is_some()),
         }
+    }
+
+    /// The content being played (what the engine's caches were made from: an engine
+    /// is made anew for other content).
+    #[must_use]
+    pub fn catalog(&self) -> &'a Catalog {
+        self.catalog
+    }
+
+    /// The script hooks its moves run.
+    #[must_use]
+    pub fn hooks(&self) -> &'a dyn Hooks {
+        self.hooks
     }
 
     /// Check a deck against the rules: stack count and sizes, no card twice. The first
@@ -277,7 +290,7 @@ impl<'a> Engine<'a> {
                 .map_err(MoveError::from);
         }
         let snapshot = state.clone();
-        self.hooks.begin_step(Step::Move);
+        self.hooks.begin_step(BudgetStep::Move);
         let result = self.resolve(state, mv, card, events, true);
         self.hooks.end_move();
         result.map_err(|e| {
@@ -362,7 +375,7 @@ impl<'a> Engine<'a> {
             }
             // 4. Between turns.
             if hooked {
-                self.hooks.begin_step(Step::BetweenTurns);
+                self.hooks.begin_step(BudgetStep::BetweenTurns);
             }
             self.between_turns(&mut fx)?;
             // A script error a script caught (with pcall) still refuses the move.

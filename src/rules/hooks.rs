@@ -1,5 +1,5 @@
 //! What a script hook's failure is ([`HookError`]: its kind, its place, its text) and the
-//! steps of a move that each get a fresh script budget ([`Step`]). The hooks themselves
+//! steps of a move that each get a fresh script budget ([`BudgetStep`]). The hooks themselves
 //! are the [`Hooks`](super::Hooks) trait, beside the `Effects` they receive.
 
 /// A script failed: the move is refused and the state stays as it was. Callers match on
@@ -88,7 +88,7 @@ pub fn split_place(text: &str) -> Option<(&str, &str)> {
 /// The parts of a move that each get a fresh script budget
 /// ([`Hooks::begin_step`](super::Hooks::begin_step)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
+pub enum BudgetStep {
     /// Placing the token and its ability (`on_place`, and every hook it triggers).
     Move,
     /// Between turns and scoring (`between_turns`, `income`, and what they trigger).

@@ -1,7 +1,7 @@
 //! Scenarios: rules tests as data files, run through the real engine.
 //!
 //! A scenario names packs, sets up a position, plays moves and states what must hold.
-//! Running one gives [`Outcome::Pass`], [`Outcome::Fail`] with a readable difference, or a
+//! Running one gives [`ScenarioOutcome::Pass`], [`ScenarioOutcome::Fail`] with a readable difference, or a
 //! [`ScenarioError`] when the file itself cannot be used (exit code 2 on the command line).
 //!
 //! Must not: implement any rule itself. It only drives [`Engine`] and compares.
@@ -40,7 +40,7 @@ pub struct ScenarioError {
 
 /// The result of a scenario that could be run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum ScenarioOutcome {
     /// Every expectation held.
     Pass,
     /// Some did not: a readable report.
@@ -53,7 +53,7 @@ pub struct Run {
     /// The scenario's name (its file name when it has none).
     pub name: String,
     /// Pass or fail.
-    pub outcome: Outcome,
+    pub outcome: ScenarioOutcome,
     /// Every event of the game, in order.
     pub events: Vec<Event>,
     /// The content it was played with (to describe the events).
@@ -247,9 +247,9 @@ fn run_doc(
     }
     let actual = with_actual.then(|| report::actual(&engine, &state, refusal.as_deref()));
     let outcome = if failures.is_empty() {
-        Outcome::Pass
+        ScenarioOutcome::Pass
     } else {
-        Outcome::Fail(failures.join("\n"))
+        ScenarioOutcome::Fail(failures.join("\n"))
     };
     Ok(Run {
         name,

@@ -16,7 +16,7 @@ pub(super) fn check(
     setup: &mut Setup<'_>,
     failures: &mut Vec<String>,
 ) {
-    let catalog = engine.catalog;
+    let catalog = engine.catalog();
     let expect = &doc.expect;
     if let Some(want) = &expect.error {
         match refusal {
@@ -262,7 +262,7 @@ fn no_such_seat(what: &str, n: impl std::fmt::Display) -> String {
 /// file's old block (`tokensmith scenario --actual`).
 pub(super) fn actual(engine: &Engine<'_>, state: &GameState, refusal: Option<&str>) -> String {
     let mut out = String::from("expect:\n");
-    board_yaml(&mut out, engine.catalog, state, "  ", true);
+    board_yaml(&mut out, engine.catalog(), state, "  ", true);
     match engine.incomes(state) {
         Ok([one, two]) => {
             let _ = writeln!(out, "  income: {{ 1: {one}, 2: {two} }}");

@@ -26,7 +26,7 @@ pub struct Recording<'a> {
 /// The scenario file for `game`, played under `engine` (whose content's packs it loads).
 /// Fails, saying which, when a move is refused: the file would not replay.
 pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String, String> {
-    let catalog = engine.catalog;
+    let catalog = engine.catalog();
     let mut out = String::new();
     let _ = writeln!(out, "name: {}", quoted(game.name));
     let packs: Vec<&str> = catalog.packs().iter().map(|p| p.id.as_str()).collect();

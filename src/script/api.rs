@@ -769,9 +769,9 @@ mod tests {
     /// The methods and per-call fields of a live `ctx`, as the host builds it, sorted.
     fn live_ctx_names() -> (Vec<String>, Vec<String>) {
         use std::rc::Rc;
-        let budget = Rc::new(super::super::Budget::new(&MoveLimits::DEFAULT));
+        let budget = Rc::new(super::super::ScriptBudget::new(&MoveLimits::DEFAULT));
         let (lua, _) = super::super::sandbox::new_state(&budget, 1 << 24).unwrap();
-        let slot = Rc::new(super::super::ctx::Slot::default());
+        let slot = Rc::new(super::super::ctx::CallSlot::default());
         let table = super::super::ctx::make(&lua, &slot, &budget).unwrap();
         let methods: mlua::Table = table.metatable().unwrap().raw_get("__index").unwrap();
         super::super::fast::install(&lua, &methods, &slot, &budget).unwrap();

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use mlua::Function;
 
-use super::{Budget, new_state};
-use crate::rules::{MoveLimits, Step};
+use super::{ScriptBudget, new_state};
+use crate::rules::{BudgetStep, MoveLimits};
 
 /// Instructions each case may spend.
 const UNITS: u64 = 400_000;
@@ -50,7 +50,7 @@ fn run(setup: &str, body: &str) -> Result<Duration, String> {
         wall_ms: 10_000,
         ..MoveLimits::DEFAULT
     };
-    let budget = Rc::new(Budget::new(&limits));
+    let budget = Rc::new(ScriptBudget::new(&limits));
     let (lua, _) = new_state(&budget, 256 << 20).map_err(|e| e.to_string())?;
     let code = format!("{setup}\nreturn function()\n  while true do\n    {body}\n  end\nend\n");
     let f: Function = lua
@@ -59,7 +59,7 @@ fn run(setup: &str, body: &str) -> Result<Duration, String> {
         .eval()
         .map_err(|e| format!("setup: {e}"))?;
     // The setup's work is not part of the measure: the count and the clock start afresh.
-    budget.begin_step(Step::Move);
+    budget.begin_step(BudgetStep::Move);
     budget.enter("cost", u64::MAX)?;
     let started = cpu_time();
     let result = f.call::<()>(());

@@ -29,7 +29,7 @@ pub(super) enum Current {
 }
 
 /// The slot the host fills for the duration of one hook call.
-pub(super) struct Slot {
+pub(super) struct CallSlot {
     current: Cell<Current>,
     script: Cell<ScriptId>,
     /// A bad ctx call in this hook call, kept even if the script caught it.
@@ -41,9 +41,9 @@ pub(super) struct Slot {
     pub fields: Cell<Fields>,
 }
 
-impl Default for Slot {
+impl Default for CallSlot {
     fn default() -> Self {
-        Slot {
+        CallSlot {
             current: Cell::new(Current::Idle),
             script: Cell::new(ScriptId(0)),
             failure: std::cell::RefCell::new(None),
@@ -56,7 +56,7 @@ impl Default for Slot {
 /// Restores the previous [`Current`] when a hook call ends (also by error or unwinding),
 /// so nested hook calls (an `on_destroyed` inside a `ctx:damage`) leave things as found.
 pub(super) struct Entered<'a> {
-    slot: &'a Slot,
+    slot: &'a CallSlot,
     previous: (Current, ScriptId),
 }
 
@@ -67,7 +67,7 @@ impl Drop for Entered<'_> {
     }
 }
 
-impl Slot {
+impl CallSlot {
     /// Point `ctx` at `fx` until the returned guard is dropped.
     pub fn enter_effects<'s>(&'s self, fx: &mut Effects<'_>, script: ScriptId) -> Entered<'s> {
         let previous = (self.current.get(), self.script.get());
@@ -246,7 +246,7 @@ impl mlua::FromLua for Int {
 /// An argument error at the calling script's line, which also refuses the move.
 fn bad_argument(lua: &Lua, message: &str) -> mlua::Error {
     let error = located(lua, message);
-    if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
+    if let Some(slot) = lua.app_data_ref::<Rc<CallSlot>>() {
         slot.poison(&error, HookErrorKind::Script);
     }
     error
@@ -339,7 +339,7 @@ impl mlua::FromLua for Spec {
     }
 }
 
-impl Slot {
+impl CallSlot {
     /// Refuse the move under way (if any) with this error, even if the script catches it.
     fn poison(&self, error: &mlua::Error, kind: HookErrorKind) {
         let text = super::message(error);
@@ -399,7 +399,7 @@ pub(super) const CALL_COST: f64 = CALL_INSTRUCTIONS as f64;
 /// Charge a `ctx` call's fixed cost, [`CALL_INSTRUCTIONS`], like [`charge`].
 pub(super) fn charge_call(
     lua: &Lua,
-    budget: &super::sandbox::Budget,
+    budget: &super::sandbox::ScriptBudget,
     what: &str,
 ) -> mlua::Result<()> {
     budget
@@ -411,7 +411,7 @@ pub(super) fn charge_call(
 /// budget is spent or the move's time is up.
 pub(super) fn charge(
     lua: &Lua,
-    budget: &super::sandbox::Budget,
+    budget: &super::sandbox::ScriptBudget,
     cost: f64,
     what: &str,
 ) -> mlua::Result<()> {
@@ -422,7 +422,7 @@ pub(super) fn charge(
 #[cold]
 fn overrun(lua: &Lua, o: super::sandbox::Overrun, what: &str) -> mlua::Error {
     let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
-    if let Some(slot) = lua.app_data_ref::<Rc<Slot>>() {
+    if let Some(slot) = lua.app_data_ref::<Rc<CallSlot>>() {
         slot.poison(&error, HookErrorKind::Limit);
     }
     error
@@ -466,8 +466,8 @@ pub(super) const FIELDS: &[&str] = &["seat", "opponent", "x", "y"];
 /// Build the `ctx` table for a state; its functions act on `slot`, charged to `budget`.
 pub(super) fn make(
     lua: &Lua,
-    slot: &Rc<Slot>,
-    budget: &Rc<super::sandbox::Budget>,
+    slot: &Rc<CallSlot>,
+    budget: &Rc<super::sandbox::ScriptBudget>,
 ) -> mlua::Result<Table> {
     // The functions live in a table scripts only read through ctx's metatable, so no
     // script can replace them; the per-call fields are read from the slot through that
@@ -662,26 +662,26 @@ pub(super) fn make(
 // called by the general function (arguments converted by mlua) and by the fast entry
 // (plain integers read off the stack), so both behave alike by construction.
 
-pub(super) fn width(s: &Slot) -> mlua::Result<i32> {
+pub(super) fn width(s: &CallSlot) -> mlua::Result<i32> {
     s.view(|v| Ok(v.state.board().width()))
 }
 
-pub(super) fn height(s: &Slot) -> mlua::Result<i32> {
+pub(super) fn height(s: &CallSlot) -> mlua::Result<i32> {
     s.view(|v| Ok(v.state.board().height()))
 }
 
-pub(super) fn on_board(s: &Slot, x: i64, y: i64) -> mlua::Result<bool> {
+pub(super) fn on_board(s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
     s.view(|v| Ok(v.state.board().contains(cell(x, y))))
 }
 
-pub(super) fn token_at(s: &Slot, x: i64, y: i64) -> mlua::Result<Option<TokenOut>> {
+pub(super) fn token_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<TokenOut>> {
     s.view(|v| {
         let at = cell(x, y);
         Ok(v.state.board().get(at).map(|t| TokenOut::new(v, at, t)))
     })
 }
 
-pub(super) fn score(lua: &Lua, s: &Slot, n: i64) -> mlua::Result<i64> {
+pub(super) fn score(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
     let seat = seat(n).map_err(|e| {
         let error = located(lua, &format!("ctx:score: {e}"));
         s.poison(&error, HookErrorKind::Script);
@@ -690,18 +690,18 @@ pub(super) fn score(lua: &Lua, s: &Slot, n: i64) -> mlua::Result<i64> {
     s.view(|v| Ok(v.state.score(seat)))
 }
 
-pub(super) fn target_count(s: &Slot) -> mlua::Result<usize> {
+pub(super) fn target_count(s: &CallSlot) -> mlua::Result<usize> {
     s.with_effects(0, |fx| fx.targets().count())
 }
 
-pub(super) fn target(s: &Slot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
+pub(super) fn target(s: &CallSlot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
     s.with_effects(None, |fx| {
         let n = usize::try_from(i).ok()?.checked_sub(1)?;
         fx.targets().nth(n).map(|at| (at.x, at.y))
     })
 }
 
-pub(super) fn damage(lua: &Lua, s: &Slot, x: i64, y: i64, n: i64) -> mlua::Result<bool> {
+pub(super) fn damage(lua: &Lua, s: &CallSlot, x: i64, y: i64, n: i64) -> mlua::Result<bool> {
     s.effects(lua, "damage", |fx| {
         if n < 0 {
             return Err(format!(
@@ -713,7 +713,7 @@ pub(super) fn damage(lua: &Lua, s: &Slot, x: i64, y: i64, n: i64) -> mlua::Resul
     })
 }
 
-pub(super) fn set_value(lua: &Lua, s: &Slot, x: i64, y: i64, value: i64) -> mlua::Result<bool> {
+pub(super) fn set_value(lua: &Lua, s: &CallSlot, x: i64, y: i64, value: i64) -> mlua::Result<bool> {
     s.effects(lua, "set_value", |fx| {
         let value = in_range(value, "value")?;
         fx.set_value(cell(x, y), value).map_err(|e| e.message)
@@ -722,7 +722,7 @@ pub(super) fn set_value(lua: &Lua, s: &Slot, x: i64, y: i64, value: i64) -> mlua
 
 pub(super) fn move_token(
     lua: &Lua,
-    s: &Slot,
+    s: &CallSlot,
     x: i64,
     y: i64,
     tx: i64,
@@ -740,27 +740,27 @@ pub(super) fn move_token(
     })
 }
 
-pub(super) fn remove(lua: &Lua, s: &Slot, x: i64, y: i64) -> mlua::Result<bool> {
+pub(super) fn remove(lua: &Lua, s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
     s.effects(lua, "remove", |fx| {
         fx.remove(cell(x, y)).map_err(|e| e.message)
     })
 }
 
-pub(super) fn extra_turn(lua: &Lua, s: &Slot, n: i64) -> mlua::Result<()> {
+pub(super) fn extra_turn(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<()> {
     s.effects(lua, "extra_turn", |fx| {
         fx.extra_turn(seat(n)?);
         Ok(())
     })
 }
 
-pub(super) fn add_score(lua: &Lua, s: &Slot, n: i64, amount: i64) -> mlua::Result<()> {
+pub(super) fn add_score(lua: &Lua, s: &CallSlot, n: i64, amount: i64) -> mlua::Result<()> {
     s.effects(lua, "add_score", |fx| {
         fx.add_score(seat(n)?, amount);
         Ok(())
     })
 }
 
-pub(super) fn random(lua: &Lua, s: &Slot, n: i64) -> mlua::Result<i64> {
+pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
     s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
 }
 
@@ -830,7 +830,7 @@ impl TokenOut {
     }
 }
 
-impl Slot {
+impl CallSlot {
     /// `f` of the current effects (to read their area); `none` in a read-only hook,
     /// which has no area.
     fn with_effects<R>(&self, none: R, f: impl FnOnce(&Effects<'_>) -> R) -> mlua::Result<R> {
@@ -890,7 +890,7 @@ impl CtxTable {
     /// no budget hook is set: the caller installs it.
     pub fn set_fields(
         &self,
-        slot: &Slot,
+        slot: &CallSlot,
         (mover, origin): (Seat, Option<BoardCell>),
         restart: bool,
     ) -> bool {

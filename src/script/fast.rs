@@ -12,7 +12,7 @@
 //!   results;
 //! - anything else — a float, a string, a missing argument — is passed untouched to the
 //!   general function, which converts it (or refuses it) with the usual message;
-//! - an error of the body is kept in the [`Slot`] and the general function is called to
+//! - an error of the body is kept in the [`CallSlot`] and the general function is called to
 //!   raise it, so every error reaches the script and the host in mlua's own form.
 //!
 //! Invariant: nothing that needs dropping is alive in a frame of this module when Lua
@@ -26,15 +26,15 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, ffi};
 
-use super::ctx::{self, Slot, TokenOut};
+use super::ctx::{self, CallSlot, TokenOut};
 use super::place::CALLING;
-use super::sandbox::Budget;
+use super::sandbox::ScriptBudget;
 
 /// What a fast entry reaches: the state's slot and budget. Owned by the Lua state (its
 /// app data), so it lives as long as any function pointing at it.
 struct Env {
-    slot: Rc<Slot>,
-    budget: Rc<Budget>,
+    slot: Rc<CallSlot>,
+    budget: Rc<ScriptBudget>,
     /// The state's `Lua` handle as mlua keeps it for raw C functions (inside the
     /// state's own data, so it lives as long as the state), found at the first call:
     /// finding it is a registry lookup, more than a short call's own work.
@@ -60,7 +60,7 @@ enum Out {
 trait Method {
     const NAME: &'static str;
     const ARGS: usize;
-    fn body(lua: &Lua, slot: &Slot, a: [i64; 4]) -> mlua::Result<Out>;
+    fn body(lua: &Lua, slot: &CallSlot, a: [i64; 4]) -> mlua::Result<Out>;
 }
 
 macro_rules! method {
@@ -69,7 +69,7 @@ macro_rules! method {
         impl Method for $ty {
             const NAME: &'static str = $name;
             const ARGS: usize = $args;
-            fn body($lua: &Lua, $slot: &Slot, $a: [i64; 4]) -> mlua::Result<Out> {
+            fn body($lua: &Lua, $slot: &CallSlot, $a: [i64; 4]) -> mlua::Result<Out> {
                 $body
             }
         }
@@ -124,8 +124,8 @@ method!(Random, "random", 1, |lua, s, [n, ..]| ctx::random(
 pub(super) fn install(
     lua: &Lua,
     methods: &Table,
-    slot: &Rc<Slot>,
-    budget: &Rc<Budget>,
+    slot: &Rc<CallSlot>,
+    budget: &Rc<ScriptBudget>,
 ) -> mlua::Result<()> {
     let env = Box::new(Env {
         slot: Rc::clone(slot),

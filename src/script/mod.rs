@@ -35,7 +35,7 @@ use crate::rules::{
     Catalog, Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, Token, nearest,
     split_place,
 };
-use sandbox::Budget;
+use sandbox::ScriptBudget;
 
 /// The hooks a script may define (`evaluate` only in a pack's `ai.lua`).
 const HOOK_NAMES: &[&str] = &[
@@ -89,9 +89,9 @@ struct PackState {
     ctx: ctx::CtxTable,
     /// Calls this state's hooks with its `ctx`.
     caller: call::Caller,
-    slot: Rc<ctx::Slot>,
+    slot: Rc<ctx::CallSlot>,
     /// The host's budget, shared by every pack.
-    budget: Rc<Budget>,
+    budget: Rc<ScriptBudget>,
     /// Instructions one hook call of this pack may run (`scripts.instructions`).
     instructions: u64,
     /// Hook calls of this pack under way (they nest through `ctx` calls).
@@ -118,7 +118,7 @@ pub struct ScriptHost {
     states: Vec<PackState>,
     scripts: Vec<Option<Script>>,
     /// The budget every pack's hooks share in a move.
-    budget: Rc<Budget>,
+    budget: Rc<ScriptBudget>,
     /// Counts moves and calls outside a move: a script whose hooks ran in an earlier
     /// one gets its state put back at its first hook call in this one.
     serial: std::cell::Cell<u64>,
@@ -187,7 +187,7 @@ impl ScriptHost {
                 ),
             )]
         })?;
-        let budget = Rc::new(Budget::new(&catalog.rules().limits));
+        let budget = Rc::new(ScriptBudget::new(&catalog.rules().limits));
         let mut host = ScriptHost {
             states: Vec::new(),
             scripts: Vec::new(),
@@ -381,7 +381,7 @@ impl ScriptHost {
         hook: Hook,
         fields: (crate::rules::Seat, Option<Cell>),
         setup: impl FnOnce(&PackState) -> mlua::Result<call::Args>,
-        enter: impl FnOnce(&ctx::Slot) -> ctx::Entered<'_>,
+        enter: impl FnOnce(&ctx::CallSlot) -> ctx::Entered<'_>,
     ) -> Result<Option<Value>, HookError> {
         let Some(Some(s)) = self.scripts.get(script.index()) else {
             return Err(HookError::of(
@@ -588,10 +588,10 @@ impl ScriptHost {
 }
 
 impl PackState {
-    fn new(memory: usize, instructions: u64, budget: &Rc<Budget>) -> mlua::Result<PackState> {
+    fn new(memory: usize, instructions: u64, budget: &Rc<ScriptBudget>) -> mlua::Result<PackState> {
         let budget = Rc::clone(budget);
         let (lua, freeze) = sandbox::new_state(&budget, memory)?;
-        let slot = Rc::new(ctx::Slot::default());
+        let slot = Rc::new(ctx::CallSlot::default());
         let table = ctx::make(&lua, &slot, &budget)?;
         // The functions scripts call most get fast entries (their general twins stay).
         if let Some(meta) = table.metatable() {
@@ -1315,8 +1315,8 @@ fn raw_message(e: &mlua::Error) -> String {
 }
 
 impl Hooks for ScriptHost {
-    fn begin_step(&self, step: crate::rules::Step) {
-        if step == crate::rules::Step::Move {
+    fn begin_step(&self, step: crate::rules::BudgetStep) {
+        if step == crate::rules::BudgetStep::Move {
             self.serial.set(self.serial.get() + 1);
         }
         self.budget.begin_step(step);
@@ -1544,7 +1544,7 @@ pub fn load(options: &LoadOptions) -> Loaded {
 /// against it by a test.
 #[must_use]
 pub fn sandbox_names() -> Vec<String> {
-    let budget = Rc::new(Budget::new(&crate::rules::MoveLimits::DEFAULT));
+    let budget = Rc::new(ScriptBudget::new(&crate::rules::MoveLimits::DEFAULT));
     let Ok((lua, _)) = sandbox::new_state(&budget, DEFAULT_MEMORY) else {
         return Vec::new();
     };

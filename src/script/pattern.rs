@@ -962,7 +962,7 @@ mod tests {
 
     use mlua::{Function, Lua, MultiValue, Table, Value};
 
-    use super::super::sandbox::{self, Budget};
+    use super::super::sandbox::{self, ScriptBudget};
     use crate::rules::MoveLimits;
 
     /// A small deterministic generator (xorshift64*).
@@ -1099,7 +1099,7 @@ mod tests {
             wall_ms: u32::MAX,
             ..MoveLimits::DEFAULT
         };
-        let budget = Rc::new(Budget::new(&limits));
+        let budget = Rc::new(ScriptBudget::new(&limits));
         sandbox::new_state(&budget, 256 << 20)
             .unwrap_or_else(|e| panic!("{e}"))
             .0

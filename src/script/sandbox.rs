@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
 
-use crate::rules::{MoveLimits, Step};
+use crate::rules::{BudgetStep, MoveLimits};
 
 /// How often the budget hook runs, in VM instructions. Small enough that work one
 /// instruction can do without being counted (a `..` of two long strings) adds up to little
@@ -108,11 +108,11 @@ impl Overrun {
 /// The budget all the host's pack states share: one count per step of a move (or per
 /// hook call made outside a move), a clock per move, and each call's own cap. Every
 /// charge point (the instruction hook, charged library calls, `ctx` calls) goes through
-/// [`Budget::charge`], which also reads the clock whenever [`HOOK_EVERY`] instructions'
+/// [`ScriptBudget::charge`], which also reads the clock whenever [`HOOK_EVERY`] instructions'
 /// worth of work was charged since it last did, so no call outlives the limit by more
 /// than that much work.
 #[derive(Debug)]
-pub(super) struct Budget {
+pub(super) struct ScriptBudget {
     /// Instructions all hooks of a step may run together.
     step_limit: u64,
     /// Wall time a move's hooks may take.
@@ -130,14 +130,14 @@ pub(super) struct Budget {
     /// [`HOOK_EVERY`] instructions' worth of work was charged, not at every `ctx` call.
     clock_at: Cell<u64>,
     /// Below this count no limit can be reached and the clock is not due: a charge that
-    /// stays under it only adds (see [`Budget::charge`]). Zero when unknown; set by each
+    /// stays under it only adds (see [`ScriptBudget::charge`]). Zero when unknown; set by each
     /// full check, cleared by whatever changes a limit.
     quiet_until: Cell<u64>,
-    /// Whether a move is under way ([`Budget::begin_step`] until [`Budget::end_move`]).
+    /// Whether a move is under way ([`ScriptBudget::begin_step`] until [`ScriptBudget::end_move`]).
     in_move: Cell<bool>,
     /// The hook calls under way, innermost last.
     frames: RefCell<Vec<Frame>>,
-    /// Set while a pack's scripts load ([`Budget::begin_load`]): one count and clock for
+    /// Set while a pack's scripts load ([`ScriptBudget::begin_load`]): one count and clock for
     /// all its top levels instead of the move's.
     load: Cell<Option<LoadLimits>>,
     /// An AI decision under way: every charge also counts toward its meter.
@@ -166,10 +166,10 @@ impl Decision {
     }
 }
 
-impl Budget {
+impl ScriptBudget {
     /// A budget enforcing `limits`.
-    pub fn new(limits: &MoveLimits) -> Budget {
-        Budget {
+    pub fn new(limits: &MoveLimits) -> ScriptBudget {
+        ScriptBudget {
             step_limit: limits.instructions,
             wall: Duration::from_millis(limits.wall_ms.into()),
             // Each nesting level of hooks is one hook call, plus the outermost call.
@@ -187,7 +187,7 @@ impl Budget {
         }
     }
 
-    /// An AI decision starts: until [`Budget::end_decision`], everything charged counts
+    /// An AI decision starts: until [`ScriptBudget::end_decision`], everything charged counts
     /// toward `limit` instructions as well, and nothing may run after `deadline`
     /// (`wall` from the decision's start). False, changing nothing, when one is already
     /// under way.
@@ -244,20 +244,20 @@ impl Budget {
         self.exceeded.set(None);
     }
 
-    /// A step of a move starts: a fresh count; [`Step::Move`] also restarts the clock.
-    pub fn begin_step(&self, step: Step) {
+    /// A step of a move starts: a fresh count; [`BudgetStep::Move`] also restarts the clock.
+    pub fn begin_step(&self, step: BudgetStep) {
         self.fresh();
-        if step == Step::Move {
+        if step == BudgetStep::Move {
             self.started.set(None);
         }
         self.in_move.set(true);
-        if step == Step::Move {
+        if step == BudgetStep::Move {
             self.publish_none();
         }
     }
 
     /// A pack's scripts start loading: one fresh count and clock under `limits` for all
-    /// their top levels, until [`Budget::end_load`].
+    /// their top levels, until [`ScriptBudget::end_load`].
     pub fn begin_load(&self, limits: LoadLimits) {
         self.fresh();
         self.started.set(Some(Instant::now()));
@@ -434,7 +434,7 @@ impl Budget {
         self.look()
     }
 
-    /// [`Budget::charge`] of a whole number of instructions (a `ctx` call's fixed cost,
+    /// [`ScriptBudget::charge`] of a whole number of instructions (a `ctx` call's fixed cost,
     /// the instruction hook's tick): the same count and checks, no conversion.
     pub fn charge_whole(&self, cost: u64) -> Result<(), Overrun> {
         if let Some(o) = self.exceeded.get() {
@@ -555,7 +555,7 @@ impl Budget {
     }
 }
 
-impl Budget {
+impl ScriptBudget {
     /// Whether loading is past its clocks: the content set's deadline, then the pack's.
     fn load_late(&self, l: LoadLimits) -> Option<Overrun> {
         let now = Instant::now();
@@ -574,7 +574,7 @@ impl Budget {
         }
     }
 
-    /// [`Budget::check`] while a pack's scripts load.
+    /// [`ScriptBudget::check`] while a pack's scripts load.
     fn check_load(&self, used: u64, l: LoadLimits) -> Option<Overrun> {
         if let Some(f) = self.frames.borrow().last()
             && used.saturating_sub(f.mark) > f.limit
@@ -600,7 +600,7 @@ impl Budget {
 /// A fresh sandboxed state with `budget` enforced and `memory` bytes at most, and the
 /// prelude's functions the host calls (freezing globals, capturing and restoring a
 /// script's state).
-pub(super) fn new_state(budget: &Rc<Budget>, memory: usize) -> mlua::Result<(Lua, Freezer)> {
+pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Result<(Lua, Freezer)> {
     // SAFETY: the debug library is loaded only so the prelude can capture five of its
     // functions into locals no script can reach (to find and restore a script's state
     // between moves); the `debug` global is removed before any pack script is loaded,
@@ -701,7 +701,7 @@ pub(super) unsafe fn restart_countdown(state: *mut mlua::ffi::lua_State) -> bool
 /// (Re)install the budget hook. Installing it also restarts Lua's own instruction
 /// countdown, so each outermost hook call is counted from zero exactly, whatever ran
 /// before it in this state.
-pub(super) fn install_hook(lua: &Lua, budget: &Rc<Budget>) -> mlua::Result<()> {
+pub(super) fn install_hook(lua: &Lua, budget: &Rc<ScriptBudget>) -> mlua::Result<()> {
     let counter = Rc::clone(budget);
     lua.set_hook(
         HookTriggers::new().every_nth_instruction(HOOK_EVERY),
@@ -727,7 +727,7 @@ pub(super) fn install_hook(lua: &Lua, budget: &Rc<Budget>) -> mlua::Result<()> {
 /// The instruction hook's charge: [`HOOK_EVERY`] instructions, or, when the watchdog
 /// made the hook fire early because the thread is past its deadline, a look at the clock
 /// (and the countdown set back to its interval).
-fn charge_tick(budget: &Budget) -> Result<(), Overrun> {
+fn charge_tick(budget: &ScriptBudget) -> Result<(), Overrun> {
     match super::watchdog::take_forced() {
         None => budget.charge_whole(u64::from(HOOK_EVERY)),
         Some(state) => {

@@ -77,14 +77,14 @@ mod guard {
     pub const SIGNAL: libc::c_int = libc::SIGURG;
 
     /// One thread's deadline, as the watchdog reads it.
-    struct Slot {
+    struct ThreadDeadline {
         /// Nanoseconds after [`base`] when the thread's budget runs out; 0 for none.
         deadline: AtomicU64,
         thread: libc::pthread_t,
     }
 
     /// The process's slots, one per thread that ever published a deadline and still runs.
-    static SLOTS: Mutex<Vec<Arc<Slot>>> = Mutex::new(Vec::new());
+    static SLOTS: Mutex<Vec<Arc<ThreadDeadline>>> = Mutex::new(Vec::new());
     /// The watchdog thread, once started.
     static WATCHDOG: OnceLock<Option<std::thread::Thread>> = OnceLock::new();
     /// Whether the watchdog sleeps until a deadline is published.
@@ -100,10 +100,10 @@ mod guard {
         static DEADLINE: Cell<u64> = const { Cell::new(0) };
         /// This thread's slot in [`SLOTS`] once registered (null before, and after the
         /// thread's `MINE` is dropped).
-        static SLOT: Cell<*const Slot> = const { Cell::new(std::ptr::null()) };
+        static SLOT: Cell<*const ThreadDeadline> = const { Cell::new(std::ptr::null()) };
     }
 
-    struct Registered(Option<Arc<Slot>>);
+    struct Registered(Option<Arc<ThreadDeadline>>);
 
     impl Registered {
         fn new() -> Registered {
@@ -112,7 +112,7 @@ mod guard {
             }
             // SAFETY: pthread_self has no preconditions.
             let thread = unsafe { libc::pthread_self() };
-            let slot = Arc::new(Slot {
+            let slot = Arc::new(ThreadDeadline {
                 deadline: AtomicU64::new(0),
                 thread,
             });

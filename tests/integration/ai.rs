@@ -355,6 +355,7 @@ fn greedy_understands_a_scripted_card_without_ai_code() {
     let mut events = Vec::new();
     for seed in 0..5 {
         let state = engine
+            .engine()
             .new_game([&deck, &deck], seed, &mut events)
             .expect("game");
         let obs = Observation::new(&state, Seat::One, &[], false);
@@ -545,6 +546,7 @@ fn a_card_whose_script_runs_out_of_budget_is_refused_at_once_by_later_look_ahead
     stacks[0].insert(0, spinner);
     let mut events = Vec::new();
     let state = brain
+        .engine()
         .new_game([&stacks, &stacks], 1, &mut events)
         .expect("a game");
     let mv = tokensmith::rules::Move {
@@ -553,7 +555,7 @@ fn a_card_whose_script_runs_out_of_budget_is_refused_at_once_by_later_look_ahead
         cell: tokensmith::rules::Cell::new(0, 0),
     };
     let first = brain
-        .play_quiet(&mut state.clone(), mv)
+        .play_lookahead(&mut state.clone(), mv)
         .expect_err("runs out");
     assert!(
         first.to_string().contains("spin/scripts/spin.lua:3"),
@@ -564,7 +566,7 @@ fn a_card_whose_script_runs_out_of_budget_is_refused_at_once_by_later_look_ahead
     // real engine still runs it (and refuses it the same way).
     assert_eq!(
         brain
-            .play_quiet(&mut state.clone(), mv)
+            .play_lookahead(&mut state.clone(), mv)
             .expect_err("refused"),
         first
     );
@@ -583,7 +585,7 @@ fn a_card_whose_script_runs_out_of_budget_is_refused_at_once_by_later_look_ahead
         play: Play::Stack(1),
         ..mv
     };
-    assert!(brain.play_quiet(&mut state.clone(), other).is_ok());
+    assert!(brain.play_lookahead(&mut state.clone(), other).is_ok());
 }
 
 #[test]

@@ -155,6 +155,7 @@ fn a_hand_of_runaway_cards_and_a_looping_evaluate_stay_within_one_decisions_scri
     let scripts = tokensmith::ai::hooks_for(&catalog);
     let brain = scripts.brain(&catalog);
     let state = brain
+        .engine()
         .new_game([&stacks, &starter], 3, &mut Vec::new())
         .unwrap_or_else(|e| panic!("{e}"));
     // A budget far below what the runaway cards and evaluate calls would spend: each
@@ -182,7 +183,7 @@ fn a_hand_of_runaway_cards_and_a_looping_evaluate_stay_within_one_decisions_scri
         // The decision ends with a move that runs no script, says it was cut, and took a
         // small multiple of a budget of 300,000 instructions (well under a second;
         // without the meter, every evaluation runs a million instructions).
-        let card = chosen.and_then(|mv| brain.card_played(&state, mv).ok());
+        let card = chosen.and_then(|mv| brain.engine().card_played(&state, mv).ok());
         assert!(
             card.is_some_and(|c| !spinners.contains(&c)),
             "{level:?} chose {card:?}"
@@ -217,6 +218,7 @@ fn running_out_of_the_decision_budget_does_not_mark_a_card_as_runaway() {
     let scripts = tokensmith::ai::hooks_for(&catalog);
     let brain = scripts.brain(&catalog);
     let state = brain
+        .engine()
         .new_game([&stacks, &stacks], 1, &mut Vec::new())
         .unwrap_or_else(|e| panic!("{e}"));
     let obs = Observation::new(&state, state.turn(), &[], false);
@@ -230,7 +232,7 @@ fn running_out_of_the_decision_budget_does_not_mark_a_card_as_runaway() {
     let mut ai = agent(Level::Greedy, 1, tight);
     let chosen = ai.choose(&brain, &obs).expect("a move");
     assert_ne!(
-        brain.card_played(&state, chosen).ok(),
+        brain.engine().card_played(&state, chosen).ok(),
         Some(slow),
         "not rated within 1,000 instructions"
     );
@@ -242,7 +244,7 @@ fn running_out_of_the_decision_budget_does_not_mark_a_card_as_runaway() {
     let mut ai = agent(Level::Greedy, 1, Options::default());
     let chosen = ai.choose(&brain, &obs).expect("a move");
     assert_eq!(
-        brain.card_played(&state, chosen).ok(),
+        brain.engine().card_played(&state, chosen).ok(),
         Some(slow),
         "worth 40"
     );

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use egui::Key;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable};
-use tokensmith::app::{App, Library, Settings};
+use tokensmith::app::{App, ClientSettings, Library};
 use tokensmith::content::LoadOptions;
 use tokensmith::rules::Cell;
 
@@ -28,9 +28,9 @@ fn harness(library: Library) -> Harness<'static, App> {
 
 /// `app` in a test window, with instant AI moves and no animations.
 pub fn harness_for(mut app: App) -> Harness<'static, App> {
-    app.settings = Settings {
+    app.settings = ClientSettings {
         animations: false,
-        ..Settings::default()
+        ..ClientSettings::default()
     };
     app.settings.ai.delay = Duration::ZERO;
     Harness::builder()

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use tokensmith::rules::{EventKind, GameView, Seat};
-use tokensmith::scenario::{self, Outcome, PackPaths, Run};
+use tokensmith::scenario::{self, PackPaths, Run, ScenarioOutcome};
 use tokensmith::script::ScriptHost;
 
 use crate::support::{TempPacks, root};
@@ -750,7 +750,7 @@ fn run_check(check: &Check, example: &Example) -> Result<(), String> {
                 show(&refs)
             )
         })?;
-        if let Outcome::Fail(why) = &run.outcome {
+        if let ScenarioOutcome::Fail(why) = &run.outcome {
             return Err(format!(
                 "scenario {i} failed:\n{why}\nlogs: {:?}\nits pack:\n{}",
                 logs(&run),

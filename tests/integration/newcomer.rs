@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable};
-use tokensmith::app::{App, Library, Settings};
+use tokensmith::app::{App, ClientSettings, Library};
 use tokensmith::content::LoadOptions;
 use tokensmith::reload::DEBOUNCE;
 use tokensmith::rules::Cell;
@@ -70,9 +70,9 @@ impl Live {
             &self.dir.path().join("mods"),
         );
         let mut app = App::new(Library::load(options));
-        app.settings = Settings {
+        app.settings = ClientSettings {
             animations: false,
-            ..Settings::default()
+            ..ClientSettings::default()
         };
         app.enable_live_reload(DEBOUNCE);
         let mut h = Harness::builder()

@@ -78,7 +78,7 @@ fn reference_incomes(catalog: &Catalog, state: &GameState) -> [i64; 2] {
             // Straight from the offsets, not through `Area`'s own geometry.
             let reaches = aura
                 .area
-                .offsets
+                .offsets()
                 .iter()
                 .any(|&o| other_cell.offset(o) == cell);
             if reaches && aura.to.includes(other.seat, token.seat) {

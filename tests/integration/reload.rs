@@ -225,7 +225,7 @@ fn temp_and_swap_files_do_not_reload() {
 mod in_the_sandbox {
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
-    use tokensmith::app::{App, Library, Settings};
+    use tokensmith::app::{App, ClientSettings, Library};
 
     use super::*;
 
@@ -233,9 +233,9 @@ mod in_the_sandbox {
     fn the_sandbox_picks_up_a_changed_value_and_keeps_its_board() {
         let packs = Packs::new();
         let mut app = App::new(Library::load(packs.options()));
-        app.settings = Settings {
+        app.settings = ClientSettings {
             animations: false,
-            ..Settings::default()
+            ..ClientSettings::default()
         };
         app.enable_live_reload(DEBOUNCE);
         let mut h = Harness::builder()

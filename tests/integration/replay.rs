@@ -30,6 +30,7 @@ fn greedy_game(catalog: &Arc<Catalog>, seed: u64) -> Timeline {
     let deck = catalog.decks()[0].stacks.clone();
     let mut opening = Vec::new();
     let start = brain
+        .engine()
         .new_game([&deck, &deck], seed, &mut opening)
         .expect("deals");
     let mut timeline = Timeline::new(start, opening, Arc::clone(catalog));

@@ -1,11 +1,11 @@
 //! The scenario runner itself (each file under `tests/scenarios/` is its own test in
 //! `tests/scenarios.rs`): expectations it cannot check fail instead of being skipped.
 
-use tokensmith::scenario::{self, Outcome, PackPaths};
+use tokensmith::scenario::{self, PackPaths, ScenarioOutcome};
 
 use crate::support::{TempPacks, root};
 
-fn run(text: &str) -> Outcome {
+fn run(text: &str) -> ScenarioOutcome {
     let dir = TempPacks::new(&[("s.yaml", text)]);
     let paths = PackPaths {
         content: root().join("content"),
@@ -24,11 +24,11 @@ fn an_expectation_for_a_seat_that_does_not_exist_fails() {
             "name: a seat that does not exist\nrules: {{ opening_token: null }}\nexpect:\n  {expect}\n"
         ));
         match outcome {
-            Outcome::Fail(report) => assert!(
+            ScenarioOutcome::Fail(report) => assert!(
                 report.contains("there is no seat"),
                 "{expect}: the report should name the seat: {report}"
             ),
-            Outcome::Pass => panic!("{expect}: a scenario expecting a missing seat passed"),
+            ScenarioOutcome::Pass => panic!("{expect}: a scenario expecting a missing seat passed"),
         }
     }
 }
@@ -116,12 +116,12 @@ fn a_game_saved_as_a_scenario_replays_and_passes() {
         assert!(text.contains(&score), "{text}");
         assert_eq!(
             run(&text),
-            Outcome::Pass,
+            ScenarioOutcome::Pass,
             "{packs:?}: the saved game does not pass:\n{text}"
         );
         let wrong = text.replace(&score, "  scores: { 1: -1, 2: -1 }");
         assert!(
-            matches!(run(&wrong), Outcome::Fail(_)),
+            matches!(run(&wrong), ScenarioOutcome::Fail(_)),
             "a changed score still passes"
         );
     }
@@ -132,8 +132,8 @@ fn a_game_saved_as_a_scenario_replays_and_passes() {
 #[test]
 fn seeds_up_to_u64_max_are_taken() {
     let text = |seed: &str| format!("name: big seed\nseed: {seed}\nmoves: []\n");
-    assert_eq!(run(&text("9223372036854775808")), Outcome::Pass);
-    assert_eq!(run(&text("18446744073709551615")), Outcome::Pass);
+    assert_eq!(run(&text("9223372036854775808")), ScenarioOutcome::Pass);
+    assert_eq!(run(&text("18446744073709551615")), ScenarioOutcome::Pass);
     let dir = TempPacks::new(&[("s.yaml", text("18446744073709551616").as_str())]);
     let paths = PackPaths {
         content: root().join("content"),
@@ -182,22 +182,22 @@ fn a_move_refused_on_the_opening_token_says_so() {
         "name: onto the opening token\nrules: { opening_token: { seat: 2, value: 2, type: basic, cells: [[2, 3]] } }\nmoves:\n  - { seat: 1, card: weaken_row, at: [2, 3] }\nexpect:\n  scores: { 1: 0, 2: 2 }\n",
     );
     match opening {
-        Outcome::Fail(report) => assert!(
+        ScenarioOutcome::Fail(report) => assert!(
             report.contains(
                 "line 4: move 1 (seat 1, weaken_row at (2, 3)) was refused: cell (2, 3) is not empty: the rules' opening token was put there before the first move (`opening_token` in the rules); play another cell, or start from an empty board with `rules: { opening_token: null }` in the scenario"
             ),
             "{report}"
         ),
-        Outcome::Pass => panic!("a move onto the opening token was played"),
+        ScenarioOutcome::Pass => panic!("a move onto the opening token was played"),
     }
     let taken = run(
         "name: onto a placed token\nrules: { opening_token: null }\nmoves:\n  - { seat: 1, card: weaken_row, at: [1, 1] }\n  - { seat: 2, card: weaken_row, at: [1, 1] }\nexpect:\n  next: 1\n",
     );
     match taken {
-        Outcome::Fail(report) => {
+        ScenarioOutcome::Fail(report) => {
             assert!(report.contains("cell (1, 1) is not empty"), "{report}");
             assert!(!report.contains("opening token"), "{report}");
         }
-        Outcome::Pass => panic!("a move onto a taken cell was played"),
+        ScenarioOutcome::Pass => panic!("a move onto a taken cell was played"),
     }
 }

@@ -57,7 +57,7 @@ impl<'a> Game<'a> {
     fn play(&mut self, card: &str, x: i32, y: i32) -> Result<Vec<String>, String> {
         let card = self
             .engine
-            .catalog
+            .catalog()
             .card_named(card)
             .unwrap_or_else(|e| panic!("{e}"));
         let mv = Move {
@@ -93,7 +93,7 @@ impl<'a> Game<'a> {
         for &(card, x, y) in moves {
             let card = self
                 .engine
-                .catalog
+                .catalog()
                 .card_named(card)
                 .unwrap_or_else(|e| panic!("{e}"));
             let mv = Move {

@@ -14,7 +14,7 @@ use tokensmith::rules::{
     Catalog, Cause, Cell, Engine, Event, EventKind, GameState, HookError, HookErrorKind, Move,
     MoveError, Play, Seat,
 };
-use tokensmith::scenario::{self, Outcome, PackPaths};
+use tokensmith::scenario::{self, PackPaths, ScenarioOutcome};
 use tokensmith::script::{self, ScriptHost};
 
 use crate::support::{
@@ -89,7 +89,7 @@ impl<'a> Game<'a> {
     fn play(&mut self, card: &str, x: i32, y: i32) -> Result<(), String> {
         let card = self
             .engine
-            .catalog
+            .catalog()
             .card_named(card)
             .unwrap_or_else(|e| panic!("{e}"));
         let mv = Move {
@@ -1271,7 +1271,7 @@ fn run_determinism_scenario(dir: &TempPacks) -> Vec<Event> {
     };
     let run = scenario::run_file(&dir.path().join("determinism.yaml"), &paths)
         .unwrap_or_else(|e| panic!("the scenario runs: {:#?}", e.diagnostics));
-    assert_eq!(run.outcome, Outcome::Pass);
+    assert_eq!(run.outcome, ScenarioOutcome::Pass);
     run.events
 }
 

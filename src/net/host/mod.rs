@@ -33,7 +33,7 @@ use super::protocol::{
     MAGIC, MAX_TO_HOST_FRAME, PROTOCOL, PackRef, SessionToken, ToClient, ToHost, clean,
 };
 use conn::{Limits, Live, Refusal, Register, Writer};
-use table::{Player, Slot, Table, ToGame};
+use table::{HostedGame, Occupant, Player, ToGame};
 
 /// What the host's AI seat plays.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -383,7 +383,7 @@ impl From<FrameError> for Close {
 }
 
 /// One connection's own state.
-struct Session {
+struct Peer {
     id: u64,
     peer: String,
     ip: IpAddr,
@@ -399,7 +399,7 @@ struct Session {
 /// one per turn).
 pub const FLOOD_LIMIT: usize = 100;
 
-impl Session {
+impl Peer {
     fn count(&mut self) -> Result<(), Close> {
         let now = Instant::now();
         self.recent
@@ -562,7 +562,7 @@ impl Shared {
             return;
         };
         self.conns.set_writer(id, &writer);
-        let mut session = Session {
+        let mut session = Peer {
             id,
             peer: peer.to_string(),
             ip: peer.ip(),
@@ -597,7 +597,7 @@ impl Shared {
         frame::read_within_max(stream, Some(idle), deadline, MAX_TO_HOST_FRAME)
     }
 
-    fn converse(self: &Arc<Self>, stream: &mut TcpStream, s: &mut Session) -> Result<(), Close> {
+    fn converse(self: &Arc<Self>, stream: &mut TcpStream, s: &mut Peer) -> Result<(), Close> {
         let handshake = self.config.handshake;
         let hello = match self.read(stream, handshake, handshake.min(self.config.frame_deadline)) {
             Ok(m) => m,
@@ -744,7 +744,7 @@ impl Shared {
         })
     }
 
-    fn send_packs(&self, s: &mut Session, ids: &[String]) -> Result<(), Close> {
+    fn send_packs(&self, s: &mut Peer, ids: &[String]) -> Result<(), Close> {
         if !self.config.sends_packs {
             return Err(Close("this host does not send packs".into()));
         }
@@ -786,7 +786,7 @@ impl Shared {
 
     fn join(
         self: &Arc<Self>,
-        s: &mut Session,
+        s: &mut Peer,
         engine: &ai::Brain<'_>,
         (name, token): (&str, SessionToken),
         deck: &[Vec<String>],
@@ -802,7 +802,7 @@ impl Shared {
                 return Ok(());
             }
         };
-        if let Err(e) = engine.check_deck(Seat::One, &stacks) {
+        if let Err(e) = engine.engine().check_deck(Seat::One, &stacks) {
             s.writer.send(&ToClient::DeckRefused {
                 reason: e.message(Whose::Deck),
             });
@@ -881,12 +881,12 @@ impl Shared {
             return Err(Close("the host holds as many games as it can".into()));
         }
         let id = self.next_table.fetch_add(1, Ordering::SeqCst);
-        let mut table = Table::new(id);
+        let mut table = HostedGame::new(id);
         let mut taken = [false; 2];
         let seat = match self.config.ai {
             Some(level) => {
                 let ai = self.config.ai_seat;
-                table.seats[ai.index()] = Slot::Ai(level);
+                table.seats[ai.index()] = Occupant::Ai(level);
                 taken[ai.index()] = true;
                 ai.other()
             }
@@ -942,7 +942,7 @@ impl Shared {
         true
     }
 
-    fn spawn_game(self: &Arc<Self>, table: Table, rx: Receiver<ToGame>) -> bool {
+    fn spawn_game(self: &Arc<Self>, table: HostedGame, rx: Receiver<ToGame>) -> bool {
         let me = Arc::clone(self);
         self.games.up();
         let spawned = std::thread::Builder::new()
@@ -1005,12 +1005,12 @@ impl Shared {
                     let mut taken = [false; 2];
                     for seat in Seat::BOTH {
                         match &table.seats[seat.index()] {
-                            Slot::Player(p) => {
+                            Occupant::Player(p) => {
                                 tokens[seat.index()] = Some(p.token);
                                 taken[seat.index()] = true;
                             }
-                            Slot::Ai(_) => taken[seat.index()] = true,
-                            Slot::Empty => {}
+                            Occupant::Ai(_) => taken[seat.index()] = true,
+                            Occupant::Empty => {}
                         }
                     }
                     let (tx, rx) = channel();

@@ -57,17 +57,17 @@ pub(super) struct Player {
 }
 
 #[derive(Debug)]
-pub(super) enum Slot {
+pub(super) enum Occupant {
     Empty,
     Ai(Level),
     Player(Player),
 }
 
 #[derive(Debug)]
-pub(super) struct Table {
+pub(super) struct HostedGame {
     pub id: u64,
     pub seed: u64,
-    pub seats: [Slot; 2],
+    pub seats: [Occupant; 2],
     pub decks: [Option<Vec<Vec<CardId>>>; 2],
     pub state: Option<GameState>,
     pub history: Vec<PublicPlay>,
@@ -97,13 +97,13 @@ enum SavedSeat {
     Player { name: String, token: String },
 }
 
-impl Table {
+impl HostedGame {
     /// A table with no one seated yet.
-    pub fn new(id: u64) -> Table {
-        Table {
+    pub fn new(id: u64) -> HostedGame {
+        HostedGame {
             id,
             seed: rand::random(),
-            seats: [Slot::Empty, Slot::Empty],
+            seats: [Occupant::Empty, Occupant::Empty],
             decks: [None, None],
             state: None,
             history: Vec::new(),
@@ -117,12 +117,12 @@ impl Table {
     fn away(&self) -> Option<Seat> {
         Seat::BOTH
             .into_iter()
-            .find(|s| matches!(&self.seats[s.index()], Slot::Player(p) if p.conn.is_none()))
+            .find(|s| matches!(&self.seats[s.index()], Occupant::Player(p) if p.conn.is_none()))
     }
 
     fn writer(&self, seat: Seat) -> Option<&Writer> {
         match &self.seats[seat.index()] {
-            Slot::Player(Player { conn: Some(w), .. }) => Some(w),
+            Occupant::Player(Player { conn: Some(w), .. }) => Some(w),
             _ => None,
         }
     }
@@ -135,12 +135,12 @@ enum Flow {
 
 struct Game<'a> {
     shared: &'a Arc<Shared>,
-    t: Table,
+    t: HostedGame,
     engine: &'a ai::Brain<'a>,
 }
 
 /// Own `table` until its game ends: the body of the game's thread.
-pub(super) fn run(shared: &Arc<Shared>, table: Table, rx: &Receiver<ToGame>) {
+pub(super) fn run(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>) {
     let catalog = Arc::clone(&shared.content.catalog);
     let scripts = ai::hooks_for(&catalog);
     let engine = scripts.brain(&catalog);
@@ -230,10 +230,10 @@ impl Game<'_> {
             "{}: {} sits at game {} as seat {seat}",
             player.peer, player.name, self.t.id
         ));
-        self.t.seats[seat.index()] = Slot::Player(player);
+        self.t.seats[seat.index()] = Occupant::Player(player);
         self.t.decks[seat.index()] = Some(deck);
         for s in Seat::BOTH {
-            if let Slot::Ai(_) = self.t.seats[s.index()]
+            if let Occupant::Ai(_) = self.t.seats[s.index()]
                 && self.t.decks[s.index()].is_none()
             {
                 self.t.decks[s.index()] = Some(self.ai_deck(s));
@@ -245,7 +245,11 @@ impl Game<'_> {
         let d0 = self.t.decks[0].clone().unwrap_or_default();
         let d1 = self.t.decks[1].clone().unwrap_or_default();
         let mut events = Vec::new();
-        match self.engine.new_game([&d0, &d1], self.t.seed, &mut events) {
+        match self
+            .engine
+            .engine()
+            .new_game([&d0, &d1], self.t.seed, &mut events)
+        {
             Ok(state) => self.t.state = Some(state),
             Err(e) => {
                 let reason = format!("the game cannot start: {e}");
@@ -286,7 +290,7 @@ impl Game<'_> {
         match config.ai_deck_kind {
             AiDeck::Chosen(_) => loaded,
             AiDeck::Random => match ai::decks::random_content(self.engine, seed) {
-                Ok(d) if self.engine.check_deck(seat, &d).is_ok() => d,
+                Ok(d) if self.engine.engine().check_deck(seat, &d).is_ok() => d,
                 _ => shuffled(loaded, seed),
             },
             AiDeck::Shuffled => shuffled(loaded, seed),
@@ -294,7 +298,7 @@ impl Game<'_> {
     }
 
     fn intent(&mut self, conn: u64, seat: Seat, seq: u32, stack: u8, cell: Cell) {
-        let Slot::Player(p) = &mut self.t.seats[seat.index()] else {
+        let Occupant::Player(p) = &mut self.t.seats[seat.index()] else {
             return;
         };
         let Some(w) = p.conn.clone().filter(|w| w.id == conn) else {
@@ -343,7 +347,7 @@ impl Game<'_> {
     }
 
     fn back(&mut self, seat: Seat, writer: Writer) {
-        let Slot::Player(p) = &mut self.t.seats[seat.index()] else {
+        let Occupant::Player(p) = &mut self.t.seats[seat.index()] else {
             writer.bye("that seat is not a player's");
             return;
         };
@@ -361,7 +365,7 @@ impl Game<'_> {
     }
 
     fn gone(&mut self, seat: Seat, conn: u64) -> Flow {
-        let Slot::Player(p) = &mut self.t.seats[seat.index()] else {
+        let Occupant::Player(p) = &mut self.t.seats[seat.index()] else {
             return Flow::Go;
         };
         // A newer connection may hold the seat already.
@@ -391,7 +395,7 @@ impl Game<'_> {
         }
         // Nobody waits on a game that never started: the seat is free again, and the
         // table goes when no player is left (unless a joiner took a seat meanwhile).
-        self.t.seats[seat.index()] = Slot::Empty;
+        self.t.seats[seat.index()] = Occupant::Empty;
         self.t.decks[seat.index()] = None;
         let mut empty = false;
         self.shared.update(self.t.id, |e| {
@@ -399,7 +403,11 @@ impl Game<'_> {
             e.tokens[seat.index()] = None;
             empty = !e.taken.iter().any(|t| *t);
         });
-        let players = self.t.seats.iter().any(|s| matches!(s, Slot::Player(_)));
+        let players = self
+            .t
+            .seats
+            .iter()
+            .any(|s| matches!(s, Occupant::Player(_)));
         if empty || !players {
             return Flow::End;
         }
@@ -412,7 +420,7 @@ impl Game<'_> {
             return Err(crate::rules::MoveError::GameOver);
         };
         let mut events: Vec<Event> = Vec::new();
-        self.engine.play(state, mv, &mut events)?;
+        self.engine.engine().play(state, mv, &mut events)?;
         let moves_played = state.moves_played();
         let mark = self.t.history.len();
         ai::observe::record(&mut self.t.history, &events);
@@ -447,7 +455,7 @@ impl Game<'_> {
                 return;
             }
             let seat = state.turn();
-            let Slot::Ai(level) = self.t.seats[seat.index()] else {
+            let Occupant::Ai(level) = self.t.seats[seat.index()] else {
                 return;
             };
             let obs = Observation::new(state, seat, &self.t.history, false);
@@ -455,7 +463,7 @@ impl Game<'_> {
                 self.t.seed ^ u64::from(state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let mut agent = ai::agent(level, seed, self.config().ai_options);
             let chosen = agent.choose(self.engine, &obs);
-            let legal = self.engine.legal_moves(state);
+            let legal = self.engine.engine().legal_moves(state);
             let ok = chosen
                 .into_iter()
                 .chain(legal)
@@ -541,13 +549,13 @@ impl Game<'_> {
                 .map(|d| super::super::protocol::deck_keys(catalog, d))
                 .unwrap_or_default()
         };
-        let seat = |slot: &Slot| match slot {
-            Slot::Ai(level) => SavedSeat::Ai(level.name().to_string()),
-            Slot::Player(p) => SavedSeat::Player {
+        let seat = |slot: &Occupant| match slot {
+            Occupant::Ai(level) => SavedSeat::Ai(level.name().to_string()),
+            Occupant::Player(p) => SavedSeat::Player {
                 name: p.name.clone(),
                 token: hex(&p.token),
             },
-            Slot::Empty => SavedSeat::Ai(String::new()),
+            Occupant::Empty => SavedSeat::Ai(String::new()),
         };
         let t = &self.t;
         let saved = SavedGame {
@@ -601,7 +609,7 @@ pub(super) fn restore(
     engine: &ai::Brain<'_>,
     id: u64,
     path: &std::path::Path,
-) -> Result<Table, String> {
+) -> Result<HostedGame, String> {
     let bytes =
         crate::fsutil::read_capped(path, 4 << 20, "a saved game").map_err(|e| e.to_string())?;
     let saved: SavedGame = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
@@ -619,6 +627,7 @@ pub(super) fn restore(
     let d1 = decks[1].clone().unwrap_or_default();
     let mut events = Vec::new();
     let mut state = engine
+        .engine()
         .new_game([&d0, &d1], saved.seed, &mut events)
         .map_err(|e| e.to_string())?;
     let mut history = Vec::new();
@@ -627,6 +636,7 @@ pub(super) fn restore(
         let seat = super::super::protocol::seat_of(seat).ok_or("a move by no seat")?;
         events.clear();
         engine
+            .engine()
             .play(
                 &mut state,
                 Move {
@@ -640,14 +650,14 @@ pub(super) fn restore(
         ai::observe::record(&mut history, &events);
         last_seq[seat.index()] += 1;
     }
-    let seat = |s: &SavedSeat, i: usize| -> Result<Slot, String> {
+    let seat = |s: &SavedSeat, i: usize| -> Result<Occupant, String> {
         match s {
             SavedSeat::Ai(level) => Level::ALL
                 .into_iter()
                 .find(|l| l.name() == level)
-                .map(Slot::Ai)
+                .map(Occupant::Ai)
                 .ok_or_else(|| format!("no AI level '{}'", clean(level))),
-            SavedSeat::Player { name, token } => Ok(Slot::Player(Player {
+            SavedSeat::Player { name, token } => Ok(Occupant::Player(Player {
                 name: clean(name),
                 peer: "?".into(),
                 token: unhex(token).ok_or("a bad session token")?,
@@ -656,7 +666,7 @@ pub(super) fn restore(
             })),
         }
     };
-    Ok(Table {
+    Ok(HostedGame {
         id,
         seed: saved.seed,
         seats: [seat(&saved.seats[0], 0)?, seat(&saved.seats[1], 1)?],
