@@ -46,7 +46,10 @@ fn workspace(scripts: &[PathBuf]) -> tempfile::TempDir {
 
 /// The findings of `emmylua_check` on the folder, one per line; empty when it found none.
 fn batch_check(checker: &Path, dir: &Path) -> String {
-    let out = Command::new(checker).arg(dir).output().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut command = Command::new(checker);
+    crate::support::private_home(&mut command, home.path());
+    let out = command.arg(dir).output().unwrap();
     let report = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -63,13 +66,18 @@ fn batch_check(checker: &Path, dir: &Path) -> String {
 /// their own (so that every wait has a deadline).
 struct Server {
     child: Child,
+    /// Its home and data folders (it keeps logs and resources there).
+    _home: tempfile::TempDir,
     to: std::process::ChildStdin,
     from: mpsc::Receiver<Value>,
 }
 
 impl Server {
     fn start(program: &Path) -> Server {
-        let mut child = Command::new(program)
+        let home = tempfile::tempdir().unwrap();
+        let mut command = Command::new(program);
+        crate::support::private_home(&mut command, home.path());
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -109,7 +117,12 @@ impl Server {
                 }
             }
         });
-        Server { child, to, from }
+        Server {
+            child,
+            _home: home,
+            to,
+            from,
+        }
     }
 
     fn send(&mut self, message: &Value) {

@@ -701,6 +701,8 @@ fn headless(browser: &Path, data: &Path, url: &str, extra: &[&str]) -> String {
         "--window-size=1100,900",
     ]);
     command.arg(format!("--user-data-dir={}", data.display()));
+    // Chromium keeps crash reports and settings under the home folder: its own.
+    crate::support::private_home(&mut command, &data.join("home"));
     command.args(extra).arg(url);
     let out = command
         .output()

@@ -236,3 +236,15 @@ pub fn fixture(files: &[(String, String)]) -> Fixture {
     });
     Fixture { _dir: dir, catalog }
 }
+
+/// Point a program the tests run (a browser, a language server) at a home and data
+/// folders of its own under `dir`: whatever it keeps (settings, logs, caches) stays out of
+/// the user's home.
+pub fn private_home(command: &mut std::process::Command, dir: &Path) {
+    command
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_STATE_HOME", dir.join("state"));
+}
