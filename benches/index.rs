@@ -201,7 +201,7 @@ fn install(dir: &Path) {
                 .map_err(|e| tokensmith::index::IndexError::Refused(e.to_string()))?;
             let fetched = player::fetch(&plan, &keys::Pins::default(), false, temp.path())?;
             let store = Store::new(&player);
-            player::install(&player, &store, &fetched, &|_| None)
+            player::install(&player, &store, &fetched, &folders(&player))
         });
         times.push(started.elapsed());
         if let Err(e) = done {

@@ -13,7 +13,7 @@ use egui::{RichText, Ui};
 
 use crate::index::player::{self, Fetched, Found, InstallPlan};
 use crate::index::{Entry, PackFile};
-use crate::packs::{PackSource, Store};
+use crate::packs::Store;
 
 use super::theme;
 
@@ -151,11 +151,7 @@ pub struct Browse {
 
 /// The version of `id` installed in the profile, if any.
 fn installed_version(packs: &Packs<'_>, id: &str) -> Option<String> {
-    let (found, _) = crate::packs::set::find(packs.folders);
-    found
-        .iter()
-        .find(|f| f.pack.id() == id && f.source == PackSource::Installed)
-        .map(|f| f.pack.version.to_string())
+    player::installed(packs.folders, id).map(|v| v.to_string())
 }
 
 /// Plan and fetch `id` (checked: signatures, pins, sizes, hashes) into a temporary folder.
@@ -189,14 +185,7 @@ pub fn install(packs: &Packs<'_>, id: &str, update: bool) -> (bool, String) {
             return Ok(plan.notes.join("; "));
         }
         let profile = packs.profile.ok_or("no profile")?;
-        let (found, _) = crate::packs::set::find(packs.folders);
-        let elsewhere = |pack: &str| {
-            found
-                .iter()
-                .find(|f| f.pack.id() == pack && f.source != PackSource::Installed)
-                .map(|f| f.pack.dir.clone())
-        };
-        let done = player::install(profile, &Store::new(profile), &fetched, &elsewhere)
+        let done = player::install(profile, &Store::new(profile), &fetched, packs.folders)
             .map_err(|e| e.to_string())?;
         Ok(format!(
             "{}. Turn new packs on in the Installed tab to play with them.",

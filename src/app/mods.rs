@@ -49,14 +49,7 @@ impl Packs {
                 "No profile folder: packs cannot be installed in this session.".into(),
             );
         };
-        let (found, _) = set::find(&self.folders);
-        let elsewhere = |id: &str| {
-            found
-                .iter()
-                .find(|f| f.pack.id() == id && f.source != PackSource::Installed)
-                .map(|f| f.pack.dir.clone())
-        };
-        match Store::new(profile).install(source, replace, elsewhere) {
+        match Store::new(profile).install(source, replace, set::outside_store(&self.folders)) {
             Ok(done) => {
                 let what = match &done.replaced {
                     Some(old) => format!("Replaced {} {old} with {}", done.id, done.version),

@@ -11,7 +11,7 @@ use clap::Subcommand;
 
 use super::{Cli, lock_profile, pack_folders, profile_dir};
 use crate::index::{keys, player, publish};
-use crate::packs::{PackSource, Store};
+use crate::packs::Store;
 use crate::profile::Access;
 
 /// `tokensmith key ...`.
@@ -309,14 +309,7 @@ pub fn install(
     let pins = keys::Pins::open(&dir)?;
     let temp = tempfile::tempdir().context("make a temporary folder for the archives")?;
     let fetched = player::fetch(&plan, &pins, accept_new_key, temp.path())?;
-    let (found, _) = crate::packs::set::find(&folders);
-    let elsewhere = |id: &str| {
-        found
-            .iter()
-            .find(|f| f.pack.id() == id && f.source != PackSource::Installed)
-            .map(|f| f.pack.dir.clone())
-    };
-    let done = player::install(&dir, &store, &fetched, &elsewhere)?;
+    let done = player::install(&dir, &store, &fetched, &folders)?;
     for line in &done {
         writeln!(out, "{line}")?;
     }

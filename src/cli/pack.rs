@@ -194,14 +194,7 @@ pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
             for line in store.recover() {
                 writeln!(out, "note: {line}")?;
             }
-            let (found, _) = set::find(&folders);
-            let elsewhere = |id: &str| {
-                found
-                    .iter()
-                    .find(|f| f.pack.id() == id && f.source != crate::packs::PackSource::Installed)
-                    .map(|f| f.pack.dir.clone())
-            };
-            let done = store.install(source, *replace, elsewhere)?;
+            let done = store.install(source, *replace, set::outside_store(&folders))?;
             match &done.replaced {
                 Some(old) => writeln!(
                     out,

@@ -244,21 +244,39 @@ fn too_large(size: Option<u64>, cap: u64) -> String {
 /// Where an index is read from: a folder, or a web address (`http://`, `https://`).
 #[derive(Clone, Debug)]
 pub enum Location {
-    /// An index folder.
-    Folder(PathBuf),
+    /// An index folder, and where the listing files read from it are copied (for
+    /// reading while the folder cannot be), if anywhere.
+    Folder {
+        /// The folder.
+        root: PathBuf,
+        /// The profile's copy of its listing.
+        copy: Option<PathBuf>,
+    },
     /// An index on a web server.
     Web(web::Web),
 }
 
 impl Location {
-    /// `text` as a location: a web address, else a folder. A web index keeps its copy in
-    /// `cache`.
+    /// `text` as a location: a web address, else a folder. Either keeps a copy of the
+    /// listing files it reads in `cache`.
     #[must_use]
     pub fn parse(text: &str, cache: &Path) -> Location {
         if is_web(text) {
             Location::Web(web::Web::new(text, cache))
         } else {
-            Location::Folder(PathBuf::from(text))
+            Location::Folder {
+                root: PathBuf::from(text),
+                copy: Some(cache.to_path_buf()),
+            }
+        }
+    }
+
+    /// The index folder `root`, read as it is (no copy kept).
+    #[must_use]
+    pub fn folder(root: &Path) -> Location {
+        Location::Folder {
+            root: root.to_path_buf(),
+            copy: None,
         }
     }
 
@@ -266,7 +284,7 @@ impl Location {
     #[must_use]
     pub fn shown(&self, rel: &str) -> String {
         match self {
-            Location::Folder(root) => crate::fsutil::shown(&root.join(rel)),
+            Location::Folder { root, .. } => crate::fsutil::shown(&root.join(rel)),
             Location::Web(w) => clean(&w.url(rel)),
         }
     }
@@ -280,10 +298,25 @@ impl Location {
         what: &'static str,
     ) -> Result<Option<Vec<u8>>, IndexError> {
         match self {
-            Location::Folder(root) => {
+            Location::Folder { root, copy } => {
                 let path = root.join(rel);
                 match crate::fsutil::read_capped(&path, cap, what) {
-                    Ok(bytes) => Ok(Some(bytes)),
+                    Ok(bytes) => {
+                        // The listing is kept as read (archives are not); the copy is a
+                        // convenience, so failing to write it is not an error.
+                        if let Some(copy) = copy
+                            && !rel.starts_with("archives/")
+                        {
+                            let to = copy.join(rel);
+                            if to
+                                .parent()
+                                .is_some_and(|p| std::fs::create_dir_all(p).is_ok())
+                            {
+                                let _ = crate::fsutil::write_atomic(&to, &bytes);
+                            }
+                        }
+                        Ok(Some(bytes))
+                    }
                     Err(e) if e.is_not_found() => Ok(None),
                     Err(crate::fsutil::ReadError::TooLarge { size, cap, .. }) => {
                         Err(IndexError::TooLarge {

@@ -129,11 +129,10 @@ fn cache_dir(profile: &Path, name: &str) -> PathBuf {
 pub struct Opened {
     /// Its name.
     pub name: String,
-    /// Where its files are read from.
+    /// Where its files are read from (the listing files read are copied into the
+    /// profile as they are read).
     loc: super::Location,
-    /// The profile's copy of it, kept up to date while the folder can be read.
-    cache: PathBuf,
-    /// Whether `root` is the copy (the folder could not be read).
+    /// Whether `loc` is the profile's copy (the index could not be read).
     pub offline: bool,
 }
 
@@ -144,19 +143,16 @@ impl Opened {
         let cache = cache_dir(profile, &source.name);
         let loc = super::Location::parse(&source.location, &cache);
         match super::read_index(&loc).and_then(|_| super::read_summary(&loc)) {
-            Ok(_) => {
-                let opened = Opened {
+            Ok(_) => Ok((
+                Opened {
                     name: source.name.clone(),
                     loc,
-                    cache,
                     offline: false,
-                };
-                opened.keep("index.json", super::CAPS.index_bytes);
-                opened.keep("summary.json", super::CAPS.summary_bytes);
-                Ok((opened, None))
-            }
+                },
+                None,
+            )),
             Err(e) => {
-                let copy = super::Location::Folder(cache.clone());
+                let copy = super::Location::folder(&cache);
                 if super::read_index(&copy).is_ok() {
                     let note = format!(
                         "index '{}' cannot be read ({e}); its last copy is used",
@@ -166,7 +162,6 @@ impl Opened {
                         Opened {
                             name: source.name.clone(),
                             loc: copy,
-                            cache,
                             offline: true,
                         },
                         Some(note),
@@ -178,26 +173,6 @@ impl Opened {
         }
     }
 
-    /// Copy the index's file `rel` (read and checked already, at most `cap` bytes) into
-    /// the profile's copy. The copy is a convenience: failing to write it is not an error.
-    fn keep(&self, rel: &str, cap: u64) {
-        // A web index keeps its own copy as it fetches (with the validators).
-        let super::Location::Folder(root) = &self.loc else {
-            return;
-        };
-        if self.offline {
-            return;
-        }
-        let from = root.join(rel);
-        let to = self.cache.join(rel);
-        if let Some(parent) = to.parent()
-            && std::fs::create_dir_all(parent).is_ok()
-            && let Ok(bytes) = crate::fsutil::read_capped(&from, cap, "an index file")
-        {
-            let _ = crate::fsutil::write_atomic(&to, &bytes);
-        }
-    }
-
     /// The index's summary.
     pub fn summary(&self) -> Result<super::SummaryFile, IndexError> {
         super::read_summary(&self.loc)
@@ -205,11 +180,7 @@ impl Opened {
 
     /// The versions of `id` in this index, if it lists it.
     pub fn pack(&self, id: &str) -> Result<Option<super::PackFile>, IndexError> {
-        let file = super::read_pack(&self.loc, id)?;
-        if file.is_some() {
-            self.keep(&format!("packs/{id}.json"), super::CAPS.entry_bytes);
-        }
-        Ok(file)
+        super::read_pack(&self.loc, id)
     }
 }
 
@@ -334,6 +305,16 @@ fn present(folders: &Folders) -> BTreeMap<String, Present> {
         });
     }
     out
+}
+
+/// The version of `id` installed in the profile's store, as [`plan`] sees the packs of
+/// `folders` (none when it is not installed, or only in the base content or `mods/`).
+#[must_use]
+pub fn installed(folders: &Folders, id: &str) -> Option<semver::Version> {
+    present(folders)
+        .remove(id)
+        .filter(|p| p.source == PackSource::Installed)
+        .map(|p| p.version)
 }
 
 /// Work out what installing `wants` (`(id, requirement)`) takes: the newest version of
@@ -615,7 +596,8 @@ pub fn fetch(
 /// What [`install`] did, a line a pack.
 pub type Installed = Vec<String>;
 
-/// Install `fetched` (in order) into `store`, pinning each pack's key in `profile`. A
+/// Install `fetched` (in order) into `store`, pinning each pack's key in `profile` (a pack
+/// whose id is in the base content or `mods/` of `folders` is refused). A
 /// pack whose installed content hash is not its entry's is taken out again; when one
 /// fails, the packs this call installed new are taken out too (moved to
 /// `packs-removed`).
@@ -623,8 +605,9 @@ pub fn install(
     profile: &Path,
     store: &Store,
     fetched: &[Fetched],
-    elsewhere: &dyn Fn(&str) -> Option<PathBuf>,
+    folders: &Folders,
 ) -> Result<Installed, IndexError> {
+    let elsewhere = crate::packs::set::outside_store(folders);
     let mut pins = keys::Pins::open(profile)?;
     let mut done: Vec<String> = Vec::new();
     let mut new_ids: Vec<String> = Vec::new();
@@ -636,7 +619,7 @@ pub fn install(
     for f in fetched {
         let step = &f.step;
         let result = store
-            .install(&f.archive, step.replaces.is_some(), |id| elsewhere(id))
+            .install(&f.archive, step.replaces.is_some(), &elsewhere)
             .map_err(|e| IndexError::Refused(format!("{} {}: {e}", step.id, step.entry.version)));
         let installed = match result {
             Ok(i) => i,

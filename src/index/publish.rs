@@ -250,7 +250,7 @@ fn write_summary(root: &Path) -> Result<(), IndexError> {
 }
 
 fn folder(root: &Path) -> super::Location {
-    super::Location::Folder(root.to_path_buf())
+    super::Location::folder(root)
 }
 
 /// `text` cut to `chars` characters.

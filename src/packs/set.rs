@@ -356,6 +356,24 @@ pub fn find(folders: &Folders) -> (Vec<Found>, Vec<crate::content::Diagnostic>) 
     (out, diags.into_sorted())
 }
 
+/// Where a pack with this id is outside the profile's store (the base content or
+/// `mods/`), by the packs in `folders` now: an install under such an id is refused, since
+/// the id would be found twice. What [`super::Store::install`] is given as `elsewhere`.
+pub fn outside_store(folders: &Folders) -> impl Fn(&str) -> Option<PathBuf> + use<> {
+    let (found, _) = find(folders);
+    let outside: Vec<(String, PathBuf)> = found
+        .into_iter()
+        .filter(|f| f.source != PackSource::Installed)
+        .map(|f| (f.pack.id().to_string(), f.pack.dir))
+        .collect();
+    move |id: &str| {
+        outside
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, dir)| dir.clone())
+    }
+}
+
 /// Which packs a run plays with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Selection {

@@ -88,16 +88,29 @@ impl World {
         std::fs::write(dir.join("content.yaml"), content).unwrap_or_else(|e| panic!("{e}"));
     }
 
-    fn publish(&self, id: &str, index: &str) -> String {
+    /// `pack publish` of the source of `id` into `index`, signed by `profile`'s key.
+    fn publish_as(&self, profile: &str, id: &str, index: &str) -> Output {
         let dir = self.path(&format!("src/{id}"));
         let index = self.path(index);
-        self.author(&[
-            "pack",
-            "publish",
-            &dir.to_string_lossy(),
-            "--index",
-            &index.to_string_lossy(),
-        ])
+        self.run(
+            "src",
+            profile,
+            &[
+                "pack",
+                "publish",
+                &dir.to_string_lossy(),
+                "--index",
+                &index.to_string_lossy(),
+            ],
+        )
+    }
+
+    /// The author publishes `id` into `index`, expecting success.
+    fn publish(&self, id: &str, index: &str) -> String {
+        let out = self.publish_as("author", id, index);
+        let t = text(&out);
+        assert!(out.status.success(), "publishing {id}: {t}");
+        t
     }
 
     fn installed(&self, who: &str) -> Vec<String> {
@@ -176,17 +189,7 @@ fn publish_search_install_with_a_dependency_update_and_yank() {
     let again = w.publish("beta", "index");
     assert!(again.contains("published already"), "{again}");
     w.pack("beta", "1.0.0", &[("alpha", "^1")], 3);
-    let out = w.run(
-        "src",
-        "author",
-        &[
-            "pack",
-            "publish",
-            &w.path("src/beta").to_string_lossy(),
-            "--index",
-            &w.path("index").to_string_lossy(),
-        ],
-    );
+    let out = w.publish_as("author", "beta", "index");
     assert!(!out.status.success());
     assert!(text(&out).contains("raise the version"), "{}", text(&out));
     w.pack("beta", "1.0.0", &[("alpha", "^1")], 2);
@@ -357,17 +360,7 @@ fn a_pack_signed_by_another_key_than_at_its_first_install_is_refused_unless_acce
     let out = w.run("src", "other-author", &["key", "new"]);
     assert!(out.status.success(), "{}", text(&out));
     w.pack("alpha", "1.1.0", &[], 9);
-    let out = w.run(
-        "src",
-        "other-author",
-        &[
-            "pack",
-            "publish",
-            &w.path("src/alpha").to_string_lossy(),
-            "--index",
-            &w.path("evil").to_string_lossy(),
-        ],
-    );
+    let out = w.publish_as("other-author", "alpha", "evil");
     assert!(out.status.success(), "{}", text(&out));
     assert!(other.join("keys/author.key").is_file());
     // The player's index now serves it (its host swapped the pack, say).
