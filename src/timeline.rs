@@ -11,6 +11,35 @@ use crate::rules::{
     Token, remap_with,
 };
 
+/// Why an edit by hand was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The token's type is not in the content.
+    #[error("that token type is not in the content")]
+    UnknownTokenType,
+    /// The cell is off the board.
+    #[error("cell {0} is off the board")]
+    OffBoard(Cell),
+    /// There is no token to remove.
+    #[error("there is no token at {0}")]
+    Empty(Cell),
+    /// More stacks than a seat may have.
+    #[error("a seat has at most {} stacks", crate::rules::MAX_STACKS)]
+    TooManyStacks,
+    /// A card of the stacks is not in the content.
+    #[error("a card of those stacks is not in the content")]
+    UnknownCard,
+}
+
+/// What an edit uses that new content no longer has (`pack:id`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum Gone {
+    #[error("token type {0} is gone")]
+    TokenType(String),
+    #[error("card {0} is gone")]
+    Card(String),
+}
+
 /// A change made by hand to a position (the sandbox's position editor): not a move of
 /// the game, but a step of its timeline, undone and redone like one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,19 +82,19 @@ pub enum Edit {
 impl Edit {
     /// Apply the edit to `state`; an edit that cannot apply (a cell off the board) is
     /// refused and changes nothing.
-    pub fn apply(&self, catalog: &Catalog, state: &mut GameState) -> Result<(), String> {
+    pub fn apply(&self, catalog: &Catalog, state: &mut GameState) -> Result<(), EditError> {
         match self {
             Edit::Put { cell, token } => {
                 if token.kind.index() >= catalog.token_types().len() {
-                    return Err("that token type is not in the content".to_string());
+                    return Err(EditError::UnknownTokenType);
                 }
                 if !state.set_token(catalog, *cell, Some(*token)) {
-                    return Err(format!("cell {cell} is off the board"));
+                    return Err(EditError::OffBoard(*cell));
                 }
             }
             Edit::Remove { cell } => {
                 if state.board().get(*cell).is_none() {
-                    return Err(format!("there is no token at {cell}"));
+                    return Err(EditError::Empty(*cell));
                 }
                 state.set_token(catalog, *cell, None);
             }
@@ -73,17 +102,14 @@ impl Edit {
             Edit::ExtraTurns { seat, banked } => state.set_extra_turns(*seat, *banked),
             Edit::Stacks { seat, stacks } => {
                 if stacks.len() > crate::rules::MAX_STACKS {
-                    return Err(format!(
-                        "a seat has at most {} stacks",
-                        crate::rules::MAX_STACKS
-                    ));
+                    return Err(EditError::TooManyStacks);
                 }
                 if stacks
                     .iter()
                     .flatten()
                     .any(|c| c.index() >= catalog.cards().len())
                 {
-                    return Err("a card of those stacks is not in the content".to_string());
+                    return Err(EditError::UnknownCard);
                 }
                 state.set_stacks(*seat, stacks);
             }
@@ -122,16 +148,14 @@ impl Edit {
         }
     }
 
-    /// The edit with `old`'s ids as `new`'s, or what is gone.
-    fn carried(&self, old: &Catalog, map: &IdMap) -> Result<Edit, String> {
+    /// The edit with `old`'s ids as `new`'s, or what is gone (in words, for the list
+    /// [`Timeline::carry_over`] returns).
+    fn carried(&self, old: &Catalog, map: &IdMap) -> Result<Edit, Gone> {
         Ok(match self {
             Edit::Put { cell, token } => {
-                let kind = map.kind(token.kind).ok_or_else(|| {
-                    format!(
-                        "token type {} is gone",
-                        old.token_type(token.kind).meta.key()
-                    )
-                })?;
+                let kind = map
+                    .kind(token.kind)
+                    .ok_or_else(|| Gone::TokenType(old.token_type(token.kind).meta.key()))?;
                 let card = token.card.and_then(|c| map.card(c));
                 Edit::Put {
                     cell: *cell,
@@ -148,9 +172,8 @@ impl Edit {
                     let mut cards = Vec::with_capacity(s.len());
                     for &c in s {
                         cards.push(
-                            map.card(c).ok_or_else(|| {
-                                format!("card {} is gone", old.card(c).meta.key())
-                            })?,
+                            map.card(c)
+                                .ok_or_else(|| Gone::Card(old.card(c).meta.key()))?,
                         );
                     }
                     out.push(cards);
@@ -293,9 +316,8 @@ impl Timeline {
         }
     }
 
-    /// Play `mv` on `state` (normally a copy of [`Timeline::state`], perhaps with the turn
-    /// set, as the sandbox does) with `engine`, and add it; moves undone before are
-    /// dropped. On a refusal nothing changes.
+    /// Play `mv` on `state` (normally a copy of [`Timeline::state`]) with `engine`, and
+    /// add it; moves undone before are dropped. On a refusal nothing changes.
     pub fn play(
         &mut self,
         engine: &Engine<'_>,
@@ -308,32 +330,46 @@ impl Timeline {
         let card = engine.card_played(&state, mv);
         let mut events = Vec::new();
         engine.play(&mut state, mv, &mut events)?;
-        let card = card?;
-        self.steps.truncate(self.applied);
-        self.steps.push(Step {
-            action: Action::Move { mv, card },
+        Ok(self.push(Action::Move { mv, card: card? }, events, state, catalog))
+    }
+
+    /// Play `mv` on the current state as [`Engine::play_any_seat`] does (a card from
+    /// outside the stacks may be any seat's: the sandbox's), and add it; moves undone
+    /// before are dropped. On a refusal nothing changes.
+    pub fn play_any_seat(
+        &mut self,
+        engine: &Engine<'_>,
+        catalog: &Arc<Catalog>,
+        mv: Move,
+    ) -> Result<&Step, MoveError> {
+        let mut state = self.state().clone();
+        let card = engine.card_played(&state, mv);
+        let mut events = Vec::new();
+        engine.play_any_seat(&mut state, mv, Some(&mut events))?;
+        Ok(self.push(Action::Move { mv, card: card? }, events, state, catalog))
+    }
+
+    fn push(
+        &mut self,
+        action: Action,
+        events: Vec<Event>,
+        after: GameState,
+        catalog: &Arc<Catalog>,
+    ) -> &Step {
+        self.record(Step {
+            action,
             events,
-            after: state,
+            after,
             catalog: Arc::clone(catalog),
-        });
-        self.applied = self.steps.len();
-        Ok(&self.steps[self.applied - 1])
+        })
     }
 
     /// Apply `edit` to the current state and add it as a step; steps undone before are
     /// dropped. A refused edit changes nothing.
-    pub fn edit(&mut self, catalog: &Arc<Catalog>, edit: Edit) -> Result<&Step, String> {
+    pub fn edit(&mut self, catalog: &Arc<Catalog>, edit: Edit) -> Result<&Step, EditError> {
         let mut state = self.state().clone();
         edit.apply(catalog, &mut state)?;
-        self.steps.truncate(self.applied);
-        self.steps.push(Step {
-            action: Action::Edit(edit),
-            events: Vec::new(),
-            after: state,
-            catalog: Arc::clone(catalog),
-        });
-        self.applied = self.steps.len();
-        Ok(&self.steps[self.applied - 1])
+        Ok(self.push(Action::Edit(edit), Vec::new(), state, catalog))
     }
 
     /// Add a move played elsewhere — a network game's host played it and sent its events

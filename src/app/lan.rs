@@ -324,7 +324,7 @@ impl LanScreen {
             if ui.button("Join by address").clicked() {
                 match crate::net::address(&self.address) {
                     Ok(a) => join_at = Some(a),
-                    Err(e) => self.problem = Some(e),
+                    Err(e) => self.problem = Some(e.to_string()),
                 }
             }
         });
@@ -361,7 +361,7 @@ impl LanScreen {
             .trim()
             .parse()
             .map_err(|_| format!("'{}' is not a port (1 to 65535)", self.port.trim()))?;
-        let content = Content::new(catalog, &library.options.folders)?;
+        let content = Content::new(catalog, &library.options.folders).map_err(|e| e.to_string())?;
         let mut config = HostConfig::new(
             &host_name(&self.context.name, machine_name().as_deref()),
             SocketAddr::from(([0, 0, 0, 0], port)),

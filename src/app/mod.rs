@@ -528,6 +528,7 @@ impl App {
                                 &replay_stem(),
                                 &replay,
                             )
+                            .map_err(|e| e.to_string())
                         }
                         Err(why) => Err(format!("there is no profile to save to: {why}")),
                     };

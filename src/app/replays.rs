@@ -91,7 +91,7 @@ impl ReplaysScreen {
                 name: path
                     .file_stem()
                     .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
-                replay: crate::replay::read(&path),
+                replay: crate::replay::read(&path).map_err(|e| e.to_string()),
                 check: None,
                 path,
             })
@@ -229,6 +229,6 @@ fn check(
 ) -> Result<Rerun, String> {
     let table = Table::new(Arc::clone(catalog));
     let now = crate::replay::stamps(catalog, folders);
-    crate::replay::rerun(replay, &table.engine(), &now)
+    crate::replay::rerun(replay, &table.engine(), catalog, &now)
         .map_err(|e| format!("{}: {e}", crate::fsutil::shown(path)))
 }

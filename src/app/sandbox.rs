@@ -26,13 +26,9 @@ use super::theme;
 /// What re-playing the sandbox's moves under new content gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayReport {
-    /// The first move (1-based) whose events differ, if any.
-    pub first_difference: Option<usize>,
-    /// That move's events before and after, in words.
-    pub before: Vec<String>,
-    /// The same move's events under the new content.
-    pub after: Vec<String>,
-    /// Moves the new content refuses (1-based, with why): the replay stops there.
+    /// The first move whose events differ, with its events before and now.
+    pub first_difference: Option<crate::replay::Difference>,
+    /// The first step the new content refuses (1-based, with why): the replay stops there.
     pub refused: Option<(usize, String)>,
     /// Final scores before and after.
     pub scores: [[i64; 2]; 2],
@@ -72,24 +68,17 @@ impl Sandbox {
         catalog: Arc<Catalog>,
         replay: &crate::replay::Replay,
     ) -> Result<(Sandbox, Option<String>), String> {
-        let resolved = crate::replay::resolve(replay, &catalog)?;
         let table = Table::new(Arc::clone(&catalog));
-        let (start, opening) = table.deal([&resolved.decks[0], &resolved.decks[1]], replay.seed)?;
+        let played = crate::replay::timeline(replay, &table.engine(), &catalog)
+            .map_err(|e| e.to_string())?;
+        let refused = played
+            .refused
+            .map(|(n, why)| format!("move {n} is refused by the content now loaded: {why}"));
         let mut sandbox = Sandbox {
             table,
-            timeline: Timeline::new(start, opening, catalog),
+            timeline: played.timeline,
             seed: replay.seed,
         };
-        let mut refused = None;
-        for (n, (mv, _)) in resolved.moves.iter().enumerate() {
-            if let Err(e) = sandbox.play(*mv) {
-                refused = Some(format!(
-                    "move {} is refused by the content now loaded: {e}",
-                    n + 1
-                ));
-                break;
-            }
-        }
         while sandbox.undo() {}
         Ok((sandbox, refused))
     }
@@ -202,93 +191,61 @@ impl Sandbox {
         Ok(())
     }
 
+    /// The applied steps played again from the start under the content now loaded.
+    fn played_again(&self) -> crate::replay::PlayedAgain {
+        crate::replay::play_again(
+            &self.engine(),
+            self.catalog(),
+            self.timeline.start().clone(),
+            self.timeline.opening().to_vec(),
+            self.steps().iter().map(|s| s.action.clone()),
+        )
+    }
+
     /// Play the applied moves again from the start under the content now loaded, and
     /// say where the outcome differs from what was played. Nothing changes.
     #[must_use]
     pub fn replay(&self) -> ReplayReport {
-        let engine = self.engine();
-        let mut state = self.timeline.start().clone();
-        let mut report = ReplayReport {
-            first_difference: None,
-            before: Vec::new(),
-            after: Vec::new(),
-            refused: None,
-            scores: [[0; 2]; 2],
-            cells: Vec::new(),
-        };
-        for (n, step) in self.steps().iter().enumerate() {
-            let mv = match &step.action {
-                Action::Move { mv, .. } => *mv,
-                Action::Edit(edit) => {
-                    if let Err(e) = edit.apply(self.catalog(), &mut state) {
-                        report.refused = Some((n + 1, e));
-                        break;
-                    }
-                    continue;
-                }
-            };
-            let mut events = Vec::new();
-            if let Err(e) = engine.play_any_seat(&mut state, mv, Some(&mut events)) {
-                report.refused = Some((n + 1, e.to_string()));
-                break;
-            }
-            let old: Vec<String> = step
-                .events
-                .iter()
-                .map(|e| describe::event(&step.catalog, e))
-                .collect();
-            let new: Vec<String> = events
-                .iter()
-                .map(|e| describe::event(self.catalog(), e))
-                .collect();
-            if report.first_difference.is_none() && old != new {
-                report.first_difference = Some(n + 1);
-                report.before = old;
-                report.after = new;
-            }
-        }
-        let last = self.state();
-        report.scores = [
-            [last.score(Seat::One), last.score(Seat::Two)],
-            [state.score(Seat::One), state.score(Seat::Two)],
-        ];
-        let cells: Vec<Cell> = last
+        let again = self.played_again();
+        let recorded = crate::replay::step_lines(&self.timeline);
+        let first_difference =
+            crate::replay::first_difference(&again.timeline, recorded.iter().map(|r| r.as_deref()));
+        let (last, now) = (self.state(), again.timeline.state());
+        let mut cells: Vec<Cell> = Vec::new();
+        for c in last
             .board()
             .tokens()
+            .chain(now.board().tokens())
             .map(|(c, _)| c)
-            .chain(state.board().tokens().map(|(c, _)| c))
-            .collect();
-        for c in cells {
-            let differs = match (last.board().get(c), state.board().get(c)) {
+        {
+            let differs = match (last.board().get(c), now.board().get(c)) {
                 (Some(a), Some(b)) => a.value != b.value || a.seat != b.seat || a.kind != b.kind,
                 (None, None) => false,
                 _ => true,
             };
-            if differs && !report.cells.contains(&c) {
-                report.cells.push(c);
+            if differs && !cells.contains(&c) {
+                cells.push(c);
             }
         }
-        report
+        ReplayReport {
+            first_difference,
+            refused: again.refused,
+            scores: [
+                [last.score(Seat::One), last.score(Seat::Two)],
+                [now.score(Seat::One), now.score(Seat::Two)],
+            ],
+            cells,
+        }
     }
 
     /// Replace the game with its replay under the content now loaded (after
-    /// [`Sandbox::replay`]): the moves the new content accepts, played again.
+    /// [`Sandbox::replay`]): the steps the new content accepts, played again.
     pub fn adopt_replay(&mut self) {
-        let actions: Vec<Action> = self.steps().iter().map(|s| s.action.clone()).collect();
-        self.reset();
-        for action in actions {
-            let done = match action {
-                Action::Move { mv, .. } => self.play(mv).is_ok(),
-                Action::Edit(edit) => self.edit(edit).is_ok(),
-            };
-            if !done {
-                break;
-            }
-        }
+        self.timeline = self.played_again().timeline;
     }
 
     /// Change the position by hand (the position editor): an undoable step.
-    pub fn edit(&mut self, edit: Edit) -> Result<&Step, String> {
+    pub fn edit(&mut self, edit: Edit) -> Result<&Step, crate::timeline::EditError> {
         let catalog = Arc::clone(self.table.catalog());
         self.timeline.edit(&catalog, edit)
     }
@@ -1389,25 +1346,26 @@ fn replay_report(ui: &mut Ui, r: &ReplayReport) {
             theme::seat_name(Seat::Two)
         )
     };
-    match r.first_difference {
+    match &r.first_difference {
         None if r.refused.is_none() => {
             ui.label("Replayed: every move does exactly what it did.");
         }
         None => {}
-        Some(n) => {
+        Some(d) => {
             ui.label(
-                RichText::new(format!("Move {n} now plays differently:")).color(theme::PREVIEW),
+                RichText::new(format!("Move {} now plays differently:", d.number))
+                    .color(theme::PREVIEW),
             );
             ui.horizontal_top(|ui| {
                 ui.vertical(|ui| {
                     ui.strong("before");
-                    for e in &r.before {
+                    for e in &d.before {
                         ui.small(e);
                     }
                 });
                 ui.vertical(|ui| {
                     ui.strong("now");
-                    for e in &r.after {
+                    for e in &d.after {
                         ui.small(e);
                     }
                 });

@@ -195,7 +195,7 @@ impl Session {
         deck: &str,
     ) -> Result<Session, String> {
         let (state, public) = seen.restore(&catalog)?;
-        let opening = crate::net::events::from_wire(&catalog, events)?;
+        let opening = crate::net::events::from_wire(&catalog, events).map_err(|e| e.to_string())?;
         let me = seen.seat();
         let mut decks = [
             SeatDeck {
@@ -301,7 +301,8 @@ impl Session {
                             },
                             card,
                         },
-                        events: crate::net::events::from_wire(&catalog, &events)?,
+                        events: crate::net::events::from_wire(&catalog, &events)
+                            .map_err(|e| e.to_string())?,
                         after: state,
                         catalog,
                     };

@@ -47,10 +47,11 @@ pub fn run(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             "the replay's packs cannot be loaded now; fix them first (see `tokensmith validate`)"
         );
     };
+    let catalog = std::sync::Arc::new(catalog);
     let scripts = crate::ai::hooks_for(&catalog);
     let engine = crate::rules::Engine::new(&catalog, scripts.hooks());
     let now = crate::replay::stamps(&catalog, &options.folders);
-    let rerun = crate::replay::rerun(&replay, &engine, &now)
+    let rerun = crate::replay::rerun(&replay, &engine, &catalog, &now)
         .map_err(|e| anyhow::anyhow!("{}: {e}", crate::fsutil::shown(&args.file)))?;
     let code = if rerun.same() {
         ExitCode::SUCCESS

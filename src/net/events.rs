@@ -318,29 +318,44 @@ pub fn to_wire(catalog: &Catalog, events: &[Event]) -> Vec<WireEvent> {
     out
 }
 
+/// A name in a host's events that the game's content lacks: the host and this client
+/// disagree on the content (a bug, or a hostile host).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// A card key.
+    #[error("an event names card '{}', which this game lacks", crate::rules::echo(.0))]
+    Card(String),
+    /// A token type key.
+    #[error("an event names token type '{}', which this game lacks", crate::rules::echo(.0))]
+    TokenType(String),
+    /// An ability key.
+    #[error("an event names ability '{}', which this game lacks", crate::rules::echo(.0))]
+    Ability(String),
+    /// A seat number other than 1 and 2.
+    #[error("an event names seat {0}")]
+    Seat(u8),
+    /// A script name.
+    #[error("an event names script '{}', which this game lacks", crate::rules::echo(.0))]
+    Script(String),
+}
+
 struct Ids<'a>(&'a Catalog);
 
 impl Ids<'_> {
-    fn card(&self, key: &str) -> Result<CardId, String> {
-        self.0.card_named(key).map_err(|_| {
-            format!(
-                "an event names card '{}', which this game lacks",
-                crate::rules::echo(key)
-            )
-        })
+    fn card(&self, key: &str) -> Result<CardId, WireError> {
+        self.0
+            .card_named(key)
+            .map_err(|_| WireError::Card(key.to_string()))
     }
-    fn kind(&self, key: &str) -> Result<TokenTypeId, String> {
-        self.0.token_type_named(key).map_err(|_| {
-            format!(
-                "an event names token type '{}', which this game lacks",
-                crate::rules::echo(key)
-            )
-        })
+    fn kind(&self, key: &str) -> Result<TokenTypeId, WireError> {
+        self.0
+            .token_type_named(key)
+            .map_err(|_| WireError::TokenType(key.to_string()))
     }
-    fn seat(n: u8) -> Result<Seat, String> {
-        seat_of(n).ok_or_else(|| format!("an event names seat {n}"))
+    fn seat(n: u8) -> Result<Seat, WireError> {
+        seat_of(n).ok_or(WireError::Seat(n))
     }
-    fn token(&self, t: &WireToken) -> Result<Token, String> {
+    fn token(&self, t: &WireToken) -> Result<Token, WireError> {
         Ok(Token {
             value: t.value,
             kind: self.kind(&t.kind)?,
@@ -348,24 +363,19 @@ impl Ids<'_> {
             seat: Self::seat(t.seat)?,
         })
     }
-    fn script(&self, key: &str) -> Result<ScriptId, String> {
+    fn script(&self, key: &str) -> Result<ScriptId, WireError> {
         self.0
             .scripts()
             .iter()
             .position(|d| d.name() == key)
             .and_then(|i| u16::try_from(i).ok())
             .map(ScriptId)
-            .ok_or_else(|| {
-                format!(
-                    "an event names script '{}', which this game lacks",
-                    crate::rules::echo(key)
-                )
-            })
+            .ok_or_else(|| WireError::Script(key.to_string()))
     }
 }
 
 /// The events of `wire` over `catalog` (the game's content), or the first key it lacks.
-pub fn from_wire(catalog: &Catalog, wire: &[WireEvent]) -> Result<Vec<Event>, String> {
+pub fn from_wire(catalog: &Catalog, wire: &[WireEvent]) -> Result<Vec<Event>, WireError> {
     let ids = Ids(catalog);
     let seat = Ids::seat;
     wire.iter()
@@ -475,12 +485,9 @@ pub fn from_wire(catalog: &Catalog, wire: &[WireEvent]) -> Result<Vec<Event>, St
                 WireCause::Card(c) => Cause::Card(ids.card(c)?),
                 WireCause::Ability { card, ability } => Cause::Ability {
                     card: ids.card(card)?,
-                    ability: catalog.ability_named(ability).map_err(|_| {
-                        format!(
-                            "an event names ability '{}', which this game lacks",
-                            crate::rules::echo(ability)
-                        )
-                    })?,
+                    ability: catalog
+                        .ability_named(ability)
+                        .map_err(|_| WireError::Ability(ability.clone()))?,
                 },
                 WireCause::TokenType { kind, x, y } => Cause::TokenType {
                     kind: ids.kind(kind)?,

@@ -44,9 +44,41 @@ pub fn seat_of(n: u8) -> Option<crate::rules::Seat> {
 /// The game port a host listens on unless told otherwise.
 pub const GAME_PORT: u16 = 47_320;
 
+/// Why a typed address names no host.
+#[derive(Debug, thiserror::Error)]
+pub enum AddressError {
+    /// The part after the last `:` is not a port.
+    #[error(
+        "'{}': '{}' is not a port (a number from 1 to 65535; games use {GAME_PORT} unless the host chose another)",
+        crate::rules::echo(text),
+        crate::rules::echo(port)
+    )]
+    NotAPort {
+        /// What was typed.
+        text: String,
+        /// The part that should be a port.
+        port: String,
+    },
+    /// Only a port.
+    #[error("'{}' names no host: type IP:PORT or NAME:PORT, say 192.168.1.20:{GAME_PORT}", crate::rules::echo(.0))]
+    NoHost(String),
+    /// The name was not found (or found no address).
+    #[error(
+        "could not find host '{}': check the name, or type the host's IP address, say 192.168.1.20:{GAME_PORT} (`tokensmith hosts` lists games on this network)",
+        crate::rules::echo(name)
+    )]
+    NotFound {
+        /// The name.
+        name: String,
+        /// The lookup's error, if it failed rather than finding nothing.
+        #[source]
+        source: Option<std::io::Error>,
+    },
+}
+
 /// The address `text` names: `IP:PORT`, `NAME:PORT`, or an IP or name (which get
 /// [`GAME_PORT`]). Names are looked up (`ToSocketAddrs`); an IPv4 answer is preferred.
-pub fn address(text: &str) -> Result<std::net::SocketAddr, String> {
+pub fn address(text: &str) -> Result<std::net::SocketAddr, AddressError> {
     use std::net::ToSocketAddrs as _;
     let text = text.trim();
     if let Ok(a) = text.parse::<std::net::SocketAddr>() {
@@ -55,14 +87,11 @@ pub fn address(text: &str) -> Result<std::net::SocketAddr, String> {
     if let Ok(ip) = text.parse::<std::net::IpAddr>() {
         return Ok(std::net::SocketAddr::new(ip, GAME_PORT));
     }
-    let shown = crate::rules::echo(text);
     let (name, port) = match text.rsplit_once(':') {
         Some((name, port)) => {
-            let port = port.parse::<u16>().map_err(|_| {
-                format!(
-                    "'{shown}': '{}' is not a port (a number from 1 to 65535; games use {GAME_PORT} unless the host chose another)",
-                    crate::rules::echo(port)
-                )
+            let port = port.parse::<u16>().map_err(|_| AddressError::NotAPort {
+                text: text.to_string(),
+                port: port.to_string(),
             })?;
             (name, port)
         }
@@ -70,25 +99,22 @@ pub fn address(text: &str) -> Result<std::net::SocketAddr, String> {
     };
     let name = name.trim_start_matches('[').trim_end_matches(']');
     if name.is_empty() {
-        return Err(format!(
-            "'{shown}' names no host: type IP:PORT or NAME:PORT, say 192.168.1.20:{GAME_PORT}"
-        ));
+        return Err(AddressError::NoHost(text.to_string()));
     }
-    let found: Vec<std::net::SocketAddr> = match (name, port).to_socket_addrs() {
-        Ok(found) => found.collect(),
-        Err(_) => Vec::new(),
+    let not_found = |source| AddressError::NotFound {
+        name: name.to_string(),
+        source,
     };
+    let found: Vec<std::net::SocketAddr> = (name, port)
+        .to_socket_addrs()
+        .map_err(|e| not_found(Some(e)))?
+        .collect();
     found
         .iter()
         .find(|a| a.is_ipv4())
         .or_else(|| found.first())
         .copied()
-        .ok_or_else(|| {
-            format!(
-                "could not find host '{}': check the name, or type the host's IP address, say 192.168.1.20:{GAME_PORT} (`tokensmith hosts` lists games on this network)",
-                crate::rules::echo(name)
-            )
-        })
+        .ok_or_else(|| not_found(None))
 }
 
 #[cfg(test)]
@@ -97,17 +123,23 @@ mod tests {
 
     #[test]
     fn addresses_names_ports_and_unknown_names() {
-        assert_eq!(address("127.0.0.1:9").map(|a| a.port()), Ok(9), "IP:PORT");
-        assert_eq!(address("127.0.0.1").map(|a| a.port()), Ok(GAME_PORT));
+        assert_eq!(
+            address("127.0.0.1:9").map(|a| a.port()).ok(),
+            Some(9),
+            "IP:PORT"
+        );
+        assert_eq!(address("127.0.0.1").map(|a| a.port()).ok(), Some(GAME_PORT));
         let local = address("localhost:7").expect("localhost resolves");
         assert!(local.ip().is_loopback() && local.port() == 7);
-        let e = address("no-such-host.invalid").expect_err("unknown");
+        let e = address("no-such-host.invalid")
+            .expect_err("unknown")
+            .to_string();
         assert!(
             e.starts_with("could not find host 'no-such-host.invalid'"),
             "{e}"
         );
         assert!(!e.contains("not an address"), "{e}");
-        let e = address("localhost:http").expect_err("bad port");
+        let e = address("localhost:http").expect_err("bad port").to_string();
         assert!(e.contains("'http' is not a port"), "{e}");
     }
 }

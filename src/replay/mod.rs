@@ -1,7 +1,11 @@
-//! Saved games: a finished game as a small JSON file (its packs with versions and content
-//! hashes, both decks, the seed, every move with the events it made, and the result),
-//! and a re-run of that file under the content loaded now, which says where the game
-//! first plays differently (`tokensmith replay`, the client's replays).
+//! Saved games: one format for every saved game — a game of the client's, a LAN game
+//! its host saves after every move — as a small JSON file (its packs with versions and
+//! content hashes, both decks, the seed, every move with the events it made, and the
+//! result; a LAN host's save also says who sits where). A saved game is played again
+//! into a [`Timeline`] ([`timeline`]), and a re-run says where a game first plays
+//! differently under the content loaded now ([`rerun`], [`play_again`]): `tokensmith
+//! replay`, the client's replays, the sandbox's "Replay with new rules" and the LAN
+//! host's resume all go through them.
 //!
 //! A replay file is read as hostile input: its size, move count, deck shape and event
 //! text are bounded before anything is played, and every move goes through the engine.
@@ -11,17 +15,25 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::content::PackFolder;
-use crate::rules::{CardId, Catalog, Cell, Engine, Event, Move, Play, Seat, describe};
-use crate::timeline::Timeline;
+use crate::fsutil::{ReadError, shown};
+use crate::rules::{
+    CardId, Catalog, Cell, DeckError, Engine, Event, GameState, LookupError, Move, MoveError, Play,
+    Seat, describe,
+};
+use crate::timeline::{Action, Timeline};
 
 /// The `format` field of every replay file.
 pub const FORMAT: &str = "tokensmith-replay";
-/// The replay format this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The newest replay format this build reads. Version 2 added [`Replay::table`]; a
+/// replay without it is written as version 1, which every earlier build reads.
+pub const VERSION: u32 = 2;
+/// The longest player name or AI level kept in a LAN host's save.
+pub const MAX_NAME: usize = 64;
 /// The largest replay file read.
 pub const MAX_FILE: u64 = 4 * 1024 * 1024;
 /// The most moves a replay may hold.
@@ -52,6 +64,38 @@ pub struct Replay {
     pub conceded: Option<u8>,
     /// How the game ended (or stood when saved).
     pub result: ResultRecord,
+    /// Who sits at each seat: only in a LAN game's save, which its host takes up again
+    /// after a restart (format version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<[SeatRecord; 2]>,
+}
+
+impl Replay {
+    /// The replay with `table` as its seats (a LAN host's save).
+    #[must_use]
+    pub fn with_table(mut self, table: [SeatRecord; 2]) -> Replay {
+        self.table = Some(table);
+        self.version = VERSION;
+        self
+    }
+}
+
+/// Who sits at a seat of a LAN game (see [`Replay::table`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum SeatRecord {
+    /// The host's AI.
+    Ai {
+        /// Its level's name (`greedy`).
+        level: String,
+    },
+    /// A player.
+    Player {
+        /// The name they gave.
+        name: String,
+        /// The session token that gives them their seat back, in hex (32 digits).
+        token: String,
+    },
 }
 
 /// A pack a game was played with.
@@ -179,7 +223,7 @@ pub fn record(
     };
     Replay {
         format: FORMAT.to_string(),
-        version: VERSION,
+        version: 1,
         packs,
         decks,
         seed,
@@ -190,6 +234,7 @@ pub fn record(
             over: state.is_over() || conceded.is_some(),
             winner,
         },
+        table: None,
     }
 }
 
@@ -220,22 +265,88 @@ pub fn to_text(replay: &Replay) -> String {
     serde_json::to_string_pretty(replay).unwrap_or_default() + "\n"
 }
 
-/// Read a replay file: bounded, parsed, and checked for shape (not yet against content).
-pub fn read(path: &Path) -> Result<Replay, String> {
-    let text = crate::fsutil::read_text(path, MAX_FILE, "a replay").map_err(|e| {
-        format!(
-            "{}: error: cannot read the replay: {e}",
-            crate::fsutil::shown(path)
-        )
-    })?;
-    parse(&text).map_err(|e| format!("{}:{e}", crate::fsutil::shown(path)))
+/// Why a replay could not be read, saved or played.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The file could not be read.
+    #[error("{}: error: cannot read the replay: {source}", shown(path))]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: ReadError,
+    },
+    /// The text is not a replay, or one this build cannot read.
+    #[error("{}{line}:{column}: error: {message}", path.as_deref().map(|p| shown(p) + ":").unwrap_or_default())]
+    Format {
+        /// The file, when the text came from one.
+        path: Option<PathBuf>,
+        /// The line (1-based).
+        line: usize,
+        /// The column (1-based).
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A card of the replay is not in the content.
+    #[error("{place}: {source}")]
+    Card {
+        /// Where the replay names it (`seat 1's deck`, `move 3`).
+        place: String,
+        /// The lookup's error.
+        #[source]
+        source: LookupError,
+    },
+    /// The replay's decks cannot be dealt with the content.
+    #[error("the replay's decks cannot be dealt with the content now loaded: {0}")]
+    Deal(#[source] DeckError),
+    /// The replay could not be written.
+    #[error("cannot write in {}: {source}", shown(dir))]
+    Save {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-/// Parse a replay's text; errors start with `LINE:COLUMN: `.
-pub fn parse(text: &str) -> Result<Replay, String> {
-    let replay: Replay = serde_json::from_str(text)
-        .map_err(|e| format!("{}:{}: error: {}", e.line(), e.column(), plain_json(&e)))?;
-    check_shape(&replay).map_err(|e| format!("1:1: error: {e}"))?;
+/// Read a replay file: bounded, parsed, and checked for shape (not yet against content).
+pub fn read(path: &Path) -> Result<Replay, ReplayError> {
+    let text = crate::fsutil::read_text(path, MAX_FILE, "a replay").map_err(|source| {
+        ReplayError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    parse(&text).map_err(|e| match e {
+        ReplayError::Format {
+            path: None,
+            line,
+            column,
+            message,
+        } => ReplayError::Format {
+            path: Some(path.to_path_buf()),
+            line,
+            column,
+            message,
+        },
+        other => other,
+    })
+}
+
+/// Parse a replay's text.
+pub fn parse(text: &str) -> Result<Replay, ReplayError> {
+    let at = |line, column, message| ReplayError::Format {
+        path: None,
+        line,
+        column,
+        message,
+    };
+    let replay: Replay =
+        serde_json::from_str(text).map_err(|e| at(e.line(), e.column(), plain_json(&e)))?;
+    check_shape(&replay).map_err(|e| at(1, 1, e))?;
     Ok(replay)
 }
 
@@ -283,16 +394,49 @@ fn check_shape(r: &Replay) -> Result<(), String> {
             ));
         }
     }
+    if let Some(table) = &r.table {
+        if r.version < 2 {
+            return Err("`table` needs format version 2".to_string());
+        }
+        for (n, seat) in table.iter().enumerate() {
+            let (name, token) = match seat {
+                SeatRecord::Ai { level } => (level, None),
+                SeatRecord::Player { name, token } => (name, Some(token)),
+            };
+            if name.len() > MAX_NAME {
+                return Err(format!(
+                    "table: seat {}'s name is longer than {MAX_NAME} bytes",
+                    n + 1
+                ));
+            }
+            if token.is_some_and(|t| session_token(t).is_none()) {
+                return Err(format!(
+                    "table: seat {}'s token is not 32 hex digits",
+                    n + 1
+                ));
+            }
+        }
+    }
     Ok(())
+}
+
+/// A session token from its hex form (32 digits), as a LAN host's save keeps it.
+#[must_use]
+pub fn session_token(text: &str) -> Option<[u8; 16]> {
+    let mut out = [0u8; 16];
+    hex::decode_to_slice(text, &mut out).ok()?;
+    Some(out)
 }
 
 /// Write `replay` to a new file in `dir` (made if missing), named after `stem`; never
 /// over another file. Returns the path written.
-pub fn save(dir: &Path, stem: &str, replay: &Replay) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot make {}: {e}", crate::fsutil::shown(dir)))?;
-    crate::fsutil::write_new_numbered(dir, stem, "json", to_text(replay).as_bytes())
-        .map_err(|e| format!("cannot write in {}: {e}", crate::fsutil::shown(dir)))
+pub fn save(dir: &Path, stem: &str, replay: &Replay) -> Result<PathBuf, ReplayError> {
+    let failed = |source| ReplayError::Save {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    crate::fsutil::write_new_numbered(dir, stem, "json", to_text(replay).as_bytes()).map_err(failed)
 }
 
 /// A replay's game rebuilt under some content: the start and its moves, ready to play.
@@ -306,9 +450,13 @@ pub struct Resolved {
 
 /// Map `replay`'s card keys to `catalog`'s cards. Fails naming the first card the
 /// content no longer has.
-pub fn resolve(replay: &Replay, catalog: &Catalog) -> Result<Resolved, String> {
-    let card =
-        |key: &str, place: &str| catalog.card_named(key).map_err(|e| format!("{place}: {e}"));
+pub fn resolve(replay: &Replay, catalog: &Catalog) -> Result<Resolved, ReplayError> {
+    let card = |key: &str, place: &str| {
+        catalog.card_named(key).map_err(|source| ReplayError::Card {
+            place: place.to_string(),
+            source,
+        })
+    };
     let mut decks: [Vec<Vec<CardId>>; 2] = [Vec::new(), Vec::new()];
     for (i, deck) in replay.decks.iter().enumerate() {
         for stack in deck {
@@ -321,8 +469,12 @@ pub fn resolve(replay: &Replay, catalog: &Catalog) -> Result<Resolved, String> {
     }
     let mut moves = Vec::new();
     for (n, m) in replay.moves.iter().enumerate() {
-        let seat = Seat::from_number(i64::from(m.seat))
-            .ok_or_else(|| format!("move {}: seat must be 1 or 2", n + 1))?;
+        let seat = Seat::from_number(i64::from(m.seat)).ok_or_else(|| ReplayError::Format {
+            path: None,
+            line: 1,
+            column: 1,
+            message: format!("move {}: seat must be 1 or 2", n + 1),
+        })?;
         let id = card(&m.card, &format!("move {}", n + 1))?;
         let play = match m.stack {
             Some(s) => Play::Stack(s),
@@ -379,66 +531,145 @@ pub struct Difference {
     pub after: Vec<String>,
 }
 
-/// Play `replay` again with `engine` (whose content's packs are `now`), move by move,
-/// and compare each move's events with the recorded ones.
-pub fn rerun(replay: &Replay, engine: &Engine<'_>, now: &[PackStamp]) -> Result<Rerun, String> {
-    let catalog = engine.catalog();
+/// A game played again: its timeline up to the first step refused, and that step.
+#[derive(Clone, Debug)]
+pub struct PlayedAgain {
+    /// The steps that played, from the start.
+    pub timeline: Timeline,
+    /// The first step refused (1-based) and why; the steps after it were not tried.
+    pub refused: Option<(usize, String)>,
+}
+
+/// Play `actions` again from `start` (dealt with the `opening` events) with `engine`,
+/// whose content is `catalog`, stopping at the first one refused. A move of a card
+/// from outside the stacks may be any seat's (the sandbox's); a move from a stack
+/// keeps the turn order.
+#[must_use]
+pub fn play_again(
+    engine: &Engine<'_>,
+    catalog: &Arc<Catalog>,
+    start: GameState,
+    opening: Vec<Event>,
+    actions: impl IntoIterator<Item = Action>,
+) -> PlayedAgain {
+    let mut timeline = Timeline::new(start, opening, Arc::clone(catalog));
+    let mut refused = None;
+    for (n, action) in actions.into_iter().enumerate() {
+        let done = match action {
+            Action::Move { mv, .. } => timeline
+                .play_any_seat(engine, catalog, mv)
+                .map(|_| ())
+                .map_err(|e: MoveError| e.to_string()),
+            Action::Edit(edit) => timeline
+                .edit(catalog, edit)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(why) = done {
+            refused = Some((n + 1, why));
+            break;
+        }
+    }
+    PlayedAgain { timeline, refused }
+}
+
+/// `replay` dealt and played with `engine` (whose content is `catalog`) into a
+/// [`Timeline`], up to the first move the content refuses. Fails when the content lacks
+/// one of its cards or cannot deal its decks.
+pub fn timeline(
+    replay: &Replay,
+    engine: &Engine<'_>,
+    catalog: &Arc<Catalog>,
+) -> Result<PlayedAgain, ReplayError> {
     let resolved = resolve(replay, catalog)?;
     let mut opening = Vec::new();
-    let mut state = engine
+    let start = engine
         .new_game(
             [&resolved.decks[0], &resolved.decks[1]],
             replay.seed,
             &mut opening,
         )
-        .map_err(|e| {
-            format!("the replay's decks cannot be dealt with the content now loaded: {e}")
-        })?;
-    let mut report = Rerun {
-        moves: 0,
-        first_difference: None,
-        refused: None,
-        recorded: replay.result.clone(),
-        now: replay.result.clone(),
-        packs: pack_changes(&replay.packs, now),
-    };
-    let mut events = Vec::new();
-    for (n, ((mv, card), record)) in resolved.moves.iter().zip(&replay.moves).enumerate() {
-        events.clear();
-        if let Err(e) = engine.play_any_seat(&mut state, *mv, Some(&mut events)) {
-            report.refused = Some((n + 1, e.to_string()));
-            break;
-        }
-        report.moves = n + 1;
-        let lines = event_lines(catalog, &events);
-        if report.first_difference.is_none() && lines != record.events {
-            report.first_difference = Some(Difference {
+        .map_err(ReplayError::Deal)?;
+    let moves = resolved
+        .moves
+        .into_iter()
+        .map(|(mv, card)| Action::Move { mv, card });
+    Ok(play_again(engine, catalog, start, opening, moves))
+}
+
+/// The first move of `played` whose events, in words, are not `recorded`'s for the
+/// same step (a step `recorded` has no words for is an edit by hand, not compared).
+#[must_use]
+pub fn first_difference<'r>(
+    played: &Timeline,
+    recorded: impl IntoIterator<Item = Option<&'r [String]>>,
+) -> Option<Difference> {
+    for (n, (step, then)) in played.steps().iter().zip(recorded).enumerate() {
+        let (Some((mv, card)), Some(then)) = (step.played(), then) else {
+            continue;
+        };
+        let now = event_lines(&step.catalog, &step.events);
+        if now != then {
+            return Some(Difference {
                 number: n + 1,
                 summary: format!(
                     "seat {} plays {} at {}",
                     mv.seat,
-                    catalog.card(*card).meta.key(),
+                    step.catalog.card(card).meta.key(),
                     mv.cell
                 ),
-                before: record.events.clone(),
-                after: lines,
+                before: then.to_vec(),
+                after: now,
             });
         }
     }
+    None
+}
+
+/// The events of each step of `timeline` in words, as a replay keeps them; none for an
+/// edit by hand.
+#[must_use]
+pub fn step_lines(timeline: &Timeline) -> Vec<Option<Vec<String>>> {
+    timeline
+        .steps()
+        .iter()
+        .map(|s| s.played().map(|_| event_lines(&s.catalog, &s.events)))
+        .collect()
+}
+
+/// Play `replay` again with `engine` (whose content's packs are `now`), move by move,
+/// and compare each move's events with the recorded ones.
+pub fn rerun(
+    replay: &Replay,
+    engine: &Engine<'_>,
+    catalog: &Arc<Catalog>,
+    now: &[PackStamp],
+) -> Result<Rerun, ReplayError> {
+    let played = timeline(replay, engine, catalog)?;
+    let recorded = replay.moves.iter().map(|m| Some(m.events.as_slice()));
+    let first_difference = first_difference(&played.timeline, recorded);
+    let moves = played.timeline.steps().len();
+    let state = played.timeline.state();
     let conceded = replay
         .conceded
         .and_then(|s| Seat::from_number(i64::from(s)))
-        .filter(|_| report.refused.is_none() && report.moves == replay.moves.len());
+        .filter(|_| played.refused.is_none() && moves == replay.moves.len());
     let winner = match conceded {
         Some(seat) => Some(seat.other().number()),
         None => state.outcome().and_then(|o| o.winner).map(Seat::number),
     };
-    report.now = ResultRecord {
-        scores: [state.score(Seat::One), state.score(Seat::Two)],
-        over: state.is_over() || conceded.is_some(),
-        winner,
-    };
-    Ok(report)
+    Ok(Rerun {
+        moves,
+        first_difference,
+        refused: played.refused,
+        recorded: replay.result.clone(),
+        now: ResultRecord {
+            scores: [state.score(Seat::One), state.score(Seat::Two)],
+            over: state.is_over() || conceded.is_some(),
+            winner,
+        },
+        packs: pack_changes(&replay.packs, now),
+    })
 }
 
 /// The packs that differ between the recording and now, in words.

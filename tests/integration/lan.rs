@@ -607,6 +607,19 @@ fn a_killed_and_restarted_host_resumes_the_saved_game() {
         .map(|e| e.path())
         .collect();
     assert_eq!(saved.len(), 1, "one game saved: {saved:?}");
+    // The save is a replay: `tokensmith replay` checks it, and it says who sits where.
+    let save = tokensmith::replay::read(&saved[0]).expect("the save is a replay");
+    assert_eq!(
+        save.moves.len(),
+        before.moves as usize,
+        "every move played so far"
+    );
+    assert!(
+        matches!(&save.table, Some([tokensmith::replay::SeatRecord::Ai { level }, tokensmith::replay::SeatRecord::Player { name, .. }]) if level == "greedy" && name == "me"),
+        "{:?}",
+        save.table
+    );
+    assert_replays_the_same(&saved[0]);
     // A new host process takes the saved game up; the player comes back with its token.
     let host = Host::start(cfg, base_content()).expect("restarted host");
     let token = client.welcome().token;
@@ -623,12 +636,50 @@ fn a_killed_and_restarted_host_resumes_the_saved_game() {
     assert_eq!(before, after, "the resumed game is the saved one");
     let r = play_with_ai(&mut back, &catalog, &greedy(), &mut |_: &str| {}).expect("game");
     assert!(r.moves > before.moves);
-    // The host removes a finished game's save right after sending the last state.
+    // The host removes a finished game's save right after sending the last state, and
+    // keeps its replay, without the seats' tokens, in `finished/`.
     let until = Instant::now() + WAIT;
-    while std::fs::read_dir(saves.path()).expect("saves").count() > 0 {
-        assert!(Instant::now() < until, "a finished game's save is removed");
+    let finished = saves.path().join("finished");
+    let replays = loop {
+        let left: Vec<PathBuf> = std::fs::read_dir(saves.path())
+            .expect("saves")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        let kept: Vec<PathBuf> = std::fs::read_dir(&finished)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        if left.is_empty() && !kept.is_empty() {
+            break kept;
+        }
+        assert!(
+            Instant::now() < until,
+            "a finished game's save is removed: {left:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
+    assert_eq!(replays.len(), 1, "{replays:?}");
+    let replay = tokensmith::replay::read(&replays[0]).expect("a replay");
+    assert!(
+        replay.table.is_none(),
+        "no tokens in a finished game's replay"
+    );
+    assert!(replay.result.over, "{:?}", replay.result);
+    assert_replays_the_same(&replays[0]);
+}
+
+/// `tokensmith replay FILE` plays `file` again and finds every move as it was.
+fn assert_replays_the_same(file: &Path) {
+    let out = crate::support::tokensmith(["replay".as_ref(), file.as_os_str()])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("every move does exactly what it did"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A host with the base pack and `extra` (a pack folder), and its content.

@@ -23,11 +23,11 @@ const LAYERS: &[(&str, u8)] = &[
     ("reload", 4),
     ("profile", 4),
     ("packs", 4),
-    ("net", 5),
     ("replay", 5),
-    ("index", 5),
-    ("app", 6),
-    ("cli", 7),
+    ("net", 6),
+    ("index", 6),
+    ("app", 7),
+    ("cli", 8),
 ];
 
 /// Uses allowed inside one layer: `(from, to)`.

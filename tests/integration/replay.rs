@@ -151,6 +151,18 @@ fn a_saved_game_replays_identically_and_reports_a_changed_card() {
     assert!(out.contains("plays differently now"), "{out}");
 }
 
+/// `good` as a LAN host's save of format `version` with an AI of `level` (JSON) in seat 1
+/// and a player with `token` in seat 2.
+fn with_table(good: &str, version: u32, level: &str, token: &str) -> String {
+    let mut value: serde_json::Value = serde_json::from_str(good).expect("JSON");
+    value["version"] = serde_json::json!(version);
+    value["table"] = serde_json::from_str(&format!(
+        r#"[{{"ai": {{"level": {level}}}}}, {{"player": {{"name": "me", "token": "{token}"}}}}]"#
+    ))
+    .expect("table JSON");
+    value.to_string()
+}
+
 #[test]
 fn hostile_replay_files_are_refused_with_their_place() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -186,6 +198,26 @@ fn hostile_replay_files_are_refused_with_their_place() {
             good.replace("base:weaken_row", "base:no_such_card"),
             "no_such_card",
         ),
+        (
+            "table-in-version-1",
+            with_table(&good, 1, "\"greedy\"", "00112233445566778899aabbccddeeff"),
+            ":1:1: error: `table` needs format version 2",
+        ),
+        (
+            "bad-token",
+            with_table(&good, 2, "\"greedy\"", "not-hex"),
+            "seat 2's token is not 32 hex digits",
+        ),
+        (
+            "long-name",
+            with_table(
+                &good,
+                2,
+                &format!("\"{}\"", "x".repeat(65)),
+                "00112233445566778899aabbccddeeff",
+            ),
+            "seat 1's name is longer than 64 bytes",
+        ),
     ];
     for (name, body, wanted) in cases {
         let path = dir.path().join(format!("{name}.json"));
@@ -199,6 +231,15 @@ fn hostile_replay_files_are_refused_with_their_place() {
             "{name}: the file is named: {err}"
         );
     }
+    // A LAN host's save of a game in progress is a replay like any other.
+    let path = dir.path().join("lan-save.json");
+    std::fs::write(
+        &path,
+        with_table(&good, 2, "\"greedy\"", "00112233445566778899aabbccddeeff"),
+    )
+    .expect("write");
+    let out = tokensmith(&["replay", &path.to_string_lossy()], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // A move the engine refuses (a stack that does not exist) stops the re-run there.
     let mut value: serde_json::Value = serde_json::from_str(&good).expect("JSON");
     value["moves"][0]["stack"] = serde_json::json!(200);

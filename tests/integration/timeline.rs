@@ -252,3 +252,44 @@ fn edits_are_undoable_steps_and_carry_over() {
         Some(4)
     );
 }
+
+#[test]
+fn any_seat_may_play_a_card_from_outside_the_stacks_but_a_stack_keeps_the_turn() {
+    let catalog = Arc::new(base_catalog());
+    let engine = Engine::new(&catalog, &NoHooks);
+    let mut t = dealt(&catalog);
+    let waiting = t.state().turn().other();
+    let card = catalog.decks()[0].stacks[0][0];
+    // The seat not to move plays a card from outside its stacks: recorded as its move.
+    let step = t
+        .play_any_seat(
+            &engine,
+            &catalog,
+            Move {
+                seat: waiting,
+                play: Play::Card(card),
+                cell: Cell::new(0, 0),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        step.played().map(|(mv, c)| (mv.seat, c)),
+        Some((waiting, card))
+    );
+    assert!(!step.events.is_empty());
+    // From a stack, the turn order holds, and a refusal changes nothing.
+    let now = t.state().turn();
+    let before = t.state().clone();
+    let refused = t.play_any_seat(
+        &engine,
+        &catalog,
+        Move {
+            seat: now.other(),
+            play: Play::Stack(0),
+            cell: Cell::new(1, 0),
+        },
+    );
+    assert!(refused.is_err(), "out of turn from a stack");
+    assert_eq!(t.state(), &before);
+    assert_eq!(t.steps().len(), 1);
+}

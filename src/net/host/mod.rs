@@ -154,13 +154,30 @@ pub struct Content {
     archives: HashMap<String, Arc<Vec<u8>>>,
 }
 
+/// Why a host cannot offer its content to joiners.
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    /// A loaded pack's folder was not found.
+    #[error("pack '{0}' is loaded but not found in the pack folders")]
+    NotFound(String),
+    /// A pack could not be made into the archive joiners get.
+    #[error("cannot pack '{id}' for joiners: {source}")]
+    Pack {
+        /// The pack.
+        id: String,
+        /// Why.
+        #[source]
+        source: crate::packs::PackError,
+    },
+}
+
 impl Content {
     /// The content of `catalog`, whose packs are found in `folders` (the load options'
     /// folders; the first pack found with each id, as the loader takes them).
     pub fn new(
         catalog: Arc<Catalog>,
         folders: &[crate::content::PackFolder],
-    ) -> Result<Content, String> {
+    ) -> Result<Content, ContentError> {
         let mut diags = crate::content::Diagnostics::default();
         let found = crate::content::discover::discover(folders, &mut diags);
         let mut packs = Vec::new();
@@ -171,14 +188,12 @@ impl Content {
                 .iter()
                 .find(|p| p.id() == info.id)
                 .map(|p| p.dir.clone())
-                .ok_or_else(|| {
-                    format!(
-                        "pack '{}' is loaded but not found in the pack folders",
-                        info.id
-                    )
+                .ok_or_else(|| ContentError::NotFound(info.id.clone()))?;
+            let built =
+                crate::packs::build(&dir, |_| Vec::new()).map_err(|source| ContentError::Pack {
+                    id: info.id.clone(),
+                    source,
                 })?;
-            let built = crate::packs::build(&dir, |_| Vec::new())
-                .map_err(|e| format!("cannot pack '{}' for joiners: {e}", info.id))?;
             packs.push(PackRef {
                 id: info.id.clone(),
                 version: info.version.clone(),
@@ -276,25 +291,6 @@ struct Entry {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
-fn unhex(text: &str) -> Option<SessionToken> {
-    let mut out = [0u8; 16];
-    if text.len() != 32 {
-        return None;
-    }
-    for (i, slot) in out.iter_mut().enumerate() {
-        *slot = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 impl Host {
@@ -995,7 +991,7 @@ impl Shared {
                     self.log(format!(
                         "game {id}: resumed from {} after {} moves; waiting for the players",
                         crate::fsutil::shown(&path),
-                        table.moves.len()
+                        table.moves()
                     ));
                     self.next_table.fetch_max(id + 1, Ordering::SeqCst);
                     // The wait counts from the last save.

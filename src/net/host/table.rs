@@ -4,6 +4,11 @@
 //! thinks, the save is written or frames are queued for the players. A panic while
 //! handling a message ends that game alone: it is saved as of its last move and both
 //! players are told.
+//!
+//! The game is a [`Timeline`]; its save is a replay ([`crate::replay`]) with the seats
+//! added, written after every move and read back through the replay's own checks when
+//! the host restarts. A finished game's replay, without the seats' tokens, is kept in
+//! the save folder's `finished/`.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -12,14 +17,19 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use rand::{RngExt as _, SeedableRng as _};
-use serde::{Deserialize, Serialize};
 
 use crate::ai::{self, Level, Observation, PublicPlay};
-use crate::rules::{CardId, Cell, Event, GameState, Move, Play, Seat};
+use crate::replay::{PackStamp, Replay, ReplayError, SeatRecord};
+use crate::rules::{CardId, Cell, GameState, Move, Play, Seat};
+use crate::timeline::Timeline;
 
-use super::super::protocol::{PackRef, Seen, SessionToken, ToClient, clean, played};
+use super::super::protocol::{Seen, SessionToken, ToClient, clean, played};
 use super::conn::Writer;
-use super::{AiDeck, GameResult, HostEvent, Shared, hex, lock, unhex};
+use super::{AiDeck, GameResult, HostEvent, Shared, lock};
+
+/// The most finished games' replays kept in the save folder's `finished/`; the oldest
+/// go first.
+pub const MAX_FINISHED: usize = 200;
 
 /// What happens to a game.
 pub(super) enum ToGame {
@@ -69,32 +79,36 @@ pub(super) struct HostedGame {
     pub seed: u64,
     pub seats: [Occupant; 2],
     pub decks: [Option<Vec<Vec<CardId>>>; 2],
-    pub state: Option<GameState>,
+    /// The game, once both decks are in: its start and every move with its events.
+    pub timeline: Option<Timeline>,
+    /// What has been played, as both seats saw it (hidden cards stay hidden).
     pub history: Vec<PublicPlay>,
-    pub moves: Vec<SavedMove>,
     pub done: bool,
     /// Since when a player is away (the game waits for them until it expires).
     pub paused_since: Option<Instant>,
 }
 
-/// A move as saved: seat, stack, cell.
-pub(super) type SavedMove = (u8, u8, i32, i32);
-
-/// A game as saved after each move.
-#[derive(Debug, Serialize, Deserialize)]
-struct SavedGame {
-    format_version: u32,
-    packs: Vec<PackRef>,
-    seed: u64,
-    decks: [Vec<Vec<String>>; 2],
-    seats: [SavedSeat; 2],
-    moves: Vec<SavedMove>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-enum SavedSeat {
-    Ai(String),
-    Player { name: String, token: String },
+/// Why a saved game could not be taken up again.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ResumeError {
+    /// The save is not a replay this build reads.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// The replay has no seats: it is not a LAN game's save.
+    #[error("it is a replay without seats, not a LAN game's save")]
+    NoSeats,
+    /// Its packs are not the host's.
+    #[error("it was played with other packs than this host's")]
+    OtherPacks,
+    /// A saved move does not play with the host's content.
+    #[error("saved move {0} no longer plays: {1}")]
+    Refused(usize, String),
+    /// A seat's session token is not 32 hex digits.
+    #[error("seat {0}: its session token is not 32 hex digits")]
+    Token(usize),
+    /// A seat names no AI level.
+    #[error("seat {0}: no AI level '{1}'")]
+    Level(usize, String),
 }
 
 impl HostedGame {
@@ -105,12 +119,21 @@ impl HostedGame {
             seed: rand::random(),
             seats: [Occupant::Empty, Occupant::Empty],
             decks: [None, None],
-            state: None,
+            timeline: None,
             history: Vec::new(),
-            moves: Vec::new(),
             done: false,
             paused_since: None,
         }
+    }
+
+    /// The game's position, once it started.
+    pub fn state(&self) -> Option<&GameState> {
+        self.timeline.as_ref().map(Timeline::state)
+    }
+
+    /// How many moves have been played.
+    pub fn moves(&self) -> usize {
+        self.timeline.as_ref().map_or(0, |t| t.steps().len())
     }
 
     /// A seat whose player is away (the game waits for them).
@@ -239,18 +262,22 @@ impl Game<'_> {
                 self.t.decks[s.index()] = Some(self.ai_deck(s));
             }
         }
-        if self.t.state.is_some() || !self.t.decks.iter().all(Option::is_some) {
+        let [Some(d0), Some(d1)] = &self.t.decks else {
+            return Flow::Go;
+        };
+        if self.t.timeline.is_some() {
             return Flow::Go;
         }
-        let d0 = self.t.decks[0].clone().unwrap_or_default();
-        let d1 = self.t.decks[1].clone().unwrap_or_default();
         let mut events = Vec::new();
         match self
             .engine
             .engine()
-            .new_game([&d0, &d1], self.t.seed, &mut events)
+            .new_game([d0, d1], self.t.seed, &mut events)
         {
-            Ok(state) => self.t.state = Some(state),
+            Ok(state) => {
+                let catalog = Arc::clone(&self.shared.content.catalog);
+                self.t.timeline = Some(Timeline::new(state, events.clone(), catalog));
+            }
             Err(e) => {
                 let reason = format!("the game cannot start: {e}");
                 self.shared.log(format!("game {}: {reason}", self.t.id));
@@ -314,7 +341,7 @@ impl Game<'_> {
             return close(format!("move #{seq} again (a replay)"));
         }
         p.last_seq = seq;
-        let Some(state) = &self.t.state else {
+        let Some(state) = self.t.state() else {
             return close("a move before the game started".into());
         };
         if state.is_over() || self.t.done {
@@ -377,7 +404,7 @@ impl Game<'_> {
         if self.t.done {
             return Flow::End;
         }
-        if self.t.state.is_some() {
+        if self.t.timeline.is_some() {
             self.shared.log(format!(
                 "game {}: {name} (seat {seat}) dropped; the game is paused",
                 self.t.id
@@ -416,25 +443,18 @@ impl Game<'_> {
 
     /// Play `mv`, record, save and tell both seats.
     fn play(&mut self, mv: Move) -> Result<(), crate::rules::MoveError> {
-        let Some(state) = self.t.state.as_mut() else {
+        let Some(timeline) = self.t.timeline.as_mut() else {
             return Err(crate::rules::MoveError::GameOver);
         };
-        let mut events: Vec<Event> = Vec::new();
-        self.engine.engine().play(state, mv, &mut events)?;
-        let moves_played = state.moves_played();
-        let mark = self.t.history.len();
-        ai::observe::record(&mut self.t.history, &events);
-        let last = self.t.history.get(mark).copied();
-        let stack = match mv.play {
-            Play::Stack(s) => s,
-            Play::Card(_) => 0,
-        };
-        self.t
-            .moves
-            .push((mv.seat.number(), stack, mv.cell.x, mv.cell.y));
         let catalog = &self.shared.content.catalog;
+        let state = timeline.state().clone();
+        let step = timeline.play(self.engine.engine(), catalog, state, mv)?;
+        let moves_played = step.after.moves_played();
+        let mark = self.t.history.len();
+        ai::observe::record(&mut self.t.history, &step.events);
+        let last = self.t.history.get(mark).copied();
         let wire = last.map(|p| played(catalog, p, Some(mv.cell)));
-        let events = super::super::events::to_wire(catalog, &events);
+        let events = super::super::events::to_wire(catalog, &step.events);
         self.save();
         if self.config().fault_after_moves == Some(moves_played)
             && !self.shared.fault_used.swap(true, Ordering::SeqCst)
@@ -450,7 +470,7 @@ impl Game<'_> {
 
     /// Let the host's AI move while it is to move.
     fn drive(&mut self) {
-        while let Some(state) = &self.t.state {
+        while let Some(state) = self.t.state() {
             if state.is_over() || self.t.done {
                 return;
             }
@@ -481,20 +501,21 @@ impl Game<'_> {
     }
 
     fn finish_if_over(&mut self) {
-        let Some(state) = &self.t.state else { return };
+        let Some(state) = self.t.state() else { return };
         let Some(outcome) = state.outcome() else {
             return;
         };
         if self.t.done {
             return;
         }
-        self.t.done = true;
         let result = GameResult {
             scores: [state.score(Seat::One), state.score(Seat::Two)],
             winner: outcome.winner,
             moves: state.moves_played(),
         };
+        self.t.done = true;
         self.shared.log(format!("game {}: {result}", self.t.id));
+        self.keep_finished();
         self.remove_save();
         let _ = lock(&self.shared.events).send(HostEvent::Finished(result));
         let done = self.shared.finished.fetch_add(1, Ordering::SeqCst) + 1;
@@ -527,7 +548,7 @@ impl Game<'_> {
         last: Option<super::super::protocol::Played>,
         events: &[super::super::events::WireEvent],
     ) {
-        let Some(state) = &self.t.state else { return };
+        let Some(state) = self.t.state() else { return };
         let Some(w) = self.t.writer(seat) else {
             return;
         };
@@ -539,41 +560,81 @@ impl Game<'_> {
         });
     }
 
+    /// The game as a replay: every move with its events, and the result so far.
+    fn replay(&self) -> Option<Replay> {
+        let timeline = self.t.timeline.as_ref()?;
+        let packs = self
+            .shared
+            .content
+            .packs
+            .iter()
+            .map(|p| PackStamp {
+                id: p.id.clone(),
+                version: p.version.clone(),
+                hash: Some(p.hash.clone()),
+            })
+            .collect();
+        let catalog = &self.shared.content.catalog;
+        Some(crate::replay::record(
+            timeline,
+            catalog,
+            self.t.seed,
+            packs,
+            None,
+        ))
+    }
+
+    /// Save the game as a replay with its seats, so that a restarted host takes it up.
     fn save(&self) {
         let Some(dir) = &self.config().save_dir else {
             return;
         };
-        let catalog = &self.shared.content.catalog;
-        let keys = |d: &Option<Vec<Vec<CardId>>>| -> Vec<Vec<String>> {
-            d.as_deref()
-                .map(|d| super::super::protocol::deck_keys(catalog, d))
-                .unwrap_or_default()
-        };
+        let Some(replay) = self.replay() else { return };
         let seat = |slot: &Occupant| match slot {
-            Occupant::Ai(level) => SavedSeat::Ai(level.name().to_string()),
-            Occupant::Player(p) => SavedSeat::Player {
-                name: p.name.clone(),
-                token: hex(&p.token),
+            Occupant::Ai(level) => SeatRecord::Ai {
+                level: level.name().to_string(),
             },
-            Occupant::Empty => SavedSeat::Ai(String::new()),
+            Occupant::Player(p) => SeatRecord::Player {
+                name: p.name.clone(),
+                token: hex::encode(p.token),
+            },
+            Occupant::Empty => SeatRecord::Ai {
+                level: String::new(),
+            },
         };
-        let t = &self.t;
-        let saved = SavedGame {
-            format_version: 1,
-            packs: self.shared.content.packs.clone(),
-            seed: t.seed,
-            decks: [keys(&t.decks[0]), keys(&t.decks[1])],
-            seats: [seat(&t.seats[0]), seat(&t.seats[1])],
-            moves: t.moves.clone(),
-        };
-        let result = serde_json::to_vec_pretty(&saved)
-            .map_err(std::io::Error::other)
-            .and_then(|bytes| {
-                std::fs::create_dir_all(dir)?;
-                crate::fsutil::write_atomic(&save_path(dir, t.id), &bytes)
-            });
+        let replay = replay.with_table([seat(&self.t.seats[0]), seat(&self.t.seats[1])]);
+        let result = std::fs::create_dir_all(dir).and_then(|()| {
+            crate::fsutil::write_atomic(
+                &save_path(dir, self.t.id),
+                crate::replay::to_text(&replay).as_bytes(),
+            )
+        });
         if let Err(e) = result {
-            self.shared.log(format!("game {}: cannot save: {e}", t.id));
+            self.shared
+                .log(format!("game {}: cannot save: {e}", self.t.id));
+        }
+    }
+
+    /// Keep the finished game's replay (without the seats' tokens) in `finished/`, the
+    /// newest [`MAX_FINISHED`] only.
+    fn keep_finished(&self) {
+        let Some(dir) = &self.config().save_dir else {
+            return;
+        };
+        let Some(replay) = self.replay() else { return };
+        let finished = dir.join("finished");
+        match crate::replay::save(&finished, &format!("game-{}", self.t.id), &replay) {
+            Ok(path) => {
+                self.shared.log(format!(
+                    "game {}: its replay is {}",
+                    self.t.id,
+                    crate::fsutil::shown(&path)
+                ));
+                prune(&finished, MAX_FINISHED);
+            }
+            Err(e) => self
+                .shared
+                .log(format!("game {}: cannot keep its replay: {e}", self.t.id)),
         }
     }
 
@@ -603,77 +664,94 @@ fn shuffled(mut deck: Vec<Vec<CardId>>, seed: u64) -> Vec<Vec<CardId>> {
     deck
 }
 
-/// A saved game taken up again: replayed through the engine; both players away.
+/// Remove the oldest `.json` files of `dir` past the newest `keep`.
+fn prune(dir: &std::path::Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if files.len() <= keep {
+        return;
+    }
+    files.sort();
+    for (_, path) in &files[..files.len() - keep] {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// A saved game taken up again: read as a replay, played through the engine into its
+/// timeline; both players away.
 pub(super) fn restore(
     shared: &Shared,
     engine: &ai::Brain<'_>,
     id: u64,
     path: &std::path::Path,
-) -> Result<HostedGame, String> {
-    let bytes =
-        crate::fsutil::read_capped(path, 4 << 20, "a saved game").map_err(|e| e.to_string())?;
-    let saved: SavedGame = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-    if saved.format_version != 1 {
-        return Err(format!("format_version {} is not 1", saved.format_version));
+) -> Result<HostedGame, ResumeError> {
+    let replay = crate::replay::read(path)?;
+    let table = replay.table.clone().ok_or(ResumeError::NoSeats)?;
+    let same_packs = replay.packs.len() == shared.content.packs.len()
+        && replay
+            .packs
+            .iter()
+            .zip(&shared.content.packs)
+            .all(|(a, b)| {
+                a.id == b.id && a.version == b.version && a.hash.as_deref() == Some(b.hash.as_str())
+            });
+    if !same_packs {
+        return Err(ResumeError::OtherPacks);
     }
-    if saved.packs != shared.content.packs {
-        return Err("it was played with other packs than this host's".into());
+    let catalog = &shared.content.catalog;
+    let played = crate::replay::timeline(&replay, engine.engine(), catalog)?;
+    if let Some((n, why)) = played.refused {
+        return Err(ResumeError::Refused(n, why));
     }
-    let mut decks: [Option<Vec<Vec<CardId>>>; 2] = [None, None];
-    for (i, deck) in saved.decks.iter().enumerate() {
-        decks[i] = Some(shared.resolve_deck(deck)?);
-    }
-    let d0 = decks[0].clone().unwrap_or_default();
-    let d1 = decks[1].clone().unwrap_or_default();
-    let mut events = Vec::new();
-    let mut state = engine
-        .engine()
-        .new_game([&d0, &d1], saved.seed, &mut events)
-        .map_err(|e| e.to_string())?;
+    let timeline = played.timeline;
     let mut history = Vec::new();
     let mut last_seq = [0u32; 2];
-    for &(seat, stack, x, y) in &saved.moves {
-        let seat = super::super::protocol::seat_of(seat).ok_or("a move by no seat")?;
-        events.clear();
-        engine
-            .engine()
-            .play(
-                &mut state,
-                Move {
-                    seat,
-                    play: Play::Stack(stack),
-                    cell: Cell::new(x, y),
-                },
-                &mut events,
-            )
-            .map_err(|e| format!("a saved move no longer plays: {e}"))?;
-        ai::observe::record(&mut history, &events);
-        last_seq[seat.index()] += 1;
+    for step in timeline.steps() {
+        ai::observe::record(&mut history, &step.events);
+        if let Some((mv, _)) = step.played() {
+            last_seq[mv.seat.index()] += 1;
+        }
     }
-    let seat = |s: &SavedSeat, i: usize| -> Result<Occupant, String> {
+    let seat = |s: &SeatRecord, i: usize| -> Result<Occupant, ResumeError> {
         match s {
-            SavedSeat::Ai(level) => Level::ALL
+            SeatRecord::Ai { level } => Level::ALL
                 .into_iter()
                 .find(|l| l.name() == level)
                 .map(Occupant::Ai)
-                .ok_or_else(|| format!("no AI level '{}'", clean(level))),
-            SavedSeat::Player { name, token } => Ok(Occupant::Player(Player {
+                .ok_or_else(|| ResumeError::Level(i + 1, clean(level))),
+            SeatRecord::Player { name, token } => Ok(Occupant::Player(Player {
                 name: clean(name),
                 peer: "?".into(),
-                token: unhex(token).ok_or("a bad session token")?,
+                token: crate::replay::session_token(token).ok_or(ResumeError::Token(i + 1))?,
                 conn: None,
                 last_seq: last_seq[i],
             })),
         }
     };
+    let start = timeline.start();
+    let decks = Seat::BOTH.map(|s| {
+        Some(
+            start
+                .seat(s)
+                .stacks()
+                .iter()
+                .map(|st| st.cards().collect())
+                .collect(),
+        )
+    });
     Ok(HostedGame {
         id,
-        seed: saved.seed,
-        seats: [seat(&saved.seats[0], 0)?, seat(&saved.seats[1], 1)?],
+        seed: replay.seed,
+        seats: [seat(&table[0], 0)?, seat(&table[1], 1)?],
         decks,
-        state: Some(state),
+        timeline: Some(timeline),
         history,
-        moves: saved.moves,
         done: false,
         paused_since: Some(Instant::now()),
     })
