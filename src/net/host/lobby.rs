@@ -1,0 +1,369 @@
+//! The lobby: each game as the host knows it between its owner thread and the
+//! connections (its seats, tokens, owner address, whether it is paused), behind one lock
+//! held only to decide. Seating and reconnects, fair eviction of paused games, what
+//! discovery announces, starting a game's owner thread, and taking up the saved games
+//! when the host starts.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::Instant;
+
+use crate::ai;
+use crate::rules::{CardId, Seat, Whose};
+
+use super::super::protocol::{SessionToken, ToClient, clean};
+use super::peer::{Close, Peer};
+use super::table::{self, HostedGame, Occupant, Player, ToGame};
+use super::{Shared, lock};
+
+/// A game as the lobby knows it (its owner thread keeps the rest).
+pub(super) struct Entry {
+    pub(super) id: u64,
+    pub(super) tx: Sender<ToGame>,
+    /// The address that opened it (`None`: resumed from a save).
+    pub(super) owner: Option<IpAddr>,
+    pub(super) started: bool,
+    pub(super) paused_since: Option<Instant>,
+    /// Seats held by a player or the AI.
+    pub(super) taken: [bool; 2],
+    pub(super) tokens: [Option<SessionToken>; 2],
+}
+
+impl Shared {
+    /// Change game `id`'s lobby entry (if it is still there).
+    pub(super) fn update(&self, id: u64, change: impl FnOnce(&mut Entry)) {
+        if let Some(e) = lock(&self.lobby).iter_mut().find(|e| e.id == id) {
+            change(e);
+        }
+    }
+
+    /// Game `id`'s owner is done with it.
+    pub(super) fn leave(&self, id: u64) {
+        lock(&self.lobby).retain(|e| e.id != id);
+        self.stop_when_done();
+    }
+
+    /// Once `--games` is reached: end the games that never started, and stop when no
+    /// game is left in progress.
+    pub(super) fn stop_when_done(&self) {
+        if !self.closing.load(Ordering::SeqCst) {
+            return;
+        }
+        let in_progress = {
+            let lobby = lock(&self.lobby);
+            for e in lobby.iter().filter(|e| !e.started) {
+                let _ = e.tx.send(ToGame::Expire(
+                    "the host has played its games and takes no new ones".into(),
+                ));
+            }
+            lobby.iter().filter(|e| e.started).count()
+        };
+        if in_progress == 0 {
+            self.stop();
+        }
+    }
+
+    pub(super) fn announce(&self) -> super::super::discovery::Announce {
+        let (room, waiting) = {
+            let lobby = lock(&self.lobby);
+            let room = lobby.len() < self.config.max_tables && !self.closing.load(Ordering::SeqCst);
+            let waiting = lobby
+                .iter()
+                .filter(|e| !e.started)
+                .map(|e| e.taken.iter().filter(|t| !**t).count())
+                .sum::<usize>();
+            (room, waiting)
+        };
+        let fresh = match (room, self.config.ai) {
+            (false, _) => 0,
+            (true, Some(_)) => 1,
+            (true, None) => 2,
+        };
+        let free = if self.config.ai.is_none() && waiting > 0 {
+            waiting
+        } else {
+            fresh
+        };
+        super::super::discovery::Announce {
+            name: self.config.name.clone(),
+            port: self.addr.port(),
+            packs: self
+                .content
+                .packs
+                .iter()
+                .map(|p| (p.id.clone(), p.version.clone()))
+                .collect(),
+            seats_free: u8::try_from(free).unwrap_or(u8::MAX),
+        }
+    }
+
+    pub(super) fn resolve_deck(&self, deck: &[Vec<String>]) -> Result<Vec<Vec<CardId>>, String> {
+        let catalog = &self.content.catalog;
+        let mut stacks = Vec::with_capacity(deck.len().min(crate::rules::MAX_STACKS + 1));
+        for stack in deck.iter().take(crate::rules::MAX_STACKS + 1) {
+            let mut cards = Vec::with_capacity(stack.len().min(crate::rules::MAX_STACK_CARDS + 1));
+            for key in stack.iter().take(crate::rules::MAX_STACK_CARDS + 1) {
+                let card = catalog
+                    .card_named(key)
+                    .map_err(|_| format!("card '{}' is not in this game's content", clean(key)))?;
+                cards.push(card);
+            }
+            stacks.push(cards);
+        }
+        Ok(stacks)
+    }
+
+    pub(super) fn join(
+        self: &Arc<Self>,
+        s: &mut Peer,
+        engine: &ai::Brain<'_>,
+        (name, token): (&str, SessionToken),
+        deck: &[Vec<String>],
+        wanted: Option<Seat>,
+    ) -> Result<(), Close> {
+        if s.seat.is_some() {
+            return Err(Close("a Join from a seated player".into()));
+        }
+        let stacks = match self.resolve_deck(deck) {
+            Ok(stacks) => stacks,
+            Err(reason) => {
+                s.writer.send(&ToClient::DeckRefused { reason });
+                return Ok(());
+            }
+        };
+        if let Err(e) = engine.engine().check_deck(Seat::One, &stacks) {
+            s.writer.send(&ToClient::DeckRefused {
+                reason: e.message(Whose::Deck),
+            });
+            return Ok(());
+        }
+        let player = Player {
+            name: name.to_string(),
+            peer: s.peer.clone(),
+            token,
+            conn: Some(s.writer.clone()),
+            last_seq: 0,
+        };
+        let (tx, seat) = self.seat(s.ip, player, stacks, wanted)?;
+        self.conns.set_seated(s.id, true);
+        s.seat = Some((tx, seat));
+        Ok(())
+    }
+
+    /// Put `player` at a table: the first game waiting for a second player, or a new one
+    /// (against the host's AI when it has one). Decided under the lobby's lock; the game
+    /// itself hears of it over its channel.
+    pub(super) fn seat(
+        self: &Arc<Self>,
+        ip: IpAddr,
+        player: Player,
+        deck: Vec<Vec<CardId>>,
+        wanted: Option<Seat>,
+    ) -> Result<(Sender<ToGame>, Seat), Close> {
+        let token = player.token;
+        let mut lobby = lock(&self.lobby);
+        if self.closing.load(Ordering::SeqCst) || self.stopped.load(Ordering::SeqCst) {
+            return Err(Close(
+                "the host has played its games and takes no new ones".into(),
+            ));
+        }
+        if self.config.ai.is_none() {
+            let free = lobby.iter_mut().find_map(|e| {
+                if e.started {
+                    return None;
+                }
+                Seat::BOTH
+                    .into_iter()
+                    .filter(|s| wanted.is_none_or(|w| w == *s))
+                    .find(|s| !e.taken[s.index()])
+                    .map(|s| (e, s))
+            });
+            if let Some((e, seat)) = free {
+                e.taken[seat.index()] = true;
+                e.tokens[seat.index()] = Some(token);
+                let tx = e.tx.clone();
+                if tx.send(ToGame::Sit { seat, player, deck }).is_ok() {
+                    return Ok((tx, seat));
+                }
+                return Err(Close("that game has just ended; join again".into()));
+            }
+        }
+        let mine = lobby.iter().filter(|e| e.owner == Some(ip)).count();
+        if mine >= self.config.max_tables_per_address
+            && !Self::evict(
+                &mut lobby,
+                Some(ip),
+                "its address opened more games than any other while this one waited",
+            )
+        {
+            return Err(Close(format!(
+                "your address holds {mine} games, the most one address may"
+            )));
+        }
+        if lobby.len() >= self.config.max_tables
+            && !Self::evict(
+                &mut lobby,
+                None,
+                "the host needed its place for a new game while it waited",
+            )
+        {
+            return Err(Close("the host holds as many games as it can".into()));
+        }
+        let id = self.next_table.fetch_add(1, Ordering::SeqCst);
+        let mut table = HostedGame::new(id);
+        let mut taken = [false; 2];
+        let seat = match self.config.ai {
+            Some(level) => {
+                let ai = self.config.ai_seat;
+                table.seats[ai.index()] = Occupant::Ai(level);
+                taken[ai.index()] = true;
+                ai.other()
+            }
+            None => wanted.unwrap_or(Seat::One),
+        };
+        taken[seat.index()] = true;
+        let mut tokens = [None, None];
+        tokens[seat.index()] = Some(token);
+        let (tx, rx) = channel();
+        let _ = tx.send(ToGame::Sit { seat, player, deck });
+        lobby.push(Entry {
+            id,
+            tx: tx.clone(),
+            owner: Some(ip),
+            started: false,
+            paused_since: None,
+            taken,
+            tokens,
+        });
+        drop(lobby);
+        if !self.spawn_game(table, rx) {
+            lock(&self.lobby).retain(|e| e.id != id);
+            return Err(Close("the host cannot start another game now".into()));
+        }
+        Ok((tx, seat))
+    }
+
+    /// Make room by ending a paused game: among those of `only` (or all), the one whose
+    /// address holds the most games, paused longest. Whether one was ended.
+    pub(super) fn evict(lobby: &mut Vec<Entry>, only: Option<IpAddr>, why: &str) -> bool {
+        let mut per: HashMap<Option<IpAddr>, usize> = HashMap::new();
+        for e in lobby.iter() {
+            *per.entry(e.owner).or_default() += 1;
+        }
+        let victim = lobby
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| only.is_none_or(|ip| e.owner == Some(ip)))
+            .filter_map(|(i, e)| e.paused_since.map(|since| (i, e, since)))
+            .max_by_key(|(_, e, since)| {
+                (
+                    per.get(&e.owner).copied().unwrap_or(0),
+                    std::cmp::Reverse(*since),
+                )
+            })
+            .map(|(i, _, _)| i);
+        let Some(i) = victim else {
+            return false;
+        };
+        let e = lobby.swap_remove(i);
+        let _ =
+            e.tx.send(ToGame::Expire(format!("the paused game was ended: {why}")));
+        true
+    }
+
+    pub(super) fn spawn_game(self: &Arc<Self>, table: HostedGame, rx: Receiver<ToGame>) -> bool {
+        let me = Arc::clone(self);
+        self.games.up();
+        let spawned = std::thread::Builder::new()
+            .name("lan-game".into())
+            .spawn(move || {
+                table::run(&me, table, &rx);
+                me.games.down();
+            });
+        if spawned.is_err() {
+            self.games.down();
+        }
+        spawned.is_ok()
+    }
+
+    /// Take up the unfinished games saved in the save folder; a save whose game has
+    /// waited longer than [`HostConfig::pause_expiry`] is removed instead.
+    pub(super) fn resume_saved(self: &Arc<Self>) {
+        let Some(dir) = &self.config.save_dir else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let catalog = Arc::clone(&self.content.catalog);
+        let scripts = ai::hooks_for(&catalog);
+        let engine = scripts.brain(&catalog);
+        for entry in entries.filter_map(Result::ok).take(self.config.max_tables) {
+            let path = entry.path();
+            let Some(id) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("game-"))
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            let age = table::age(&path);
+            if age >= self.config.pause_expiry {
+                let _ = std::fs::remove_file(&path);
+                self.log(format!(
+                    "game {id}: its save waited {} s, longer than the {} s a paused game is kept; removed",
+                    age.as_secs(),
+                    self.config.pause_expiry.as_secs()
+                ));
+                continue;
+            }
+            match table::restore(self, &engine, id, &path) {
+                Ok(mut table) => {
+                    self.log(format!(
+                        "game {id}: resumed from {} after {} moves; waiting for the players",
+                        crate::fsutil::shown(&path),
+                        table.moves()
+                    ));
+                    self.next_table.fetch_max(id + 1, Ordering::SeqCst);
+                    // The wait counts from the last save.
+                    let since = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
+                    table.paused_since = Some(since);
+                    let mut tokens = [None, None];
+                    let mut taken = [false; 2];
+                    for seat in Seat::BOTH {
+                        match &table.seats[seat.index()] {
+                            Occupant::Player(p) => {
+                                tokens[seat.index()] = Some(p.token);
+                                taken[seat.index()] = true;
+                            }
+                            Occupant::Ai(_) => taken[seat.index()] = true,
+                            Occupant::Empty => {}
+                        }
+                    }
+                    let (tx, rx) = channel();
+                    lock(&self.lobby).push(Entry {
+                        id,
+                        tx,
+                        owner: None,
+                        started: true,
+                        paused_since: Some(since),
+                        taken,
+                        tokens,
+                    });
+                    if !self.spawn_game(table, rx) {
+                        lock(&self.lobby).retain(|e| e.id != id);
+                    }
+                }
+                Err(why) => self.log(format!(
+                    "cannot resume {}: {why}",
+                    crate::fsutil::shown(&path)
+                )),
+            }
+        }
+    }
+}
