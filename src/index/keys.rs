@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::{Signature, Signer as _, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
-use super::{CAPS, IndexError, from_hex, to_hex};
+use super::{CAPS, IndexError, from_hex};
 
 /// The author key's file in a profile.
 #[must_use]
@@ -49,7 +49,7 @@ pub fn new_key(profile: &Path) -> Result<VerifyingKey, IndexError> {
     seed.fill(0);
     let dir = profile.join("keys");
     crate::fsutil::make_profile_dir(&dir).map_err(IndexError::Refused)?;
-    let text = format!("{}\n", to_hex(key.as_bytes()));
+    let text = format!("{}\n", hex::encode(key.as_bytes()));
     crate::fsutil::write_atomic_new(&path, text.as_bytes())
         .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))?;
     #[cfg(unix)]
@@ -89,13 +89,13 @@ pub fn author_key(profile: &Path) -> Result<SigningKey, IndexError> {
 /// Sign `message` with `key`, in hex.
 #[must_use]
 pub fn sign(key: &SigningKey, message: &[u8]) -> String {
-    to_hex(&key.sign(message).to_bytes())
+    hex::encode(key.sign(message).to_bytes())
 }
 
 /// A public key written as hex.
 #[must_use]
 pub fn public_hex(key: &VerifyingKey) -> String {
-    to_hex(key.as_bytes())
+    hex::encode(key.as_bytes())
 }
 
 /// Read the public key `id` from the index at `loc`: it must hash to its id.

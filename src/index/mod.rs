@@ -385,27 +385,12 @@ pub(crate) fn write_profile_json(path: &Path, value: &impl Serialize) -> Result<
         .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(path)), e))
 }
 
-/// Lowercase hex of `bytes`.
-#[must_use]
-pub fn to_hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
-}
-
-/// The bytes of lowercase or uppercase hex `text` of exactly `N` bytes.
+/// The bytes of lowercase or uppercase hex `text` (spaces around it ignored) of exactly
+/// `N` bytes.
 #[must_use]
 pub fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
-    let text = text.trim();
-    if text.len() != N * 2 || !text.is_ascii() {
-        return None;
-    }
     let mut out = [0u8; N];
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&text[i * 2..i * 2 + 2], 16).ok()?;
-    }
+    hex::decode_to_slice(text.trim(), &mut out).ok()?;
     Some(out)
 }
 
@@ -413,7 +398,7 @@ pub fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
 #[must_use]
 pub fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest as _;
-    to_hex(&sha2::Sha256::digest(bytes))
+    hex::encode(sha2::Sha256::digest(bytes))
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, IndexError> {

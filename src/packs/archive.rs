@@ -12,7 +12,7 @@ use sha2::{Digest as _, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
 
-use super::{CAPS, PackError, bad_component, check_case_clashes, feed, hex, is_left_out, walk};
+use super::{CAPS, PackError, bad_component, check_case_clashes, feed, is_left_out, walk};
 
 /// A built archive.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -392,7 +392,7 @@ impl Checked {
         }
         crate::fsutil::sync_tree(dir, &written)
             .map_err(|e| PackError::io("flush the unpacked files to disk", &e))?;
-        Ok(hex(&hasher.finalize()))
+        Ok(hex::encode(hasher.finalize()))
     }
 }
 

@@ -463,7 +463,7 @@ pub(crate) fn walk(
         feed(&mut hasher, &f.rel, &bytes);
         each(f, &bytes)?;
     }
-    Ok((hex(&hasher.finalize()), list.len()))
+    Ok((hex::encode(hasher.finalize()), list.len()))
 }
 
 /// Add one file to a content hash.
@@ -472,15 +472,6 @@ pub(crate) fn feed(hasher: &mut Sha256, rel: &str, bytes: &[u8]) {
     hasher.update([0u8]);
     hasher.update((bytes.len() as u64).to_le_bytes());
     hasher.update(bytes);
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 /// The short form of a hash shown in lists (its first 12 hex digits).
