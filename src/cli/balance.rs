@@ -50,13 +50,7 @@ pub struct BalanceArgs {
 
 /// `tokensmith balance`.
 pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
-    let loaded = crate::script::load(&ctx.play_options());
-    let Some(catalog) = loaded.catalog else {
-        for d in &loaded.diagnostics {
-            eprintln!("{d}");
-        }
-        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
-    };
+    let catalog = ctx.play_catalog()?;
     let card_id = |name: &str| -> anyhow::Result<CardId> {
         catalog.card_named(name).map_err(|e| anyhow::anyhow!("{e}"))
     };

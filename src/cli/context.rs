@@ -117,6 +117,19 @@ impl<'a> Context<'a> {
         crate::packs::set::load_options(&self.folders, self.selection())
     }
 
+    /// The catalog of a command that plays; when the packs have errors, their
+    /// diagnostics on stderr and an error that says so.
+    pub fn play_catalog(&self) -> anyhow::Result<crate::rules::Catalog> {
+        let loaded = crate::script::load(&self.play_options());
+        let Some(catalog) = loaded.catalog else {
+            for d in &loaded.diagnostics {
+                eprintln!("{d}");
+            }
+            anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
+        };
+        Ok(catalog)
+    }
+
     /// The load options of `validate`: every pack found.
     #[must_use]
     pub fn every_pack(&self) -> LoadOptions {

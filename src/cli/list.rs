@@ -145,13 +145,7 @@ fn entries(catalog: &Catalog, kind: Kind) -> Vec<Entry> {
 
 /// `tokensmith list`.
 pub fn run(ctx: &Context, args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let loaded = crate::script::load(&ctx.play_options());
-    let Some(catalog) = loaded.catalog else {
-        for d in &loaded.diagnostics {
-            eprintln!("{d}");
-        }
-        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
-    };
+    let catalog = ctx.play_catalog()?;
     if let Some(p) = &args.pack
         && !catalog.packs().iter().any(|i| &i.id == p)
     {

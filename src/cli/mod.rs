@@ -1,6 +1,6 @@
 //! The command line: the arguments (`Cli`, `Command`), and `main`, which parses them,
-//! makes the run's `Context` once and hands each command to its own
-//! module. Only calls inwards.
+//! makes the run's `Context` once and hands each command to its own module. Only calls
+//! inwards.
 //!
 //! The commands' modules use `context` (what they share: the profile, the pack folders,
 //! which packs play) and `args` (the options they share), never this file or each other.

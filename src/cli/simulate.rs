@@ -117,13 +117,7 @@ pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     use crate::ai::simulate::{self, Config, DeckChoice};
     use crate::ai::{Budget, Options};
 
-    let loaded = crate::script::load(&ctx.play_options());
-    let Some(catalog) = loaded.catalog else {
-        for d in &loaded.diagnostics {
-            eprintln!("{d}");
-        }
-        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
-    };
+    let catalog = ctx.play_catalog()?;
     let saved = ctx.saved_decks()?;
     let scripts = crate::ai::hooks_for(&catalog);
     let engine = scripts.brain(&catalog);
