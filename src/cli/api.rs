@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::quiet_pipe;
+use super::context::quiet_pipe;
 use crate::script::{api, luals};
 
 /// `tokensmith api`.

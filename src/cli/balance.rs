@@ -4,7 +4,8 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use super::{Cli, named_deck, play_options, saved_decks};
+use super::args::LevelArg;
+use super::context::{Context, named_deck};
 use crate::ai::balance::{self, BalanceReport, Test};
 use crate::ai::simulate::DeckChoice;
 use crate::ai::{Budget, Level, Options};
@@ -32,7 +33,7 @@ pub struct BalanceArgs {
     pub games: u32,
     /// Both sides' AI.
     #[arg(long, value_enum, default_value = "greedy")]
-    pub ai: super::LevelArg,
+    pub ai: LevelArg,
     /// Seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -48,14 +49,8 @@ pub struct BalanceArgs {
 }
 
 /// `tokensmith balance`.
-pub fn run(cli: &Cli, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
-    let loaded = crate::script::load(&play_options(cli));
-    let Some(catalog) = loaded.catalog else {
-        for d in &loaded.diagnostics {
-            eprintln!("{d}");
-        }
-        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
-    };
+pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
+    let catalog = ctx.play_catalog()?;
     let card_id = |name: &str| -> anyhow::Result<CardId> {
         catalog.card_named(name).map_err(|e| anyhow::anyhow!("{e}"))
     };
@@ -74,7 +69,7 @@ pub fn run(cli: &Cli, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
         (None, None) => anyhow::bail!("give a card, or --pack ID"),
     };
     anyhow::ensure!(!cards.is_empty(), "the pack has no cards");
-    let decks = decks(cli, &catalog, &args.deck)?;
+    let decks = decks(ctx, &catalog, &args.deck)?;
     let control = args.control.as_deref().map(card_id).transpose()?;
     let per_card = u64::from(args.games) * 2 * decks.len() as u64;
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -162,7 +157,7 @@ fn fitting(
     Ok(fit)
 }
 
-fn decks(cli: &Cli, catalog: &Catalog, names: &[String]) -> anyhow::Result<Vec<DeckChoice>> {
+fn decks(ctx: &Context, catalog: &Catalog, names: &[String]) -> anyhow::Result<Vec<DeckChoice>> {
     if names.is_empty() {
         return Ok(catalog
             .decks()
@@ -174,7 +169,7 @@ fn decks(cli: &Cli, catalog: &Catalog, names: &[String]) -> anyhow::Result<Vec<D
             })
             .collect());
     }
-    let saved = saved_decks(cli)?;
+    let saved = ctx.saved_decks()?;
     names
         .iter()
         .map(|n| {

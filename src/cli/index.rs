@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Subcommand;
 
-use super::{Cli, lock_profile, pack_folders, profile_dir};
+use super::context::{Context, lock_profile};
 use crate::index::{keys, player, publish};
 use crate::packs::Store;
 use crate::profile::Access;
@@ -44,22 +44,18 @@ pub enum IndexCommand {
     },
 }
 
-fn profile(cli: &Cli) -> anyhow::Result<PathBuf> {
-    profile_dir(cli).context("no data folder on this system: give --profile DIR")
-}
-
 /// Run a `key` command.
-pub fn key(cli: &Cli, command: &KeyCommand) -> anyhow::Result<ExitCode> {
-    let dir = profile(cli)?;
+pub fn key(ctx: &Context, command: &KeyCommand) -> anyhow::Result<ExitCode> {
+    let dir = ctx.profile()?;
     let mut out = std::io::stdout().lock();
     let public = match command {
         KeyCommand::New => {
-            let _lock = lock_profile(&dir, Access::Write)?;
-            let public = keys::new_key(&dir)?;
+            let _lock = lock_profile(dir, Access::Write)?;
+            let public = keys::new_key(dir)?;
             writeln!(
                 out,
                 "made your author key: {}",
-                crate::fsutil::shown(&keys::key_file(&dir))
+                crate::fsutil::shown(&keys::key_file(dir))
             )?;
             writeln!(
                 out,
@@ -67,7 +63,7 @@ pub fn key(cli: &Cli, command: &KeyCommand) -> anyhow::Result<ExitCode> {
             )?;
             public
         }
-        KeyCommand::Show => keys::author_key(&dir)?.verifying_key(),
+        KeyCommand::Show => keys::author_key(dir)?.verifying_key(),
     };
     writeln!(out, "key {}", keys::key_id(&public))?;
     writeln!(out, "public {}", keys::public_hex(&public))?;
@@ -75,17 +71,17 @@ pub fn key(cli: &Cli, command: &KeyCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// Run an `index` command.
-pub fn index(cli: &Cli, command: &IndexCommand) -> anyhow::Result<ExitCode> {
-    let dir = profile(cli)?;
+pub fn index(ctx: &Context, command: &IndexCommand) -> anyhow::Result<ExitCode> {
+    let dir = ctx.profile()?;
     let mut out = std::io::stdout().lock();
     match command {
         IndexCommand::Add { name, location } => {
-            let _lock = lock_profile(&dir, Access::Write)?;
-            let source = player::Sources::add(&dir, name, location)?;
+            let _lock = lock_profile(dir, Access::Write)?;
+            let source = player::Sources::add(dir, name, location)?;
             writeln!(out, "added index '{}': {}", source.name, source.location)?;
         }
         IndexCommand::List => {
-            let sources = player::Sources::open(&dir)?;
+            let sources = player::Sources::open(dir)?;
             if sources.indexes.is_empty() {
                 writeln!(
                     out,
@@ -97,8 +93,8 @@ pub fn index(cli: &Cli, command: &IndexCommand) -> anyhow::Result<ExitCode> {
             }
         }
         IndexCommand::Remove { name } => {
-            let _lock = lock_profile(&dir, Access::Write)?;
-            if player::Sources::remove(&dir, name)? {
+            let _lock = lock_profile(dir, Access::Write)?;
+            if player::Sources::remove(dir, name)? {
                 writeln!(out, "removed index '{name}'")?;
             } else {
                 anyhow::bail!("no index is named '{name}' (`tokensmith index list`)");
@@ -109,10 +105,10 @@ pub fn index(cli: &Cli, command: &IndexCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// `pack publish DIR --index FOLDER`.
-pub fn publish_pack(cli: &Cli, dir: &Path, index: &Path) -> anyhow::Result<ExitCode> {
-    let profile = profile(cli)?;
-    let key = keys::author_key(&profile)?;
-    let validate = super::validator(cli, dir);
+pub fn publish_pack(ctx: &Context, dir: &Path, index: &Path) -> anyhow::Result<ExitCode> {
+    let profile = ctx.profile()?;
+    let key = keys::author_key(profile)?;
+    let validate = ctx.validator(dir);
     let built = match crate::packs::build(dir, validate) {
         Ok(b) => b,
         Err(crate::packs::PackError::Invalid(lines)) => {
@@ -193,11 +189,11 @@ fn split_at(spec: &str) -> (&str, Option<&str>) {
 }
 
 /// `pack yank ID@VERSION --index FOLDER [--undo]`.
-pub fn yank_pack(cli: &Cli, spec: &str, index: &Path, undo: bool) -> anyhow::Result<ExitCode> {
+pub fn yank_pack(ctx: &Context, spec: &str, index: &Path, undo: bool) -> anyhow::Result<ExitCode> {
     let (id, Some(version)) = split_at(spec) else {
         anyhow::bail!("give the version to yank: `tokensmith pack yank {spec}@VERSION`");
     };
-    let key = keys::author_key(&profile(cli)?)?;
+    let key = keys::author_key(ctx.profile()?)?;
     let changed = publish::yank(index, id, version, undo, &key)?;
     let mut out = std::io::stdout().lock();
     match (changed, undo) {
@@ -213,8 +209,8 @@ pub fn yank_pack(cli: &Cli, spec: &str, index: &Path, undo: bool) -> anyhow::Res
 }
 
 /// `pack search [WORDS] [--json]`.
-pub fn search(cli: &Cli, words: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    let indexes = opened(&profile(cli)?)?;
+pub fn search(ctx: &Context, words: &[String], json: bool) -> anyhow::Result<ExitCode> {
+    let indexes = opened(ctx.profile()?)?;
     let mut summaries = Vec::new();
     for index in &indexes {
         match index.summary() {
@@ -263,22 +259,22 @@ pub fn is_index_spec(source: &Path) -> bool {
 /// `pack install ID[@REQ]` (or `pack update [ID]` with `update`): plan, fetch and check
 /// every archive, then install them all.
 pub fn install(
-    cli: &Cli,
+    ctx: &Context,
     specs: &[String],
     update: bool,
     accept_new_key: bool,
 ) -> anyhow::Result<ExitCode> {
-    let dir = profile(cli)?;
-    let folders = pack_folders(cli);
-    let store = Store::new(&dir);
+    let dir = ctx.profile()?;
+    let folders = ctx.pack_folders();
+    let store = Store::new(dir);
     let mut out = std::io::stdout().lock();
     for line in store.recover() {
         writeln!(out, "note: {line}")?;
     }
-    let indexes = opened(&dir)?;
+    let indexes = opened(dir)?;
     let mut wants = Vec::new();
     if update && specs.is_empty() {
-        for o in player::outdated(&indexes, &folders)? {
+        for o in player::outdated(&indexes, folders)? {
             wants.push((o.id, semver::VersionReq::STAR));
         }
     }
@@ -292,7 +288,7 @@ pub fn install(
         };
         wants.push((id.to_string(), req));
     }
-    let plan = player::plan(&indexes, &folders, &wants, update)?;
+    let plan = player::plan(&indexes, folders, &wants, update)?;
     for n in &plan.notes {
         writeln!(out, "{n}")?;
     }
@@ -306,14 +302,14 @@ pub fn install(
     for line in plan.lines() {
         writeln!(out, "  {line}")?;
     }
-    let pins = keys::Pins::open(&dir)?;
+    let pins = keys::Pins::open(dir)?;
     let temp = tempfile::tempdir().context("make a temporary folder for the archives")?;
     let fetched = player::fetch(&plan, &pins, accept_new_key, temp.path())?;
-    let done = player::install(&dir, &store, &fetched, &folders)?;
+    let done = player::install(dir, &store, &fetched, folders)?;
     for line in &done {
         writeln!(out, "{line}")?;
     }
-    let set = crate::packs::PackSet::open(&dir);
+    let set = crate::packs::PackSet::open(dir);
     let off: Vec<&str> = fetched
         .iter()
         .filter(|f| f.step.replaces.is_none() && !set.is_enabled(&f.step.id))
@@ -330,9 +326,9 @@ pub fn install(
 }
 
 /// `pack outdated [--json]`.
-pub fn outdated(cli: &Cli, json: bool) -> anyhow::Result<ExitCode> {
-    let indexes = opened(&profile(cli)?)?;
-    let list = player::outdated(&indexes, &pack_folders(cli))?;
+pub fn outdated(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
+    let indexes = opened(ctx.profile()?)?;
+    let list = player::outdated(&indexes, ctx.pack_folders())?;
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;

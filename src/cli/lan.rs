@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::{Cli, named_deck, pack_folders, play_options, profile_dir, saved_decks};
+use super::args::LevelArg;
+use super::context::{Context, named_deck};
 use crate::ai::{Budget, Level, Options};
 use crate::net::client::{AiPlayer, Client, ClientError, Update, play_with_ai};
 use crate::net::discovery::{Beacon, DISCOVERY_PORT, default_targets, discover};
@@ -37,7 +38,7 @@ pub struct ServeArgs {
     /// Play the host's seat with the AI at this level, a game for each joiner (without
     /// it, two joiners share each game).
     #[arg(long, value_name = "LEVEL")]
-    pub ai: Option<super::LevelArg>,
+    pub ai: Option<LevelArg>,
     /// The host AI's deck: a deck of the loaded packs or a saved deck (default: a
     /// random-content deck made for each game, which no joiner can know).
     #[arg(long, value_name = "ID")]
@@ -72,7 +73,7 @@ pub struct JoinArgs {
     pub addr: String,
     /// Play by itself with the AI at this level (without it, moves are typed in).
     #[arg(long, value_name = "LEVEL")]
-    pub ai: Option<super::LevelArg>,
+    pub ai: Option<LevelArg>,
     /// The deck: a deck of the game's packs or one of your saved decks (default:
     /// `starter`).
     #[arg(long, value_name = "ID")]
@@ -135,12 +136,12 @@ fn deck_name(deck: Option<&String>) -> &str {
 }
 
 /// `tokensmith serve`.
-pub fn serve(cli: &Cli, args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let options = play_options(cli);
+pub fn serve(ctx: &Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let options = ctx.play_options();
     let catalog = load(&options)?;
     let content =
         Content::new(Arc::clone(&catalog), &options.folders).map_err(|e| anyhow::anyhow!(e))?;
-    let saved = saved_decks(cli)?;
+    let saved = ctx.saved_decks()?;
     let mut config = HostConfig::new(&who(args.name.as_ref()), args.addr);
     config.ai = args.ai.map(Level::from);
     config.ai_options = thinking(args.move_time);
@@ -161,7 +162,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     config.save_dir = if args.no_save {
         None
     } else {
-        profile_dir(cli).map(|d| d.join("lan-games"))
+        ctx.profile_dir().map(|d| d.join("lan-games"))
     };
     let packs: Vec<String> = content
         .packs
@@ -202,18 +203,18 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `tokensmith join`.
-pub fn join(cli: &Cli, args: &JoinArgs) -> anyhow::Result<ExitCode> {
+pub fn join(ctx: &Context, args: &JoinArgs) -> anyhow::Result<ExitCode> {
     let addr = crate::net::address(&args.addr).map_err(|e| anyhow::anyhow!(e))?;
     let name = who(args.name.as_ref());
     let temp;
-    let cache = match profile_dir(cli) {
-        Some(d) => Cache::new(&d),
+    let cache = match ctx.profile_dir() {
+        Some(d) => Cache::new(d),
         None => {
             temp = tempfile::tempdir()?;
             Cache::new(temp.path())
         }
     };
-    let saved = saved_decks(cli)?;
+    let saved = ctx.saved_decks()?;
     let lines = typed_lines();
     let mut out = std::io::stdout().lock();
     for _ in 0..args.games.max(1) {
@@ -225,7 +226,7 @@ pub fn join(cli: &Cli, args: &JoinArgs) -> anyhow::Result<ExitCode> {
         };
         let welcome = client.welcome().clone();
         eprintln!("joined {} at {addr}", welcome.host);
-        let mut plan = plan(&welcome.packs, &pack_folders(cli), &cache);
+        let mut plan = plan(&welcome.packs, ctx.pack_folders(), &cache);
         let differences = plan.describe();
         if !differences.is_empty() {
             eprintln!("the host's packs differ from yours:");

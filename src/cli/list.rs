@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::{Cli, pack_folders, play_options, quiet_pipe};
+use super::context::{Context, quiet_pipe};
 use crate::rules::describe::{self, Naming};
 use crate::rules::{Catalog, Meta};
 
@@ -144,18 +144,12 @@ fn entries(catalog: &Catalog, kind: Kind) -> Vec<Entry> {
 }
 
 /// `tokensmith list`.
-pub fn run(cli: &Cli, args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let loaded = crate::script::load(&play_options(cli));
-    let Some(catalog) = loaded.catalog else {
-        for d in &loaded.diagnostics {
-            eprintln!("{d}");
-        }
-        anyhow::bail!("the packs have errors; fix them first (see `tokensmith validate`)");
-    };
+pub fn run(ctx: &Context, args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let catalog = ctx.play_catalog()?;
     if let Some(p) = &args.pack
         && !catalog.packs().iter().any(|i| &i.id == p)
     {
-        let (found, _) = crate::packs::set::find(&pack_folders(cli));
+        let (found, _) = crate::packs::set::find(ctx.pack_folders());
         if found.iter().any(|f| f.pack.id() == p) {
             anyhow::bail!(
                 "pack '{p}' is not enabled: give --packs {p} (or --all-packs) for this run, or `tokensmith pack enable {p}`"

@@ -1,14 +1,13 @@
 //! `tokensmith pack ...`: build, install, list, enable, disable, order, remove, conflicts.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Subcommand;
 
-use super::{Cli, lock_profile, pack_folders, profile_dir};
-use crate::packs::set::{self, Folders};
+use super::context::{Context, lock_profile};
+use crate::packs::set;
 use crate::packs::{PackSet, Selection, Store};
 use crate::profile::Access;
 
@@ -155,178 +154,155 @@ pub enum CacheAction {
     },
 }
 
-fn profile(cli: &Cli) -> anyhow::Result<PathBuf> {
-    profile_dir(cli).context("no data folder on this system: give --profile DIR")
-}
-
-/// Run a `pack` command.
-pub fn run(cli: &Cli, command: &PackCommand) -> anyhow::Result<ExitCode> {
-    let folders = pack_folders(cli);
+/// `pack install PATH`: an archive or a pack folder into the profile's store.
+pub fn install(ctx: &Context, source: &Path, replace: bool) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
-    match command {
-        PackCommand::New { id, scripted } => {
-            super::new_pack::run(&cli.mods, id, *scripted, &mut out)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        PackCommand::Build { dir, out: file } => build(cli, dir, file.as_deref(), &mut out),
-        PackCommand::Install {
-            source,
-            accept_new_key,
-            ..
-        } if super::index::is_index_spec(source) => super::index::install(
-            cli,
-            &[source.to_string_lossy().into_owned()],
-            false,
-            *accept_new_key,
-        ),
-        PackCommand::Publish { dir, index } => super::index::publish_pack(cli, dir, index),
-        PackCommand::Yank { pack, index, undo } => super::index::yank_pack(cli, pack, index, *undo),
-        PackCommand::Search { words, json } => super::index::search(cli, words, *json),
-        PackCommand::Outdated { json } => super::index::outdated(cli, *json),
-        PackCommand::Update {
-            ids,
-            accept_new_key,
-        } => super::index::install(cli, ids, true, *accept_new_key),
-        PackCommand::Install {
-            source, replace, ..
-        } => {
-            let store = Store::new(&profile(cli)?);
-            for line in store.recover() {
-                writeln!(out, "note: {line}")?;
-            }
-            let done = store.install(source, *replace, set::outside_store(&folders))?;
-            match &done.replaced {
-                Some(old) => writeln!(
-                    out,
-                    "replaced {} {} with {} ({})",
-                    done.id,
-                    old,
-                    done.version,
-                    crate::fsutil::shown(&done.dir)
-                )?,
-                None => writeln!(
-                    out,
-                    "installed {} {} ({})",
-                    done.id,
-                    done.version,
-                    crate::fsutil::shown(&done.dir)
-                )?,
-            }
-            writeln!(out, "hash {}", done.hash)?;
-            let set = PackSet::open(&profile(cli)?);
-            if !set.is_enabled(&done.id) {
-                writeln!(
-                    out,
-                    "it is off: `tokensmith pack enable {}` turns it on",
-                    done.id
-                )?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        PackCommand::List { json } => list(&folders, &mut out, *json, cli),
-        PackCommand::Enable { id } => {
-            let dir = profile(cli)?;
-            let _lock = lock_profile(&dir, Access::Write)?;
-            let mut set = PackSet::open(&dir);
-            let done = set::enable(&mut set, &folders, id)?;
-            set.save()?;
-            for r in &done.requirements {
-                writeln!(out, "enabled {r} (required by {id})")?;
-            }
-            if done.changed {
-                writeln!(out, "enabled {id}")?;
-            } else {
-                writeln!(out, "{id} was enabled already")?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        PackCommand::Disable {
-            id,
-            with_dependants,
-        } => {
-            let dir = profile(cli)?;
-            let _lock = lock_profile(&dir, Access::Write)?;
-            let mut set = PackSet::open(&dir);
-            let gone = set::disable(&mut set, &folders, id, *with_dependants)?;
-            set.save()?;
-            if gone.is_empty() {
-                writeln!(out, "{id} was off already")?;
-            }
-            for g in &gone {
-                writeln!(out, "disabled {g}")?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        PackCommand::Order { ids } => {
-            let dir = profile(cli)?;
-            let access = if ids.is_empty() {
-                Access::Read
-            } else {
-                Access::Write
-            };
-            let _lock = lock_profile(&dir, access)?;
-            let mut set = PackSet::open(&dir);
-            if !ids.is_empty() {
-                let (found, _) = set::find(&folders);
-                for id in ids {
-                    if !found.iter().any(|f| f.pack.id() == id) {
-                        return Err(crate::packs::PackError::Unknown {
-                            id: id.clone(),
-                            hint: crate::rules::nearest(id, found.iter().map(|f| f.pack.id())),
-                        }
-                        .into());
-                    }
-                }
-                set.put_first(ids);
-                set.save()?;
-            }
-            let loaded = crate::content::load(&set::load_options(&folders, &Selection::Set(set)));
-            writeln!(out, "load order of the packs that play:")?;
-            for (i, p) in loaded.packs.iter().enumerate() {
-                writeln!(out, "  {}. {} {}", i + 1, p.id, p.version)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        PackCommand::Remove { id } => {
-            let dir = profile(cli)?;
-            let store = Store::new(&dir);
-            let to = store.remove(id)?;
-            let _lock = lock_profile(&dir, Access::Write)?;
-            let mut set = PackSet::open(&dir);
-            if set.forget(id) {
-                set.save()?;
-            }
-            writeln!(out, "removed {id}: moved to {}", crate::fsutil::shown(&to))?;
-            Ok(ExitCode::SUCCESS)
-        }
-        PackCommand::Cache { action } => cache(cli, action.as_ref(), &mut out),
-        PackCommand::Conflicts { json } => {
-            let report = crate::packs::conflicts::report(&folders, &super::selection(cli));
-            if *json {
-                serde_json::to_writer_pretty(&mut out, &report)?;
-                writeln!(out)?;
-            } else {
-                if !report.has_conflicts() {
-                    writeln!(out, "no conflicts among the enabled packs")?;
-                }
-                write!(out, "{}", report.to_text())?;
-            }
-            Ok(if !report.has_conflicts() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+    let store = Store::new(ctx.profile()?);
+    for line in store.recover() {
+        writeln!(out, "note: {line}")?;
     }
+    let done = store.install(source, replace, set::outside_store(ctx.pack_folders()))?;
+    match &done.replaced {
+        Some(old) => writeln!(
+            out,
+            "replaced {} {} with {} ({})",
+            done.id,
+            old,
+            done.version,
+            crate::fsutil::shown(&done.dir)
+        )?,
+        None => writeln!(
+            out,
+            "installed {} {} ({})",
+            done.id,
+            done.version,
+            crate::fsutil::shown(&done.dir)
+        )?,
+    }
+    writeln!(out, "hash {}", done.hash)?;
+    let set = PackSet::open(ctx.profile()?);
+    if !set.is_enabled(&done.id) {
+        writeln!(
+            out,
+            "it is off: `tokensmith pack enable {}` turns it on",
+            done.id
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
-fn build(
-    cli: &Cli,
-    dir: &std::path::Path,
-    file: Option<&std::path::Path>,
-    out: &mut impl std::io::Write,
-) -> anyhow::Result<ExitCode> {
-    let validate = super::validator(cli, dir);
+/// `pack enable ID`: with the packs it requires.
+pub fn enable(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let dir = ctx.profile()?;
+    let _lock = lock_profile(dir, Access::Write)?;
+    let mut set = PackSet::open(dir);
+    let done = set::enable(&mut set, ctx.pack_folders(), id)?;
+    set.save()?;
+    for r in &done.requirements {
+        writeln!(out, "enabled {r} (required by {id})")?;
+    }
+    if done.changed {
+        writeln!(out, "enabled {id}")?;
+    } else {
+        writeln!(out, "{id} was enabled already")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pack disable ID [--with-dependants]`.
+pub fn disable(ctx: &Context, id: &str, with_dependants: bool) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let dir = ctx.profile()?;
+    let _lock = lock_profile(dir, Access::Write)?;
+    let mut set = PackSet::open(dir);
+    let gone = set::disable(&mut set, ctx.pack_folders(), id, with_dependants)?;
+    set.save()?;
+    if gone.is_empty() {
+        writeln!(out, "{id} was off already")?;
+    }
+    for g in &gone {
+        writeln!(out, "disabled {g}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pack order [ID...]`: put these first, then show the load order.
+pub fn order(ctx: &Context, ids: &[String]) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let folders = ctx.pack_folders();
+    let dir = ctx.profile()?;
+    let access = if ids.is_empty() {
+        Access::Read
+    } else {
+        Access::Write
+    };
+    let _lock = lock_profile(dir, access)?;
+    let mut set = PackSet::open(dir);
+    if !ids.is_empty() {
+        let (found, _) = set::find(folders);
+        for id in ids {
+            if !found.iter().any(|f| f.pack.id() == id) {
+                return Err(crate::packs::PackError::Unknown {
+                    id: id.clone(),
+                    hint: crate::rules::nearest(id, found.iter().map(|f| f.pack.id())),
+                }
+                .into());
+            }
+        }
+        set.put_first(ids);
+        set.save()?;
+    }
+    let loaded = crate::content::load(&set::load_options(folders, &Selection::Set(set)));
+    writeln!(out, "load order of the packs that play:")?;
+    for (i, p) in loaded.packs.iter().enumerate() {
+        writeln!(out, "  {}. {} {}", i + 1, p.id, p.version)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pack remove ID`: moved aside, and forgotten by the enabled set.
+pub fn remove(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
+    let dir = ctx.profile()?;
+    let store = Store::new(dir);
+    let to = store.remove(id)?;
+    let _lock = lock_profile(dir, Access::Write)?;
+    let mut set = PackSet::open(dir);
+    if set.forget(id) {
+        set.save()?;
+    }
+    writeln!(
+        std::io::stdout().lock(),
+        "removed {id}: moved to {}",
+        crate::fsutil::shown(&to)
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pack conflicts [--json]`: exit 0 when there is nothing to report, 1 otherwise.
+pub fn conflicts(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let report = crate::packs::conflicts::report(ctx.pack_folders(), ctx.selection());
+    if json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        if !report.has_conflicts() {
+            writeln!(out, "no conflicts among the enabled packs")?;
+        }
+        write!(out, "{}", report.to_text())?;
+    }
+    Ok(if !report.has_conflicts() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `pack build DIR [--out FILE]`: refused (exit 1) when the pack has errors.
+pub fn build(ctx: &Context, dir: &Path, file: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let validate = ctx.validator(dir);
     match crate::packs::build_to(dir, file, validate) {
         Ok((built, path)) => {
             for w in &built.warnings {
@@ -355,13 +331,11 @@ fn build(
     }
 }
 
-fn list(
-    folders: &Folders,
-    out: &mut impl std::io::Write,
-    json: bool,
-    cli: &Cli,
-) -> anyhow::Result<ExitCode> {
-    let dir = profile_dir(cli);
+/// `pack list [--json]`: every pack found.
+pub fn list(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let folders = ctx.pack_folders();
+    let dir = ctx.profile_dir();
     let mut recovered = Vec::new();
     let (set, _lock) = match &dir {
         Some(d) => {
@@ -401,7 +375,7 @@ fn list(
                 })
             })
             .collect();
-        serde_json::to_writer_pretty(&mut *out, &serde_json::json!({ "packs": packs }))?;
+        serde_json::to_writer_pretty(&mut out, &serde_json::json!({ "packs": packs }))?;
         writeln!(out)?;
     } else {
         for l in &listed {
@@ -460,12 +434,9 @@ fn ago(when: std::time::SystemTime) -> String {
 }
 
 /// `tokensmith pack cache [list|clear|remove PACK]`.
-fn cache(
-    cli: &Cli,
-    action: Option<&CacheAction>,
-    out: &mut impl std::io::Write,
-) -> anyhow::Result<ExitCode> {
-    let cache = crate::net::sync::Cache::new(&profile(cli)?);
+pub fn cache(ctx: &Context, action: Option<&CacheAction>) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let cache = crate::net::sync::Cache::new(ctx.profile()?);
     let quota = cache.quota();
     match action {
         None | Some(CacheAction::List) => {

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Cli, pack_folders, quiet_pipe};
+use super::context::{Context, quiet_pipe};
 use crate::packs::{PackSet, Selection};
 
 /// `tokensmith replay`.
@@ -20,7 +20,7 @@ pub struct ReplayArgs {
 
 /// Re-run the replay: exit 0 when every move does what it did and the result is the
 /// same, 1 when it differs, 2 when it cannot be re-run.
-pub fn run(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let replay = match crate::replay::read(&args.file) {
         Ok(r) => r,
         Err(located) => {
@@ -31,13 +31,12 @@ pub fn run(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     };
     // The replay's own packs at their present versions, unless --packs or --all-packs
     // says otherwise for this run.
-    let selection = if cli.all_packs || cli.packs.is_some() {
-        super::selection(cli)
+    let options = if ctx.names_packs() {
+        ctx.play_options()
     } else {
         let ids: Vec<String> = replay.packs.iter().map(|p| p.id.clone()).collect();
-        Selection::Set(PackSet::only(&ids))
+        crate::packs::set::load_options(ctx.pack_folders(), &Selection::Set(PackSet::only(&ids)))
     };
-    let options = crate::packs::set::load_options(&pack_folders(cli), &selection);
     let loaded = crate::script::load(&options);
     let Some(catalog) = loaded.catalog else {
         for d in &loaded.diagnostics {

@@ -4,7 +4,7 @@
 //! ability a token moves at most once; `push` and `flip` visit targets farthest from the
 //! placed token first (Chebyshev distance), ties in the order the area lists them.
 
-use super::catalog::{Amount, Effect};
+use super::defs::{Amount, Effect};
 use super::effects::Hooks;
 use super::effects::{Effects, MoveResult};
 use super::hooks::HookError;

@@ -3,7 +3,7 @@
 //! the loader checks a pack's decks with the same [`deck_problems`] before its catalog
 //! exists, and places each [`DeckError`] in the YAML file.
 
-use super::catalog::Ruleset;
+use super::defs::Ruleset;
 use super::ids::{CardId, Seat};
 
 /// Why a deck cannot be used with the loaded rules. `Display` names the seat whose deck

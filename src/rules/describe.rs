@@ -2,7 +2,8 @@
 //! reload diffs and "why did this happen". Plain text only: the client lays it out.
 
 use super::board::Token;
-use super::catalog::{Area, Catalog, Meta, Relation, TokenTypeDef};
+use super::catalog::Catalog;
+use super::defs::{Area, Meta, Relation, TokenTypeDef};
 use super::event::{Cause, Event, EventKind, RemoveReason};
 
 fn token(catalog: &Catalog, t: &Token) -> String {
@@ -197,6 +198,6 @@ pub fn token_type(catalog: &Catalog, def: &TokenTypeDef, naming: Naming) -> Toke
         script: def
             .script
             .and_then(|s| catalog.scripts().get(s.index()))
-            .map(super::catalog::ScriptDef::name),
+            .map(super::defs::ScriptDef::name),
     }
 }

@@ -14,7 +14,8 @@
 use rand::RngExt;
 
 use super::board::Token;
-use super::catalog::{Area, Catalog, NO_AREA};
+use super::catalog::Catalog;
+use super::defs::{Area, NO_AREA};
 use super::event::{Cause, Event, EventKind, RemoveReason};
 use super::hooks::{BudgetStep, HookError, HookErrorKind};
 use super::ids::{CardId, Cell, ScriptId, Seat, TokenTypeId};

@@ -8,31 +8,34 @@ mod abilities;
 mod board;
 mod catalog;
 mod deck;
+mod defs;
 pub mod describe;
 mod effects;
 mod engine;
 mod event;
 mod hooks;
 mod ids;
+mod lookup;
 mod never;
 mod remap;
 mod state;
 
 pub use board::{Board, Token};
-pub use catalog::{
-    AbilityDef, Amount, Area, AreaDef, Aura, Becomes, CardDef, Catalog, CatalogParts, DeckDef,
-    Effect, KindInfo, LookupError, MAX_CELLS, MAX_ECHO, MAX_SIDE, MAX_STACK_CARDS, MAX_STACKS,
-    MAX_SUGGESTED, Meta, MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo, Relation, Ruleset,
-    ScriptDef, Side, TokenTypeDef, Turret, echo, echo_within, nearest,
-};
+pub use catalog::{Catalog, CatalogParts, KindInfo};
 pub use deck::{DeckError, Whose, deck_problems};
+pub use defs::{
+    AbilityDef, Amount, Area, AreaDef, Aura, Becomes, CardDef, DeckDef, Effect, MAX_SIDE,
+    MAX_STACK_CARDS, MAX_STACKS, Meta, MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo,
+    Relation, Ruleset, ScriptDef, Side, TokenTypeDef, Turret,
+};
 pub use effects::{Effects, Hooks, MoveResult, NoHooks};
 pub use engine::{Engine, Move, MoveError, Play};
 pub use event::{Cause, Event, EventKind, RemoveReason};
 pub use hooks::{BudgetStep, HookError, HookErrorKind, ScriptPlace, split_place};
 pub use ids::{
-    AbilityId, AreaId, Bounds, CardId, Cell, DeckId, Offset, ScriptId, Seat, TokenTypeId,
+    AbilityId, AreaId, Bounds, CardId, Cell, DeckId, MAX_CELLS, Offset, ScriptId, Seat, TokenTypeId,
 };
+pub use lookup::{LookupError, MAX_ECHO, MAX_SUGGESTED, echo, echo_within, nearest};
 pub(crate) use never::never;
 pub use remap::{IdMap, Lost, remap, remap_with};
 pub use state::{GameState, GameView, Outcome, Restored, SeatState, Stack};

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use super::board::Token;
-use super::catalog::{Catalog, Meta};
+use super::catalog::Catalog;
+use super::defs::Meta;
 use super::ids::{CardId, Cell, Seat, TokenTypeId};
 use super::state::GameState;
 

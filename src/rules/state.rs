@@ -5,7 +5,8 @@ use rand::SeedableRng;
 use rand_pcg::Pcg32;
 
 use super::board::{Board, Token};
-use super::catalog::{Catalog, MAX_STACK_CARDS, MAX_STACKS};
+use super::catalog::Catalog;
+use super::defs::{MAX_STACK_CARDS, MAX_STACKS};
 use super::ids::{CardId, Cell, Seat};
 use super::never::never;
 

@@ -1,0 +1,369 @@
+//! `tokensmith simulate`: AI-versus-AI games with win rates and per-card statistics, and
+//! `simulate merge`, which adds up the reports of a run's shards.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Subcommand;
+
+use super::args::LevelArg;
+use super::context::{Context, named_deck};
+
+/// `tokensmith simulate`: a run, or `simulate merge`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct SimulateCommand {
+    /// `merge`.
+    #[command(subcommand)]
+    pub sub: Option<SimulateSub>,
+    /// A run's options.
+    #[command(flatten)]
+    pub args: SimulateArgs,
+}
+
+/// `tokensmith simulate merge`.
+#[derive(Debug, Subcommand)]
+pub enum SimulateSub {
+    /// Add up the `--json` reports of a run's shards (`--shard K/N`, every K once) into
+    /// the report the whole run gives.
+    Merge {
+        /// The shard reports.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Options of `tokensmith simulate`.
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// Side A's deck: a deck id of the loaded packs, a saved deck's id, `random` (random
+    /// content, drawn once from the seed) or `random-each` (new random content for every
+    /// pair of games, the two decks swapped between the sides).
+    #[arg(long, value_name = "ID", required = true)]
+    pub deck_a: Option<String>,
+    /// Side B's deck (the same kinds); repeat to play A against several decks in turn.
+    #[arg(long, value_name = "ID", required = true)]
+    pub deck_b: Vec<String>,
+    /// Side A's AI level.
+    #[arg(long, value_enum, default_value = "greedy")]
+    pub ai_a: LevelArg,
+    /// Side B's AI level.
+    #[arg(long, value_enum, default_value = "greedy")]
+    pub ai_b: LevelArg,
+    /// Number of games.
+    #[arg(long, default_value_t = 400)]
+    pub games: u32,
+    /// Seed of the whole run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (default: every core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Thinking time per move for `hard`, in milliseconds (default 1000).
+    #[arg(long, value_name = "MS", conflicts_with = "iterations")]
+    pub move_time: Option<u64>,
+    /// Search iterations per move for `hard` instead of a time (reproducible).
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u32>,
+    /// Let the agents see the opponent's stacks (for measuring, not for play).
+    #[arg(long)]
+    pub omniscient: bool,
+    /// Lua instructions one AI decision's look-ahead may spend on scripts, all its
+    /// simulated moves and `evaluate` calls together.
+    #[arg(long, value_name = "N", default_value_t = crate::ai::ScriptLimits::DEFAULT.instructions,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub ai_script_instructions: u64,
+    /// Wall time one AI decision's look-ahead may spend on scripts, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = crate::ai::ScriptLimits::DEFAULT.wall_ms,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub ai_script_ms: u32,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Stop a game after this many moves and report it as capped.
+    #[arg(long, value_name = "N", default_value_t = crate::ai::simulate::MAX_MOVES)]
+    pub max_moves: u32,
+    /// Play only shard K of N of the games (K from 1): game g when g % N = K − 1. Merge
+    /// the shards' `--json` reports with `simulate merge`.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
+}
+
+fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+    let (k, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("'{text}' is not K/N (say 2/4)"))?;
+    let k: u32 = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{k}' is not a shard number"))?;
+    let n: u32 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{n}' is not a shard count"))?;
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("shard {k}/{n}: K must be from 1 to N"));
+    }
+    Ok((k, n))
+}
+
+/// `tokensmith simulate`: play the games, print the report.
+pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    use crate::ai::simulate::{self, Config, DeckChoice};
+    use crate::ai::{Budget, Options};
+
+    let catalog = ctx.play_catalog()?;
+    let saved = ctx.saved_decks()?;
+    let scripts = crate::ai::hooks_for(&catalog);
+    let engine = scripts.brain(&catalog);
+    let mut draws = 0u64;
+    let mut deck = |name: &str| -> anyhow::Result<DeckChoice> {
+        if name == "random" {
+            draws += 1;
+            let seed = args
+                .seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(draws);
+            let stacks = crate::ai::decks::random_content(&engine, seed)?;
+            return Ok(DeckChoice {
+                id: format!("random#{draws}"),
+                stacks,
+                per_game: false,
+            });
+        }
+        if name == "random-each" {
+            // Checked once here, so a content that cannot make a random deck is said now.
+            crate::ai::decks::random_content(&engine, args.seed)?;
+            return Ok(DeckChoice {
+                id: "random-each".to_string(),
+                stacks: Vec::new(),
+                per_game: true,
+            });
+        }
+        Ok(DeckChoice {
+            id: name.to_string(),
+            stacks: named_deck(&catalog, &saved, name).map_err(|e| {
+                anyhow::anyhow!("{e}; `random` draws random content, `random-each` new random content every two games")
+            })?,
+            per_game: false,
+        })
+    };
+    let budget = match (args.iterations, args.move_time) {
+        (Some(n), _) => Budget::Iterations(n.max(1)),
+        (None, Some(ms)) => Budget::Time(std::time::Duration::from_millis(ms.max(1))),
+        (None, None) => Budget::Time(std::time::Duration::from_secs(1)),
+    };
+    let config = Config {
+        deck_a: deck(args.deck_a.as_deref().unwrap_or_default())?,
+        decks_b: args
+            .deck_b
+            .iter()
+            .map(|d| deck(d))
+            .collect::<anyhow::Result<_>>()?,
+        ai_a: args.ai_a.into(),
+        ai_b: args.ai_b.into(),
+        games: args.games,
+        seed: args.seed,
+        threads: args.threads,
+        options: Options {
+            budget,
+            omniscient: args.omniscient,
+            scripts: crate::ai::ScriptLimits {
+                instructions: args.ai_script_instructions,
+                wall_ms: args.ai_script_ms,
+            },
+        },
+        max_moves: args.max_moves.max(1),
+        shard: args.shard,
+    };
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let bar = indicatif::ProgressBar::new(u64::from(args.games));
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} games {per_sec} eta {eta}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    // This thread runs no games: its script host goes back to the pool the workers'
+    // hosts come from.
+    drop(engine);
+    drop(scripts);
+    crate::ai::release_hosts();
+    if let (_, Some(note)) = simulate::workers(&catalog, config.threads) {
+        eprintln!("note: {note}");
+    }
+    let report = simulate::simulate(&catalog, &config, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write_report(&mut out, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_report(
+    out: &mut impl std::io::Write,
+    r: &crate::ai::simulate::Report,
+) -> std::io::Result<()> {
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    if let Some(run) = &r.totals.run {
+        let shards = if run.shards > 1 {
+            let list: Vec<String> = r.totals.shards.iter().map(ToString::to_string).collect();
+            format!(" (shard {} of {})", list.join(", "), run.shards)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "{} games{shards}: A ({} with {}) vs B ({} with {})",
+            r.games,
+            run.ai_a,
+            run.deck_a,
+            run.ai_b,
+            run.decks_b.join(", ")
+        )?;
+    }
+    writeln!(
+        out,
+        "A won {}, B won {}, {} draws",
+        r.wins_a, r.wins_b, r.draws
+    )?;
+    writeln!(
+        out,
+        "A's win rate {} (95% CI {} to {}); first seat's win rate {}",
+        pct(r.win_rate_a),
+        pct(r.ci95_a[0]),
+        pct(r.ci95_a[1]),
+        pct(r.first_seat_win_rate)
+    )?;
+    writeln!(
+        out,
+        "average margin for A {:+.1}; {:.1} moves a game; {:.0} games/s",
+        r.avg_margin_a, r.avg_moves, r.games_per_second
+    )?;
+    if r.capped_games > 0 {
+        let pairs: Vec<String> = r
+            .capped_pairings
+            .iter()
+            .map(|(p, n)| format!("{p}: {n}"))
+            .collect();
+        writeln!(
+            out,
+            "warning: {} of {} games reached the {}-move cap and count as draws ({}); these decks may never finish a game (--max-moves stops them sooner)",
+            r.capped_games,
+            r.games,
+            r.max_moves,
+            pairs.join(", ")
+        )?;
+    }
+    if r.decisions_cut > 0 {
+        writeln!(
+            out,
+            "warning: {} AI decisions ran out of their script budget and chose among the moves rated by then (--ai-script-instructions, --ai-script-ms)",
+            r.decisions_cut
+        )?;
+    }
+    if r.script_refusals > 0 {
+        let broken = r.cards.iter().filter(|c| c.broken).count();
+        writeln!(
+            out,
+            "warning: scripts refused {} moves ({broken} broken card(s), below); each was replaced by another legal move",
+            r.script_refusals
+        )?;
+    }
+    if r.engine_refusals > 0 {
+        writeln!(
+            out,
+            "note: the engine refused {} moves the AI chose",
+            r.engine_refusals
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<22} {:>7} {:>7} {:>6} {:>8} {:>9} {:>7}",
+        "card", "played", "offered", "pick", "swing", "win rate", "refused"
+    )?;
+    let mut cards = r.cards.clone();
+    cards.sort_by(|a, b| b.win_rate_when_played.total_cmp(&a.win_rate_when_played));
+    for c in &cards {
+        let verdict = if c.broken {
+            format!(
+                "  broken: {}",
+                c.first_error.as_deref().unwrap_or("its script failed")
+            )
+        } else if c.dead {
+            "  dead: almost never chosen".to_string()
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "{:<22} {:>7} {:>7} {:>6} {:>8.1} {:>9} {:>7}{verdict}",
+            c.id,
+            c.played,
+            c.offered,
+            pct(c.pick_rate),
+            c.avg_income_swing,
+            pct(c.win_rate_when_played),
+            c.refused
+        )?;
+    }
+    if cards.iter().any(|c| c.dead) {
+        writeln!(
+            out,
+            "dead: the AI rarely chose the card when it could; that is not how much it wins when played: `tokensmith balance CARD` measures that"
+        )?;
+    }
+    Ok(())
+}
+
+/// `simulate merge`.
+pub fn merge_reports(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+    let mut parts = Vec::with_capacity(files.len());
+    for f in files {
+        let text = crate::fsutil::read_text(f, 64 << 20, "a simulation report")
+            .with_context(|| format!("cannot read {}", crate::fsutil::shown(f)))?;
+        #[derive(serde::Deserialize)]
+        struct Shard {
+            totals: crate::ai::simulate::Totals,
+        }
+        let shard: Shard = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is not a `simulate --json` report",
+                crate::fsutil::shown(f)
+            )
+        })?;
+        parts.push(shard.totals);
+    }
+    let report = crate::ai::simulate::merge(&parts).map_err(|e| {
+        let name = |i: usize| files.get(i).map(|f| crate::fsutil::shown(f));
+        match e.report().and_then(|i| name(i - 1)) {
+            Some(file) => {
+                let first = name(0).unwrap_or_default();
+                let text = e.to_string().replace("the first report", &first);
+                anyhow::anyhow!("cannot merge {file}: it {text}")
+            }
+            None => anyhow::anyhow!("cannot merge: {e}"),
+        }
+    })?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write_report(&mut out, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
