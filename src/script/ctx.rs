@@ -536,27 +536,40 @@ pub(super) fn make(
         }
     });
     func!("tokens", |lua, s, (): ()| {
-        s.view(|v| {
-            per_table(lua, v.state.board().tokens().count(), "tokens")?;
-            let list = lua.create_table()?;
-            for (i, (at, t)) in v.state.board().tokens().enumerate() {
-                list.raw_set(i + 1, token_table(lua, v, at, t)?)?;
-            }
-            Ok(list)
-        })
+        let tokens = s.view(|v| {
+            Ok(v.state
+                .board()
+                .tokens()
+                .map(|(at, t)| TokenOut::new(v, at, t))
+                .collect::<Vec<_>>())
+        })?;
+        per_table(lua, tokens.len(), "tokens")?;
+        // SAFETY: one protected call makes the list and its tables (`list_of`).
+        unsafe {
+            list_of(lua, &tokens, |state, token| token.push(state))
+        }
     });
     func!("score", |lua, s, (Int(n),): (Int,)| score(lua, s, n));
     func!("targets", |lua, s, (): ()| {
-        let n = target_count(s)?;
-        per_table_targets(lua, n, "targets")?;
-        let list = lua.create_table()?;
-        s.targets(|i, at| {
-            let pair = lua.create_table_with_capacity(0, 2)?;
-            pair.raw_set("x", at.x)?;
-            pair.raw_set("y", at.y)?;
-            list.raw_set(i + 1, pair)
+        let mut cells = Vec::new();
+        s.targets(|_, at| {
+            cells.push([i64::from(at.x), i64::from(at.y)]);
+            Ok(())
         })?;
-        Ok(list)
+        per_table_targets(lua, cells.len(), "targets")?;
+        // SAFETY: one protected call makes the list and its tables (`list_of`); each
+        // pair table is a raw set of two keys.
+        unsafe {
+            list_of(lua, &cells, |state, xy| {
+                use mlua::ffi;
+                ffi::lua_createtable(state, 0, 2);
+                for (key, n) in [c"x", c"y"].iter().zip(xy) {
+                    ffi::lua_pushstring(state, key.as_ptr());
+                    ffi::lua_pushinteger(state, *n);
+                    ffi::lua_rawset(state, -3);
+                }
+            })
+        }
     });
     func!("target_count", |_lua, s, (): ()| target_count(s));
     func!("target", |_lua, s, (Int(i),): (Int,)| {
@@ -762,6 +775,35 @@ pub(super) fn add_score(lua: &Lua, s: &CallSlot, n: i64, amount: i64) -> mlua::R
 
 pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
     s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
+}
+
+/// A list (a sequence table) of one table per item, each pushed by `push`, made in one
+/// protected call: through mlua's API each table and each field would be a protected
+/// call of its own (a raw set, and a string pushed under a memory cap, are).
+///
+/// # Safety
+/// `push` leaves exactly one value (the item's table) on the stack, needs at most three
+/// slots, and only pushes and raw-sets (running out of memory raises a Lua error, which
+/// the protected call catches; `push` holds nothing that needs dropping).
+unsafe fn list_of<T>(
+    lua: &Lua,
+    items: &[T],
+    push: impl Fn(*mut mlua::ffi::lua_State, &T),
+) -> mlua::Result<Table> {
+    use mlua::ffi;
+    let size = std::ffi::c_int::try_from(items.len()).unwrap_or(std::ffi::c_int::MAX);
+    // SAFETY: the contract; the list stays alone on the stack, the one result.
+    unsafe {
+        lua.exec_raw::<Table>((), |state| {
+            ffi::lua_createtable(state, size, 0);
+            let mut n: ffi::lua_Integer = 0;
+            for item in items {
+                push(state, item);
+                n += 1;
+                ffi::lua_rawseti(state, -2, n);
+            }
+        })
+    }
 }
 
 /// A token as scripts see it, ready to become a table: `{x, y, seat, value, type, card}`.
