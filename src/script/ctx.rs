@@ -163,10 +163,10 @@ impl CallSlot {
                         located(lua, &format!("ctx:{what}: {e}"))
                     };
                     // A bad ctx call refuses the move even when the script catches it.
-                    fx.fail(HookError::of(kind, super::message(&error)));
+                    fx.fail(HookError::of(kind, super::message::message(&error)));
                     self.failure
                         .borrow_mut()
-                        .get_or_insert((kind, super::message(&error)));
+                        .get_or_insert((kind, super::message::message(&error)));
                     error
                 })
             }
@@ -214,7 +214,7 @@ fn located(lua: &Lua, message: &str) -> mlua::Error {
         .and_then(|s| {
             let text = s.0.get(&file)?;
             let code = text.lines().nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
-            super::dot_calls(code).first().map(|&(_, _, name)| {
+            super::diagnose::dot_calls(code).first().map(|&(_, _, name)| {
                 format!(" (`ctx.{name}(…)` passes no ctx, so the arguments shift: write `ctx:{name}(…)`)")
             })
         })
@@ -259,7 +259,7 @@ pub(super) fn describe_value(value: &Value) -> String {
     match value {
         Value::Nil => "nothing (nil)".to_string(),
         Value::Integer(n) => format!("the number {n}"),
-        Value::Number(f) => format!("the number {}", crate::script::number_text(*f)),
+        Value::Number(f) => format!("the number {}", super::message::number_text(*f)),
         Value::Boolean(b) => format!("the boolean {b}"),
         other => a_type(other),
     }
@@ -342,7 +342,7 @@ impl mlua::FromLua for Spec {
 impl CallSlot {
     /// Refuse the move under way (if any) with this error, even if the script catches it.
     fn poison(&self, error: &mlua::Error, kind: HookErrorKind) {
-        let text = super::message(error);
+        let text = super::message::message(error);
         if let Current::Effects(p) = self.current.get() {
             // SAFETY: see `view`; only the failure slot is touched.
             let fx = unsafe { &mut *p };
@@ -436,32 +436,6 @@ fn key_name(key: &Value) -> String {
         other => format!("{} key", a_type(other)),
     }
 }
-
-/// Every function of `ctx` (called `ctx:name(…)`); a test checks it against the table.
-pub(super) const METHODS: &[&str] = &[
-    "add_score",
-    "damage",
-    "extra_turn",
-    "height",
-    "log",
-    "move",
-    "on_board",
-    "random",
-    "remove",
-    "score",
-    "set_type",
-    "set_value",
-    "spawn",
-    "target",
-    "target_count",
-    "targets",
-    "token",
-    "tokens",
-    "width",
-];
-
-/// The fields set on `ctx` for each hook call (`ctx.seat`).
-pub(super) const FIELDS: &[&str] = &["seat", "opponent", "x", "y"];
 
 /// Build the `ctx` table for a state; its functions act on `slot`, charged to `budget`.
 pub(super) fn make(
@@ -632,7 +606,7 @@ pub(super) fn make(
         let text = match text {
             Value::String(t) => t,
             Value::Integer(n) => lua.create_string(n.to_string())?,
-            Value::Number(f) => lua.create_string(crate::script::number_text(f))?,
+            Value::Number(f) => lua.create_string(super::message::number_text(f))?,
             other => {
                 return Err(bad_argument(
                     lua,
@@ -651,7 +625,7 @@ pub(super) fn make(
                 fx.fail(HookError::of(HookErrorKind::Limit, error.clone()));
                 return Err(error);
             }
-            fx.log(crate::script::clean(&text.to_string_lossy()))
+            fx.log(super::message::clean(&text.to_string_lossy()))
                 .map_err(|e| e.message)
         })
     });
