@@ -33,7 +33,7 @@ pub(super) struct CallSlot {
     current: Cell<Current>,
     script: Cell<ScriptId>,
     /// A bad ctx call in this hook call, kept even if the script caught it.
-    failure: std::cell::RefCell<Option<(HookErrorKind, String)>>,
+    failure: std::cell::RefCell<Option<HookError>>,
     /// The error of a fast `ctx` entry, for its general function to raise (see
     /// `fast.rs`).
     stash: std::cell::RefCell<Option<mlua::Error>>,
@@ -109,7 +109,7 @@ impl CallSlot {
         &self,
         lua: &Lua,
         what: &str,
-        f: impl FnOnce(&mut Effects<'_>) -> Result<R, String>,
+        f: impl FnOnce(&mut Effects<'_>) -> Result<R, Refusal>,
     ) -> mlua::Result<R> {
         match self.current.get() {
             Current::Idle => Err(outside()),
@@ -120,7 +120,7 @@ impl CallSlot {
                         "ctx:{what} cannot change the game from a read-only hook (income, evaluate)"
                     ),
                 );
-                self.poison(&error, HookErrorKind::Script);
+                self.poison(lua, &error, HookErrorKind::Script);
                 Err(error)
             }
             Current::Effects(p) => {
@@ -149,28 +149,50 @@ impl CallSlot {
                     fx.set_line_since(mark, script, PENDING_LINE, line);
                 }
                 // A limit the change ran into (too many events) stops the script too.
-                let kind = fx.failure().map_or(HookErrorKind::Script, |f| f.kind);
-                let result = match (result, fx.failure()) {
-                    (Ok(_), Some(failed)) => Err(failed.message.clone()),
+                let failed = fx.failure().cloned();
+                let kind = failed.as_ref().map_or(HookErrorKind::Script, |f| f.kind);
+                let result = match (result, failed) {
+                    (Ok(_), Some(failed)) => Err(Refusal::Rules(failed)),
                     (result, _) => result,
                 };
                 result.map_err(|e| {
                     // A failure of a hook this call triggered already names its own
                     // script and line: that is the place to show, not every caller's.
-                    let error = if crate::rules::split_place(&e).is_some() {
-                        mlua::Error::RuntimeError(e)
-                    } else {
-                        located(lua, &format!("ctx:{what}: {e}"))
+                    let (error, place) = match e {
+                        Refusal::Rules(HookError {
+                            place: Some(place),
+                            message,
+                            ..
+                        }) => (mlua::Error::RuntimeError(message), Some(place)),
+                        Refusal::Rules(HookError { message, .. }) | Refusal::Call(message) => (
+                            located(lua, &format!("ctx:{what}: {message}")),
+                            super::place::script_place_of(lua),
+                        ),
                     };
                     // A bad ctx call refuses the move even when the script catches it.
-                    fx.fail(HookError::of(kind, super::message::message(&error)));
-                    self.failure
-                        .borrow_mut()
-                        .get_or_insert((kind, super::message::message(&error)));
+                    let failure = HookError::at(kind, place, super::message::message(&error));
+                    fx.fail(failure.clone());
+                    self.failure.borrow_mut().get_or_insert(failure);
                     error
                 })
             }
         }
+    }
+}
+
+/// Why a `ctx` call could not change the game.
+pub(super) enum Refusal {
+    /// The call itself is wrong (a seat that is not 1 or 2, a value out of range): placed
+    /// at the script line calling `ctx`.
+    Call(String),
+    /// The rules refused the change or a hook it triggered failed, with that failure's
+    /// own place when it has one.
+    Rules(HookError),
+}
+
+impl From<String> for Refusal {
+    fn from(text: String) -> Refusal {
+        Refusal::Call(text)
     }
 }
 
@@ -247,7 +269,7 @@ impl mlua::FromLua for Int {
 fn bad_argument(lua: &Lua, message: &str) -> mlua::Error {
     let error = located(lua, message);
     if let Some(slot) = lua.app_data_ref::<Rc<CallSlot>>() {
-        slot.poison(&error, HookErrorKind::Script);
+        slot.poison(lua, &error, HookErrorKind::Script);
     }
     error
 }
@@ -340,19 +362,24 @@ impl mlua::FromLua for Spec {
 }
 
 impl CallSlot {
-    /// Refuse the move under way (if any) with this error, even if the script catches it.
-    fn poison(&self, error: &mlua::Error, kind: HookErrorKind) {
-        let text = super::message::message(error);
+    /// Refuse the move under way (if any) with this error of a `ctx` call, even if the
+    /// script catches it: placed at the script line calling `ctx`.
+    fn poison(&self, lua: &Lua, error: &mlua::Error, kind: HookErrorKind) {
+        let failure = HookError::at(
+            kind,
+            super::place::script_place_of(lua),
+            super::message::message(error),
+        );
         if let Current::Effects(p) = self.current.get() {
             // SAFETY: see `view`; only the failure slot is touched.
             let fx = unsafe { &mut *p };
-            fx.fail(HookError::of(kind, text.clone()));
+            fx.fail(failure.clone());
         }
-        self.failure.borrow_mut().get_or_insert((kind, text));
+        self.failure.borrow_mut().get_or_insert(failure);
     }
 
     /// The bad ctx call of the hook call that just ended, if any.
-    pub fn take_failure(&self) -> Option<(HookErrorKind, String)> {
+    pub fn take_failure(&self) -> Option<HookError> {
         self.failure.borrow_mut().take()
     }
 
@@ -423,7 +450,7 @@ pub(super) fn charge(
 fn overrun(lua: &Lua, o: super::sandbox::Overrun, what: &str) -> mlua::Error {
     let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
     if let Some(slot) = lua.app_data_ref::<Rc<CallSlot>>() {
-        slot.poison(&error, HookErrorKind::Limit);
+        slot.poison(lua, &error, HookErrorKind::Limit);
     }
     error
 }
@@ -576,7 +603,7 @@ pub(super) fn make(
                     .token_type_named(kind.as_deref().unwrap_or("basic"))
                     .map_err(|e| e.to_string())?;
                 fx.spawn(cell(x, y), seat, value, kind)
-                    .map_err(|e| e.message)
+                    .map_err(Refusal::Rules)
             })
         }
     );
@@ -592,7 +619,7 @@ pub(super) fn make(
                 .catalog()
                 .token_type_named(&kind)
                 .map_err(|e| e.to_string())?;
-            fx.set_type(cell(x, y), kind).map_err(|e| e.message)
+            fx.set_type(cell(x, y), kind).map_err(Refusal::Rules)
         })
     });
     func!("extra_turn", |lua, s, (Int(n),): (Int,)| extra_turn(
@@ -619,14 +646,17 @@ pub(super) fn make(
             let len = text.as_bytes().len();
             if len > fx.log_room() {
                 let limit = fx.catalog().rules().limits.log_bytes;
-                let error = format!(
-                    "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
+                let error = HookError::of(
+                    HookErrorKind::Limit,
+                    format!(
+                        "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
+                    ),
                 );
-                fx.fail(HookError::of(HookErrorKind::Limit, error.clone()));
-                return Err(error);
+                fx.fail(error.clone());
+                return Err(Refusal::Rules(error));
             }
             fx.log(super::message::clean(&text.to_string_lossy()))
-                .map_err(|e| e.message)
+                .map_err(Refusal::Rules)
         })
     });
     Ok(ctx)
@@ -658,7 +688,7 @@ pub(super) fn token_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<Toke
 pub(super) fn score(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
     let seat = seat(n).map_err(|e| {
         let error = located(lua, &format!("ctx:score: {e}"));
-        s.poison(&error, HookErrorKind::Script);
+        s.poison(lua, &error, HookErrorKind::Script);
         error
     })?;
     s.view(|v| Ok(v.state.score(seat)))
@@ -678,19 +708,19 @@ pub(super) fn target(s: &CallSlot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
 pub(super) fn damage(lua: &Lua, s: &CallSlot, x: i64, y: i64, n: i64) -> mlua::Result<bool> {
     s.effects(lua, "damage", |fx| {
         if n < 0 {
-            return Err(format!(
+            return Err(Refusal::Call(format!(
                 "damage must be 0 or more, got {n} (use ctx:set_value to raise a value)"
-            ));
+            )));
         }
         let n = in_range(n, "damage")?;
-        fx.damage(cell(x, y), n).map_err(|e| e.message)
+        fx.damage(cell(x, y), n).map_err(Refusal::Rules)
     })
 }
 
 pub(super) fn set_value(lua: &Lua, s: &CallSlot, x: i64, y: i64, value: i64) -> mlua::Result<bool> {
     s.effects(lua, "set_value", |fx| {
         let value = in_range(value, "value")?;
-        fx.set_value(cell(x, y), value).map_err(|e| e.message)
+        fx.set_value(cell(x, y), value).map_err(Refusal::Rules)
     })
 }
 
@@ -705,18 +735,20 @@ pub(super) fn move_token(
     s.effects(lua, "move", |fx| {
         match fx
             .move_token(cell(x, y), cell(tx, ty))
-            .map_err(|e| e.message)?
+            .map_err(Refusal::Rules)?
         {
             MoveResult::Moved | MoveResult::Removed => Ok(true),
             MoveResult::Blocked => Ok(false),
-            MoveResult::NoToken => Err(format!("there is no token at ({x}, {y}) to move")),
+            MoveResult::NoToken => Err(Refusal::Call(format!(
+                "there is no token at ({x}, {y}) to move"
+            ))),
         }
     })
 }
 
 pub(super) fn remove(lua: &Lua, s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
     s.effects(lua, "remove", |fx| {
-        fx.remove(cell(x, y)).map_err(|e| e.message)
+        fx.remove(cell(x, y)).map_err(Refusal::Rules)
     })
 }
 
@@ -735,7 +767,7 @@ pub(super) fn add_score(lua: &Lua, s: &CallSlot, n: i64, amount: i64) -> mlua::R
 }
 
 pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
-    s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
+    s.effects(lua, "random", |fx| fx.random(n).map_err(Refusal::Rules))
 }
 
 /// A token as scripts see it, ready to become a table: `{x, y, seat, value, type, card}`.

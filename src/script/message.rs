@@ -5,7 +5,7 @@
 //! Must not: decide what failed (the kind of a hook's failure is [`super::run`]'s).
 
 use super::diagnose::ctx_name_hint;
-use crate::rules::split_place;
+use crate::rules::ScriptPlace;
 
 /// The message of running out of script memory.
 pub(super) const MEMORY_MESSAGE: &str = "the pack's script memory limit is reached";
@@ -131,6 +131,7 @@ fn raw_message(e: &mlua::Error) -> String {
             let cause = raw_message(cause);
             let call = to.as_deref().map_or_else(String::new, |t| format!("{t}: "));
             let n = pos.saturating_sub(1);
+            // The cause is a `ctx` argument error's text, placed at the calling line.
             match split_place(&cause) {
                 Some((place, rest)) => format!("{place}: {call}argument {n}: {rest}"),
                 None => format!("{call}argument {n}: {cause}"),
@@ -148,4 +149,33 @@ fn raw_message(e: &mlua::Error) -> String {
         }
         other => other.to_string(),
     }
+}
+
+/// The place at the start of an error's text that crossed Lua as a string,
+/// `pack/file.lua:LINE: rest` → (`pack/file.lua:LINE`, `rest`).
+///
+/// Only for text from outside the host's own records: Lua puts `file:line: ` in front of
+/// `error("…")` and of its own runtime errors, and an error the host raised into a script
+/// travels on as that text (a script may catch it, print it or raise it again). Where the
+/// host makes a failure itself it gives the place explicitly ([`HookError::at`]).
+///
+/// [`HookError::at`]: crate::rules::HookError::at
+pub(super) fn split_place(text: &str) -> Option<(&str, &str)> {
+    let lua_end = text.find(".lua:")? + ".lua:".len();
+    let after = &text[lua_end..];
+    let digits = after.find(|c: char| !c.is_ascii_digit())?;
+    if digits == 0 || !after[digits..].starts_with(": ") {
+        return None;
+    }
+    Some((&text[..lua_end + digits], &after[digits + 2..]))
+}
+
+/// The place [`split_place`] finds at the start of a Lua error's text, if any.
+pub(super) fn lua_place(text: &str) -> Option<ScriptPlace> {
+    let (place, _) = split_place(text)?;
+    let (script, line) = place.rsplit_once(':')?;
+    Some(ScriptPlace {
+        script: script.to_string(),
+        line: line.parse().ok()?,
+    })
 }

@@ -7,10 +7,10 @@
 use mlua::Value;
 
 use super::host::{Hook, PackState, Script, ScriptHost};
-use super::message::{is_memory, message};
+use super::message::{is_memory, lua_place, message};
 use super::{STACK_RED_ZONE, STACK_SEGMENT, call, ctx, memory, place, sandbox, watchdog};
 use crate::rules::{
-    Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, Token, split_place,
+    Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, ScriptPlace, Token,
 };
 
 impl ScriptHost {
@@ -46,19 +46,20 @@ impl ScriptHost {
             s.serial.set(self.serial.get());
         }
         self.fit_memory();
-        let fail = |kind: HookErrorKind, text: String| {
-            HookError::of(
-                kind,
-                if text.starts_with(&s.name) || split_place(&text).is_some() {
-                    text
-                } else {
-                    format!("{}: in {}: {text}", s.name, hook.name())
-                },
-            )
+        // A text Lua gave already says where (`file:line: `) or at least which script;
+        // any other is put in this script and hook.
+        let fail = |kind: HookErrorKind, place: Option<ScriptPlace>, text: String| {
+            let from_lua = lua_place(&text);
+            if from_lua.is_some() || text.starts_with(&s.name) {
+                HookError::at(kind, place.or(from_lua), text)
+            } else {
+                let text = format!("{}: in {}: {text}", s.name, hook.name());
+                HookError::at(kind, place, text)
+            }
         };
         self.budget
             .enter(hook.name(), state.instructions)
-            .map_err(|text| fail(HookErrorKind::Limit, text))?;
+            .map_err(|text| fail(HookErrorKind::Limit, None, text))?;
         // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
         // shares the ctx table: give the outer call its fields back afterwards.
         let outermost = state.depth.get() == 0;
@@ -108,15 +109,24 @@ impl ScriptHost {
             }
             other => other,
         };
-        let (result, known) = match (result, failure, exceeded) {
-            (Ok(_), Some((kind, failure)), _) => {
-                (Err(mlua::Error::RuntimeError(failure)), Some(kind))
-            }
+        // A bad ctx call fails the hook whatever the script did with its error: its kind
+        // and place are the hook's.
+        let (result, known, place) = match (result, failure, exceeded) {
+            (Ok(_), Some(failure), _) => (
+                Err(mlua::Error::RuntimeError(failure.message)),
+                Some(failure.kind),
+                failure.place,
+            ),
             (Ok(_), None, Some(o)) => (
                 Err(mlua::Error::RuntimeError(o.describe())),
                 Some(HookErrorKind::Limit),
+                None,
             ),
-            (result, failure, _) => (result, failure.map(|(kind, _)| kind)),
+            (result, failure, _) => (
+                result,
+                failure.as_ref().map(|f| f.kind),
+                failure.and_then(|f| f.place),
+            ),
         };
         if let Some(fields) = saved {
             state.slot.fields.set(fields);
@@ -136,7 +146,7 @@ impl ScriptHost {
                     memory::mib(shared)
                 ));
             }
-            fail(kind, text)
+            fail(kind, place, text)
         })
     }
 
