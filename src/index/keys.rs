@@ -48,7 +48,7 @@ pub fn new_key(profile: &Path) -> Result<VerifyingKey, IndexError> {
     let key = SigningKey::from_bytes(&seed);
     seed.fill(0);
     let dir = profile.join("keys");
-    crate::fsutil::make_profile_dir(&dir).map_err(IndexError::Refused)?;
+    crate::fsutil::make_profile_dir(&dir)?;
     let text = format!("{}\n", to_hex(key.as_bytes()));
     crate::fsutil::write_atomic_new(&path, text.as_bytes())
         .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))?;

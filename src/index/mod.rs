@@ -214,6 +214,9 @@ pub enum IndexError {
     /// A check of a version failed (signature, hash, size, key).
     #[error("{0}")]
     Refused(String),
+    /// A folder of the profile is a link or not a folder, or could not be made.
+    #[error(transparent)]
+    Folder(#[from] crate::fsutil::DirError),
     /// Writing to the profile or the index failed.
     #[error("cannot {doing}: {error}")]
     Io {

@@ -59,15 +59,15 @@ pub fn build(
         .last_modified_time(DateTime::default())
         .unix_permissions(0o644);
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
-    let zip_err = |e: zip::result::ZipError| PackError::Io {
+    let zip_err = |source: zip::result::ZipError| PackError::Zip {
         doing: "write the archive".into(),
-        error: e.to_string(),
+        source,
     };
     let (hash, count) = walk(dir, |f, bytes| {
         zip.start_file(format!("{id}/{}", f.rel), options)
             .map_err(zip_err)?;
         zip.write_all(bytes)
-            .map_err(|e| PackError::io("write the archive", &e))
+            .map_err(|e| PackError::from_io("write the archive", e))
     })?;
     let bytes = zip.finish().map_err(zip_err)?.into_inner();
     Ok(Built {
@@ -93,7 +93,7 @@ pub fn build_to(
         Path::to_path_buf,
     );
     crate::fsutil::write_atomic(&out, &built.bytes)
-        .map_err(|e| PackError::io(format!("write {}", crate::fsutil::shown(&out)), &e))?;
+        .map_err(|e| PackError::from_io(format!("write {}", crate::fsutil::shown(&out)), e))?;
     Ok((built, out))
 }
 
@@ -391,7 +391,7 @@ impl Checked {
             written.push(path);
         }
         crate::fsutil::sync_tree(dir, &written)
-            .map_err(|e| PackError::io("flush the unpacked files to disk", &e))?;
+            .map_err(|e| PackError::from_io("flush the unpacked files to disk", e))?;
         Ok(hex(&hasher.finalize()))
     }
 }
@@ -402,13 +402,13 @@ pub(crate) fn write_new(path: &Path, rel: &str, bytes: &[u8]) -> Result<(), Pack
     let shown = crate::rules::echo(rel);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|e| PackError::io(format!("make the folder of {shown}"), &e))?;
+            .map_err(|e| PackError::from_io(format!("make the folder of {shown}"), e))?;
     }
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| PackError::io(format!("write {shown}"), &e))?;
+        .map_err(|e| PackError::from_io(format!("write {shown}"), e))?;
     file.write_all(bytes)
-        .map_err(|e| PackError::io(format!("write {shown}"), &e))
+        .map_err(|e| PackError::from_io(format!("write {shown}"), e))
 }

@@ -229,18 +229,19 @@ pub fn parse_deck(text: &str, id: &str) -> Result<(SavedDeck, bool), String> {
 
 /// Why the profile could not do what was asked. Callers match on the kind; `Display`
 /// gives the text to show.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
     /// The profile folder cannot be created.
     #[error(
-        "cannot create the profile folder {}: {reason}",
+        "cannot create the profile folder {}: {source}",
         crate::fsutil::shown(path)
     )]
     Folder {
         /// The folder.
         path: PathBuf,
         /// What the system said.
-        reason: String,
+        #[source]
+        source: std::io::Error,
     },
     /// Not a valid deck id.
     #[error("'{id}' cannot be a deck id: use lowercase letters, digits, '_' and '-'")]
@@ -258,24 +259,43 @@ pub enum ProfileError {
         path: PathBuf,
     },
     /// Writing or deleting a file failed.
-    #[error("cannot {action} {}: {reason}", crate::fsutil::shown(path))]
+    #[error("cannot {action} {}: {source}", crate::fsutil::shown(path))]
     Io {
         /// `save` or `delete`.
         action: &'static str,
         /// The file.
         path: PathBuf,
         /// What the system said.
-        reason: String,
+        #[source]
+        source: std::io::Error,
     },
     /// The settings file on disk could not be read, so it is kept and not overwritten.
     #[error("{0}")]
     SettingsKept(String),
-    /// A deck file whose name is not an id could not be given one.
-    #[error("{0}")]
-    Rename(String),
+    /// A deck file whose name is not an id could not be moved aside to be given one.
+    #[error(
+        "cannot move it aside to give it an id ({source}); rename it to lowercase letters, digits, '-' and '_'"
+    )]
+    SetAside {
+        /// The deck file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A deck file whose name is not an id could not be saved under a new one; the
+    /// original is put back, or `stays` says where it is and why it could not be.
+    #[error("{source}{}", stays.as_ref().map_or_else(String::new, |(kept, e)| format!("; it stays as {} ({e})", kept.display())))]
+    Rename {
+        /// Why saving it failed.
+        #[source]
+        source: Box<ProfileError>,
+        /// Where the original stays, and why it could not be put back.
+        stays: Option<(PathBuf, std::io::Error)>,
+    },
     /// A folder of the profile is a link or not a folder: refused, nothing done.
-    #[error("{0}")]
-    Unsafe(String),
+    #[error(transparent)]
+    Unsafe(#[from] crate::fsutil::DirError),
     /// Another Tokensmith held the profile for the whole wait: nothing was written.
     #[error(transparent)]
     Locked(#[from] LockError),
@@ -286,10 +306,10 @@ impl ProfileError {
     /// to [`ProfileError::Io`], the one place it is written.
     fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ProfileError {
         let path = path.to_path_buf();
-        move |e| ProfileError::Io {
+        move |source| ProfileError::Io {
             action,
             path,
-            reason: e.to_string(),
+            source,
         }
     }
 }
@@ -313,13 +333,13 @@ impl Profile {
 
     /// Open (and create if needed) the profile at `dir`.
     pub fn open(dir: &Path) -> Result<Profile, ProfileError> {
-        std::fs::create_dir_all(dir).map_err(|e| ProfileError::Folder {
+        std::fs::create_dir_all(dir).map_err(|source| ProfileError::Folder {
             path: dir.to_path_buf(),
-            reason: e.to_string(),
+            source,
         })?;
         // `decks/` as a link would let listing rename files, and saving write them,
         // wherever it points.
-        crate::fsutil::make_profile_dir(&dir.join("decks")).map_err(ProfileError::Unsafe)?;
+        crate::fsutil::make_profile_dir(&dir.join("decks"))?;
         Ok(Profile {
             dir: dir.to_path_buf(),
             notes: Vec::new(),
@@ -421,8 +441,11 @@ impl Profile {
         taken: &mut std::collections::HashSet<String>,
     ) -> Result<SavedDeck, ProfileError> {
         // The original goes aside first, so the new id may be its name in other case.
-        let kept = crate::fsutil::move_aside(path, "yaml.orig").map_err(|e| {
-            ProfileError::Rename(format!("cannot move it aside to give it an id ({e}); rename it to lowercase letters, digits, '-' and '_'"))
+        let kept = crate::fsutil::move_aside(path, "yaml.orig").map_err(|source| {
+            ProfileError::SetAside {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         if let Some(stem) = path.file_stem() {
             taken.remove(&stem.to_string_lossy().to_ascii_lowercase());
@@ -432,11 +455,13 @@ impl Profile {
         let new = match self.create(&deck) {
             Ok(new) => new,
             Err(e) => {
-                let back = crate::fsutil::rename_new(&kept, path).map_or_else(
-                    |r| format!("; it stays as {} ({r})", kept.display()),
-                    |()| String::new(),
-                );
-                return Err(ProfileError::Rename(format!("{e}{back}")));
+                let stays = crate::fsutil::rename_new(&kept, path)
+                    .err()
+                    .map(|r| (kept.clone(), r));
+                return Err(ProfileError::Rename {
+                    source: Box::new(e),
+                    stays,
+                });
             }
         };
         self.notes.push(format!(
@@ -491,7 +516,7 @@ impl Profile {
             });
         }
         let _lock = ProfileLock::acquire(&self.dir, Access::Write)?;
-        crate::fsutil::check_profile_dir(&self.dir.join("decks")).map_err(ProfileError::Unsafe)?;
+        crate::fsutil::check_profile_dir(&self.dir.join("decks"))?;
         let path = self.deck_path(&deck.id);
         let bytes = deck.to_yaml();
         let written = if replace {
@@ -622,7 +647,7 @@ impl Profile {
     /// Delete the deck `id`; false when there was none.
     pub fn delete(&self, id: &str) -> Result<bool, ProfileError> {
         let _lock = ProfileLock::acquire(&self.dir, Access::Write)?;
-        crate::fsutil::check_profile_dir(&self.dir.join("decks")).map_err(ProfileError::Unsafe)?;
+        crate::fsutil::check_profile_dir(&self.dir.join("decks"))?;
         let path = self.deck_path(id);
         match std::fs::remove_file(&path) {
             Ok(()) => Ok(true),
