@@ -469,7 +469,7 @@ pub fn check_summary(summary: &SummaryFile, what: &str) -> Result<(), IndexError
         )));
     }
     for s in &summary.packs {
-        check_id(&s.id).map_err(&bad)?;
+        check_id(&s.id).map_err(|e| bad(e.to_string()))?;
         if s.name.chars().count() > CAPS.name_chars
             || s.description.chars().count() > CAPS.description_chars
         {
@@ -569,7 +569,7 @@ pub fn check_pack_file(file: &PackFile, id: &str, what: &str) -> Result<(), Inde
             )));
         }
         for r in &e.requires {
-            check_id(&r.id).map_err(&bad)?;
+            check_id(&r.id).map_err(|e| bad(e.to_string()))?;
             semver::VersionReq::parse(&r.version).map_err(|err| {
                 bad(format!(
                     "version {}: the requirement '{}' of '{}': {err}",
@@ -586,9 +586,9 @@ pub fn check_pack_file(file: &PackFile, id: &str, what: &str) -> Result<(), Inde
 /// Read and check `packs/ID.json` of the index at `loc`; `None` when the index does not
 /// list `id`.
 pub fn read_pack(loc: &Location, id: &str) -> Result<Option<PackFile>, IndexError> {
-    check_id(id).map_err(|reason| IndexError::Bad {
+    check_id(id).map_err(|e| IndexError::Bad {
         what: "the pack asked for".into(),
-        reason,
+        reason: e.to_string(),
     })?;
     let rel = format!("packs/{id}.json");
     let Some(bytes) = loc.read(&rel, CAPS.entry_bytes, "an index entry")? else {
@@ -600,14 +600,19 @@ pub fn read_pack(loc: &Location, id: &str) -> Result<Option<PackFile>, IndexErro
     Ok(Some(file))
 }
 
+/// A name from an index that cannot be a pack id (shown cleaned).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "'{}' is not a pack id (lowercase letters, digits and '_', at most {} bytes)",
+    clean(.0),
+    crate::packs::MAX_ID_BYTES
+)]
+pub struct NotAnId(String);
+
 /// A pack id from an index: a valid id, no longer than an installed pack's may be.
-fn check_id(id: &str) -> Result<(), String> {
+fn check_id(id: &str) -> Result<(), NotAnId> {
     if id.len() > crate::packs::MAX_ID_BYTES || !crate::content::discover::valid_id(id) {
-        return Err(format!(
-            "'{}' is not a pack id (lowercase letters, digits and '_', at most {} bytes)",
-            clean(id),
-            crate::packs::MAX_ID_BYTES
-        ));
+        return Err(NotAnId(id.to_string()));
     }
     Ok(())
 }

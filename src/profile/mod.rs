@@ -198,23 +198,62 @@ pub fn id_for(name: &str, taken: impl Fn(&str) -> bool) -> String {
     id
 }
 
+/// Why a deck's or the settings' text cannot be read as one.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    /// Not YAML of the expected shape.
+    #[error(transparent)]
+    Yaml(#[from] serde_saphyr::Error),
+    /// The file's bytes are not UTF-8 text.
+    #[error("it is not UTF-8 text")]
+    NotText,
+    /// Written by a newer Tokensmith.
+    #[error(
+        "format_version {found} is newer than this Tokensmith reads ({reads}); update Tokensmith"
+    )]
+    Newer {
+        /// The version the file declares.
+        found: u32,
+        /// The newest this Tokensmith reads.
+        reads: u32,
+    },
+    /// A version no Tokensmith wrote.
+    #[error("format_version {found} is not a known {what} format")]
+    Unknown {
+        /// The version the file declares.
+        found: u32,
+        /// `deck` or `settings`.
+        what: &'static str,
+    },
+    /// A deck of the first format with a `version` other than 1.
+    #[error("an unknown deck format (no format_version)")]
+    OldUnknown,
+    /// A settings file without `format_version`.
+    #[error("format_version is missing: the first line should be `format_version: {0}`")]
+    Missing(u32),
+}
+
 /// Read a deck file's text (any known version) as a current deck named `id`; whether it
 /// was migrated.
-pub fn parse_deck(text: &str, id: &str) -> Result<(SavedDeck, bool), String> {
-    let version: Versioned = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse_deck(text: &str, id: &str) -> Result<(SavedDeck, bool), FormatError> {
+    let version: Versioned = serde_saphyr::from_str(text)?;
     match version.format_version {
         Some(FORMAT_VERSION) => {
-            let deck: SavedDeck = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+            let deck: SavedDeck = serde_saphyr::from_str(text)?;
             Ok((deck, false))
         }
-        Some(v) if v > FORMAT_VERSION => Err(format!(
-            "format_version {v} is newer than this Tokensmith reads ({FORMAT_VERSION}); update Tokensmith"
-        )),
-        Some(v) => Err(format!("format_version {v} is not a known deck format")),
+        Some(v) if v > FORMAT_VERSION => Err(FormatError::Newer {
+            found: v,
+            reads: FORMAT_VERSION,
+        }),
+        Some(v) => Err(FormatError::Unknown {
+            found: v,
+            what: "deck",
+        }),
         None => {
-            let old: DeckV1 = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+            let old: DeckV1 = serde_saphyr::from_str(text)?;
             if old.version.is_some_and(|v| v != 1) {
-                return Err("an unknown deck format (no format_version)".into());
+                return Err(FormatError::OldUnknown);
             }
             let deck = SavedDeck {
                 format_version: FORMAT_VERSION,
@@ -546,7 +585,7 @@ impl Profile {
                 "format_version {v} is newer than this Tokensmith reads ({FORMAT_VERSION}); update Tokensmith"
             )));
         }
-        let (mut deck, migrated) = parse_deck(&text, id).map_err(Unread::Bad)?;
+        let (mut deck, migrated) = parse_deck(&text, id).map_err(|e| Unread::Bad(e.to_string()))?;
         deck.id = id.to_string();
         // A file whose name cannot be an id is saved anew under another name by
         // `give_id`, which keeps this file as it is: nothing to migrate in place.
@@ -586,7 +625,7 @@ impl Profile {
         let read =
             crate::fsutil::read_capped(&path, crate::fsutil::MAX_PROFILE_FILE, "the settings");
         let text = match read {
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string()),
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| FormatError::NotText),
             Err(e) if e.is_not_found() => return Settings::default(),
             Err(e) => {
                 let why = format!(

@@ -196,6 +196,12 @@ impl From<String> for Refusal {
     }
 }
 
+impl From<ArgError> for Refusal {
+    fn from(e: ArgError) -> Refusal {
+        Refusal::Call(e.to_string())
+    }
+}
+
 /// The line in a `ctx` call's cause while the call runs, before its events get the
 /// call's real line (no script has this many lines: sources are capped).
 const PENDING_LINE: u32 = u32::MAX;
@@ -399,8 +405,24 @@ fn cell(x: i64, y: i64) -> BoardCell {
     BoardCell::new(c(x), c(y))
 }
 
-fn seat(n: i64) -> Result<Seat, String> {
-    Seat::from_number(n).ok_or_else(|| format!("a seat is 1 or 2, got {n}"))
+/// A number argument of a `ctx` call that is out of its range.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ArgError {
+    /// Not a seat number.
+    #[error("a seat is 1 or 2, got {0}")]
+    Seat(i64),
+    /// Past what the board's numbers hold.
+    #[error("{what} {value} is out of range")]
+    Range {
+        /// What the number is (`value`, `damage`).
+        what: &'static str,
+        /// The number given.
+        value: i64,
+    },
+}
+
+fn seat(n: i64) -> Result<Seat, ArgError> {
+    Seat::from_number(n).ok_or(ArgError::Seat(n))
 }
 
 /// A token as scripts see it: `{x, y, seat, value, type, card}`.
@@ -413,8 +435,8 @@ pub(super) fn token_table(
     TokenOut::new(view, at, token).table(lua)
 }
 
-fn in_range(value: i64, what: &str) -> Result<i32, String> {
-    i32::try_from(value).map_err(|_| format!("{what} {value} is out of range"))
+fn in_range(value: i64, what: &'static str) -> Result<i32, ArgError> {
+    i32::try_from(value).map_err(|_| ArgError::Range { what, value })
 }
 
 /// What every `ctx` call is charged, in instructions, before any work.

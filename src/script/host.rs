@@ -434,7 +434,7 @@ impl PackState {
             .map_err(|e| fail(Loc::default(), message(&e)))?;
         self.budget
             .enter("the script's top level", self.instructions)
-            .map_err(|e| fail(Loc::default(), e))?;
+            .map_err(|e| fail(Loc::default(), e.to_string()))?;
         // The top level may be as deep as anything else.
         let returned = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             let chunk = parse(&self.lua, source, name, &env, self.budget.load_deadline())?;
@@ -531,7 +531,7 @@ impl PackState {
         // the pack's load budget, with no cap of its own.
         self.budget
             .enter("freezing the script's tables", u64::MAX)
-            .map_err(|e| fail(Loc::default(), e))?;
+            .map_err(|e| fail(Loc::default(), e.to_string()))?;
         let captured = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             let captured = self.freeze.capture(&table, &env);
             match self.budget.exceeded() {

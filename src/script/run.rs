@@ -59,7 +59,7 @@ impl ScriptHost {
         };
         self.budget
             .enter(hook.name(), state.instructions)
-            .map_err(|text| fail(HookErrorKind::Limit, None, text))?;
+            .map_err(|e| fail(HookErrorKind::Limit, None, e.to_string()))?;
         // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
         // shares the ctx table: give the outer call its fields back afterwards.
         let outermost = state.depth.get() == 0;
@@ -171,7 +171,7 @@ impl ScriptHost {
         };
         self.budget
             .enter("putting back the script's state", u64::MAX)
-            .map_err(|text| fail(HookErrorKind::Limit, text))?;
+            .map_err(|e| fail(HookErrorKind::Limit, e.to_string()))?;
         let result = state.freeze.restore(snapshot);
         self.budget.leave();
         match (result, self.budget.exceeded()) {
