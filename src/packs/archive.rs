@@ -178,8 +178,10 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
         }
     }
     drop(raw_names);
-    let mut zip =
-        ZipArchive::new(Cursor::new(bytes)).map_err(|e| PackError::BadArchive(e.to_string()))?;
+    let mut zip = ZipArchive::new(Cursor::new(bytes)).map_err(|source| PackError::Unzip {
+        entry: None,
+        source,
+    })?;
     if zip.len() != records.len() {
         return Err(PackError::BadArchive(format!(
             "the archive's directory has {} entries but reads as {}",
@@ -190,9 +192,10 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
     let mut names: Vec<(usize, String, u64, bool)> = Vec::new();
     let mut total = 0u64;
     for i in 0..zip.len() {
-        let entry = zip
-            .by_index_raw(i)
-            .map_err(|e| PackError::BadArchive(e.to_string()))?;
+        let entry = zip.by_index_raw(i).map_err(|source| PackError::Unzip {
+            entry: None,
+            source,
+        })?;
         if records.get(i).is_none_or(|r| {
             r.name != entry.name_raw()
                 || r.offset != entry.header_start()
@@ -371,15 +374,18 @@ impl Checked {
         let mut written = Vec::with_capacity(self.entries.len());
         for (i, rel, size) in std::mem::take(&mut self.entries) {
             let shown = crate::rules::echo(&rel);
-            let mut entry = self
-                .zip
-                .by_index(i)
-                .map_err(|e| PackError::BadArchive(format!("entry {shown}: {e}")))?;
+            let mut entry = self.zip.by_index(i).map_err(|source| PackError::Unzip {
+                entry: Some(shown.clone()),
+                source,
+            })?;
             let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             (&mut entry)
                 .take(size.saturating_add(1))
                 .read_to_end(&mut bytes)
-                .map_err(|e| PackError::BadArchive(format!("entry {shown}: {e}")))?;
+                .map_err(|source| PackError::Inflate {
+                    entry: shown.clone(),
+                    source,
+                })?;
             if bytes.len() as u64 != size {
                 return Err(PackError::BadArchive(format!(
                     "entry {shown} holds another size than the archive declares"

@@ -86,8 +86,22 @@ pub enum PackError {
         /// What is too big.
         what: String,
     },
-    /// The archive cannot be read as a zip.
+    /// The archive cannot be read as a zip: what is wrong with it.
     BadArchive(String),
+    /// The zip reader refused the archive, or one entry of it (`entry`, shown safely).
+    Unzip {
+        /// The entry, when it is one entry's.
+        entry: Option<String>,
+        /// What the zip reader said.
+        source: zip::result::ZipError,
+    },
+    /// An entry could not be inflated.
+    Inflate {
+        /// The entry, shown safely.
+        entry: String,
+        /// What went wrong.
+        source: std::io::Error,
+    },
     /// The pack's manifest is missing or has errors (`path:line:col: message` each).
     Manifest(Vec<String>),
     /// The pack has errors and is not built.
@@ -165,6 +179,17 @@ impl fmt::Display for PackError {
             ),
             PackError::TooBig { what } => write!(f, "{what}"),
             PackError::BadArchive(e) => write!(f, "not a readable zip archive: {e}"),
+            PackError::Unzip {
+                entry: None,
+                source,
+            } => write!(f, "not a readable zip archive: {source}"),
+            PackError::Unzip {
+                entry: Some(entry),
+                source,
+            } => write!(f, "not a readable zip archive: entry {entry}: {source}"),
+            PackError::Inflate { entry, source } => {
+                write!(f, "not a readable zip archive: entry {entry}: {source}")
+            }
             PackError::Manifest(lines) => {
                 write!(f, "the pack's manifest does not validate:")?;
                 for l in lines {
@@ -205,7 +230,8 @@ impl std::error::Error for PackError {
         match self {
             PackError::Io { source, .. } => Some(source),
             PackError::Read { source, .. } => Some(source),
-            PackError::Zip { source, .. } => Some(source),
+            PackError::Zip { source, .. } | PackError::Unzip { source, .. } => Some(source),
+            PackError::Inflate { source, .. } => Some(source),
             PackError::Folder(e) => e.source(),
             _ => None,
         }
