@@ -72,7 +72,7 @@ pub fn author_key(profile: &Path) -> Result<SigningKey, IndexError> {
         } else {
             IndexError::Read {
                 what: crate::fsutil::shown(&path),
-                error: e.to_string(),
+                error: e.into(),
             }
         }
     })?;

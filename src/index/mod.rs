@@ -191,7 +191,8 @@ pub enum IndexError {
         /// The file, in words.
         what: String,
         /// What went wrong.
-        error: String,
+        #[source]
+        error: ReadFailure,
     },
     /// A file of the index breaks the format or a cap.
     #[error("{what}: {reason}")]
@@ -225,6 +226,44 @@ pub enum IndexError {
         /// The error.
         #[source]
         error: std::io::Error,
+    },
+}
+
+/// Why a file of an index (or of the profile's copy) could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFailure {
+    /// A file on disk could not be read.
+    #[error(transparent)]
+    File(#[from] crate::fsutil::ReadError),
+    /// A file the format requires is missing.
+    #[error("it is not there")]
+    Missing,
+    /// The server sent the request on too many times.
+    #[error("the server redirected more than {0} times")]
+    Redirects(u32),
+    /// The server did not answer in time.
+    #[error("the server took longer than {ms} ms")]
+    Timeout {
+        /// The time it was given, in milliseconds.
+        ms: u128,
+    },
+    /// The server answered with a status that is not the file.
+    #[error("the server answered {0}")]
+    Status(u16),
+    /// The request failed.
+    #[error(transparent)]
+    Http(#[from] ureq::Error),
+    /// The answer's body could not be read.
+    #[error(transparent)]
+    Body(std::io::Error),
+    /// Every try failed: the last failure.
+    #[error("{last} (tried {tries} times)")]
+    Tries {
+        /// Why the last try failed.
+        #[source]
+        last: Box<ReadFailure>,
+        /// How many tries were made.
+        tries: u32,
     },
 }
 
@@ -330,7 +369,7 @@ impl Location {
                     }
                     Err(e) => Err(IndexError::Read {
                         what: crate::fsutil::shown(&path),
-                        error: e.to_string(),
+                        error: e.into(),
                     }),
                 }
             }
@@ -347,7 +386,7 @@ impl Location {
     fn need(&self, rel: &str, cap: u64, what: &'static str) -> Result<Vec<u8>, IndexError> {
         self.read(rel, cap, what)?.ok_or_else(|| IndexError::Read {
             what: self.shown(rel),
-            error: "it is not there".into(),
+            error: ReadFailure::Missing,
         })
     }
 }
@@ -375,7 +414,7 @@ pub(crate) fn read_profile_json<T: serde::de::DeserializeOwned + Default>(
         Err(e) if e.is_not_found() => Ok(T::default()),
         Err(e) => Err(IndexError::Read {
             what: crate::fsutil::shown(path),
-            error: e.to_string(),
+            error: e.into(),
         }),
     }
 }
