@@ -188,15 +188,25 @@ pub enum BalanceError {
     },
 }
 
+/// A variant of a deck (with the card, or with its control) that breaks the deck rules.
+#[derive(Debug, thiserror::Error)]
+#[error("with {card} it breaks the deck rules: {}", problem.message(crate::rules::Whose::Deck))]
+pub struct Misfit {
+    /// The card the variant holds in the slot, by name.
+    pub card: String,
+    /// The first rule it breaks.
+    pub problem: crate::rules::DeckError,
+}
+
 /// Whether `deck` can take `card` in its slot (see [`Test`]) and, in a second copy,
-/// `control` in the same slot, under the deck rules; why not, in words. A control the
-/// deck already holds elsewhere would be in it twice.
+/// `control` in the same slot, under the deck rules; why not. A control the deck already
+/// holds elsewhere would be in it twice.
 pub fn swap_fits(
     catalog: &Catalog,
     card: CardId,
     control: CardId,
     deck: &[Vec<CardId>],
-) -> Result<(), String> {
+) -> Result<(), Misfit> {
     let engine = Engine::new(catalog, &NoHooks);
     let (with, slot) = with_card(deck, card);
     let mut without = with.clone();
@@ -206,12 +216,9 @@ pub fn swap_fits(
     for (what, stacks) in [(card, &with), (control, &without)] {
         engine
             .check_deck(crate::rules::Seat::One, stacks)
-            .map_err(|e| {
-                format!(
-                    "with {} it breaks the deck rules: {}",
-                    catalog.card(what).meta.name,
-                    e.message(crate::rules::Whose::Deck)
-                )
+            .map_err(|problem| Misfit {
+                card: catalog.card(what).meta.name.clone(),
+                problem,
             })?;
     }
     Ok(())

@@ -93,7 +93,7 @@ impl Drop for ProfileLock {
 }
 
 /// The profile could not be locked.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// Another process held it for the whole wait.
     #[error(
@@ -110,13 +110,71 @@ pub enum LockError {
         /// How long it waited.
         waited: Duration,
     },
-    /// The lock file cannot be opened or locked.
-    #[error("cannot lock the profile {}: {reason}", super::shown(dir))]
-    Io {
+    /// The profile folder cannot be made.
+    #[error("cannot lock the profile {}: {source}", super::shown(dir))]
+    Folder {
         /// The profile folder.
         dir: PathBuf,
-        /// Why.
-        reason: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The lock file cannot be opened.
+    #[error(
+        "cannot lock the profile {}: cannot open {}: {source}; it must be a plain file Tokensmith can write (delete it and it is made anew)",
+        super::shown(dir),
+        super::shown(file)
+    )]
+    Open {
+        /// The profile folder.
+        dir: PathBuf,
+        /// The lock file.
+        file: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The lock file is a symbolic link (never followed).
+    #[error(
+        "cannot lock the profile {}: {} is a symbolic link; links inside the profile are not followed: delete it (Tokensmith makes the file anew)",
+        super::shown(dir),
+        super::shown(file)
+    )]
+    Link {
+        /// The profile folder.
+        dir: PathBuf,
+        /// The lock file.
+        file: PathBuf,
+    },
+    /// The lock file is not a plain file.
+    #[error(
+        "cannot lock the profile {}: {} is not a plain file; delete it (Tokensmith makes the file anew)",
+        super::shown(dir),
+        super::shown(file)
+    )]
+    NotAFile {
+        /// The profile folder.
+        dir: PathBuf,
+        /// The lock file.
+        file: PathBuf,
+    },
+    /// The system refused the lock itself.
+    #[error("cannot lock the profile {}: {source}", super::shown(dir))]
+    Lock {
+        /// The profile folder.
+        dir: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// This thread holds the profile for reading and asked to change it.
+    #[error(
+        "cannot lock the profile {}: this thread holds the profile for reading and cannot also change it; finish what reads it first",
+        super::shown(dir)
+    )]
+    ReadThenWrite {
+        /// The profile folder.
+        dir: PathBuf,
     },
 }
 
@@ -165,9 +223,9 @@ impl ProfileLock {
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {}
                 Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(LockError::Io {
+                    return Err(LockError::Lock {
                         dir: dir.to_path_buf(),
-                        reason: e.to_string(),
+                        source: e,
                     });
                 }
             }
@@ -214,9 +272,8 @@ impl ProfileLock {
             return Ok(None);
         };
         if h.access == Access::Read && access == Access::Write {
-            return Err(LockError::Io {
+            return Err(LockError::ReadThenWrite {
                 dir: dir.to_path_buf(),
-                reason: "this thread holds the profile for reading and cannot also change it; finish what reads it first".to_string(),
             });
         }
         h.holders += 1;
@@ -236,15 +293,15 @@ impl ProfileLock {
 /// The lock file of the profile in `dir`, opened (never through a link), or `None` for
 /// a reader when the profile is not there.
 fn open(dir: &Path, access: Access) -> Result<Option<std::fs::File>, LockError> {
-    let io = |reason: String| LockError::Io {
-        dir: dir.to_path_buf(),
-        reason,
-    };
+    let dir_buf = || dir.to_path_buf();
     if !dir.exists() {
         if access == Access::Read {
             return Ok(None);
         }
-        std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
+        std::fs::create_dir_all(dir).map_err(|source| LockError::Folder {
+            dir: dir_buf(),
+            source,
+        })?;
     }
     let path = dir.join(".lock");
     let mut options = std::fs::OpenOptions::new();
@@ -255,27 +312,31 @@ fn open(dir: &Path, access: Access) -> Result<Option<std::fs::File>, LockError> 
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
     if super::is_link(&path) {
-        return Err(io(format!(
-            "{} is a symbolic link; links inside the profile are not followed: delete it (Tokensmith makes the file anew)",
-            super::shown(&path)
-        )));
+        return Err(LockError::Link {
+            dir: dir_buf(),
+            file: path,
+        });
     }
     let opened = options.open(&path);
     if access == Access::Read && opened.is_err() {
         // A profile this user cannot write is one no one changes under a reader.
         return Ok(None);
     }
-    let file = opened.map_err(|e| {
-        io(format!(
-            "cannot open {}: {e}; it must be a plain file Tokensmith can write (delete it and it is made anew)",
-            super::shown(&path)
-        ))
-    })?;
+    let file = match opened {
+        Ok(file) => file,
+        Err(source) => {
+            return Err(LockError::Open {
+                dir: dir_buf(),
+                file: path,
+                source,
+            });
+        }
+    };
     match file.metadata() {
         Ok(m) if m.is_file() => Ok(Some(file)),
-        _ => Err(io(format!(
-            "{} is not a plain file; delete it (Tokensmith makes the file anew)",
-            super::shown(&path)
-        ))),
+        _ => Err(LockError::NotAFile {
+            dir: dir_buf(),
+            file: path,
+        }),
     }
 }

@@ -298,33 +298,79 @@ pub fn shown(path: &Path) -> String {
     }
 }
 
+/// A folder inside a profile that may not be used, or could not be read or made.
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    /// What is at the path could not be read.
+    #[error("cannot read {}: {source}", shown(path))]
+    Read {
+        /// The folder.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A symbolic link stands in its place (links inside a profile are never followed).
+    #[error(
+        "{} is a symbolic link, and links inside the profile are not followed (Tokensmith would write, rename or move files wherever it points); replace it with a real folder: move the link away and its files into a new folder of that name",
+        shown(path)
+    )]
+    Link {
+        /// The folder.
+        path: PathBuf,
+    },
+    /// Something else than a folder stands in its place.
+    #[error(
+        "{} is {kind}, not a folder; move it away so Tokensmith can make the folder",
+        shown(path)
+    )]
+    NotAFolder {
+        /// The folder.
+        path: PathBuf,
+        /// What is there (`a file`, `a named pipe`, …).
+        kind: &'static str,
+    },
+    /// The folder could not be made.
+    #[error("cannot make {}: {source}", shown(path))]
+    Make {
+        /// The folder.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Whether the folder `path` inside a profile may be used: a real folder, or not there
 /// yet. A link (or a file) in its place is refused with what to do: links inside the
 /// profile are never followed, so nothing is written, renamed or moved outside it.
-pub fn check_profile_dir(path: &Path) -> Result<(), String> {
+pub fn check_profile_dir(path: &Path) -> Result<(), DirError> {
+    let path_buf = || path.to_path_buf();
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("cannot read {}: {e}", shown(path))),
-        Ok(meta) if meta.file_type().is_symlink() => Err(format!(
-            "{} is a symbolic link, and links inside the profile are not followed (Tokensmith would write, rename or move files wherever it points); replace it with a real folder: move the link away and its files into a new folder of that name",
-            shown(path)
-        )),
-        Ok(meta) if !meta.is_dir() => Err(format!(
-            "{} is {}, not a folder; move it away so Tokensmith can make the folder",
-            shown(path),
-            kind_name(meta.file_type())
-        )),
+        Err(source) => Err(DirError::Read {
+            path: path_buf(),
+            source,
+        }),
+        Ok(meta) if meta.file_type().is_symlink() => Err(DirError::Link { path: path_buf() }),
+        Ok(meta) if !meta.is_dir() => Err(DirError::NotAFolder {
+            path: path_buf(),
+            kind: kind_name(meta.file_type()),
+        }),
         Ok(_) => Ok(()),
     }
 }
 
 /// [`check_profile_dir`], then make the folder (one level: its parent must be there).
-pub fn make_profile_dir(path: &Path) -> Result<(), String> {
+pub fn make_profile_dir(path: &Path) -> Result<(), DirError> {
     check_profile_dir(path)?;
     match std::fs::create_dir(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => check_profile_dir(path),
-        Err(e) => Err(format!("cannot make {}: {e}", shown(path))),
+        Err(source) => Err(DirError::Make {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 

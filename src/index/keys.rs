@@ -48,7 +48,7 @@ pub fn new_key(profile: &Path) -> Result<VerifyingKey, IndexError> {
     let key = SigningKey::from_bytes(&seed);
     seed.fill(0);
     let dir = profile.join("keys");
-    crate::fsutil::make_profile_dir(&dir).map_err(IndexError::Refused)?;
+    crate::fsutil::make_profile_dir(&dir)?;
     let text = format!("{}\n", hex::encode(key.as_bytes()));
     crate::fsutil::write_atomic_new(&path, text.as_bytes())
         .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))?;
@@ -72,7 +72,7 @@ pub fn author_key(profile: &Path) -> Result<SigningKey, IndexError> {
         } else {
             IndexError::Read {
                 what: crate::fsutil::shown(&path),
-                error: e.to_string(),
+                error: e.into(),
             }
         }
     })?;
@@ -126,11 +126,22 @@ pub fn read_public(loc: &super::Location, id: &str) -> Result<VerifyingKey, Inde
     Ok(key)
 }
 
+/// Why a signature is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SignatureError {
+    /// It is not 64 bytes in hex.
+    #[error("the signature is not 128 hex digits")]
+    NotHex,
+    /// It is not the key's signature of the message.
+    #[error("the signature does not match the entry and its author's key")]
+    Mismatch(#[source] ed25519_dalek::SignatureError),
+}
+
 /// Check `signature` (hex) of `message` by `key`.
-pub fn verify(key: &VerifyingKey, message: &[u8], signature: &str) -> Result<(), String> {
-    let bytes = from_hex::<64>(signature).ok_or("the signature is not 128 hex digits")?;
+pub fn verify(key: &VerifyingKey, message: &[u8], signature: &str) -> Result<(), SignatureError> {
+    let bytes = from_hex::<64>(signature).ok_or(SignatureError::NotHex)?;
     key.verify_strict(message, &Signature::from_bytes(&bytes))
-        .map_err(|_| "the signature does not match the entry and its author's key".to_string())
+        .map_err(SignatureError::Mismatch)
 }
 
 /// The key each installed pack id was first signed with (`PROFILE/index-pins.json`).

@@ -191,7 +191,8 @@ pub enum IndexError {
         /// The file, in words.
         what: String,
         /// What went wrong.
-        error: String,
+        #[source]
+        error: ReadFailure,
     },
     /// A file of the index breaks the format or a cap.
     #[error("{what}: {reason}")]
@@ -214,6 +215,9 @@ pub enum IndexError {
     /// A check of a version failed (signature, hash, size, key).
     #[error("{0}")]
     Refused(String),
+    /// A folder of the profile is a link or not a folder, or could not be made.
+    #[error(transparent)]
+    Folder(#[from] crate::fsutil::DirError),
     /// Writing to the profile or the index failed.
     #[error("cannot {doing}: {error}")]
     Io {
@@ -222,6 +226,44 @@ pub enum IndexError {
         /// The error.
         #[source]
         error: std::io::Error,
+    },
+}
+
+/// Why a file of an index (or of the profile's copy) could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFailure {
+    /// A file on disk could not be read.
+    #[error(transparent)]
+    File(#[from] crate::fsutil::ReadError),
+    /// A file the format requires is missing.
+    #[error("it is not there")]
+    Missing,
+    /// The server sent the request on too many times.
+    #[error("the server redirected more than {0} times")]
+    Redirects(u32),
+    /// The server did not answer in time.
+    #[error("the server took longer than {ms} ms")]
+    Timeout {
+        /// The time it was given, in milliseconds.
+        ms: u128,
+    },
+    /// The server answered with a status that is not the file.
+    #[error("the server answered {0}")]
+    Status(u16),
+    /// The request failed.
+    #[error(transparent)]
+    Http(#[from] ureq::Error),
+    /// The answer's body could not be read.
+    #[error(transparent)]
+    Body(std::io::Error),
+    /// Every try failed: the last failure.
+    #[error("{last} (tried {tries} times)")]
+    Tries {
+        /// Why the last try failed.
+        #[source]
+        last: Box<ReadFailure>,
+        /// How many tries were made.
+        tries: u32,
     },
 }
 
@@ -327,7 +369,7 @@ impl Location {
                     }
                     Err(e) => Err(IndexError::Read {
                         what: crate::fsutil::shown(&path),
-                        error: e.to_string(),
+                        error: e.into(),
                     }),
                 }
             }
@@ -344,7 +386,7 @@ impl Location {
     fn need(&self, rel: &str, cap: u64, what: &'static str) -> Result<Vec<u8>, IndexError> {
         self.read(rel, cap, what)?.ok_or_else(|| IndexError::Read {
             what: self.shown(rel),
-            error: "it is not there".into(),
+            error: ReadFailure::Missing,
         })
     }
 }
@@ -372,7 +414,7 @@ pub(crate) fn read_profile_json<T: serde::de::DeserializeOwned + Default>(
         Err(e) if e.is_not_found() => Ok(T::default()),
         Err(e) => Err(IndexError::Read {
             what: crate::fsutil::shown(path),
-            error: e.to_string(),
+            error: e.into(),
         }),
     }
 }
@@ -451,7 +493,7 @@ pub fn check_summary(summary: &SummaryFile, what: &str) -> Result<(), IndexError
         )));
     }
     for s in &summary.packs {
-        check_id(&s.id).map_err(&bad)?;
+        check_id(&s.id).map_err(|e| bad(e.to_string()))?;
         if s.name.chars().count() > CAPS.name_chars
             || s.description.chars().count() > CAPS.description_chars
         {
@@ -551,7 +593,7 @@ pub fn check_pack_file(file: &PackFile, id: &str, what: &str) -> Result<(), Inde
             )));
         }
         for r in &e.requires {
-            check_id(&r.id).map_err(&bad)?;
+            check_id(&r.id).map_err(|e| bad(e.to_string()))?;
             semver::VersionReq::parse(&r.version).map_err(|err| {
                 bad(format!(
                     "version {}: the requirement '{}' of '{}': {err}",
@@ -568,9 +610,9 @@ pub fn check_pack_file(file: &PackFile, id: &str, what: &str) -> Result<(), Inde
 /// Read and check `packs/ID.json` of the index at `loc`; `None` when the index does not
 /// list `id`.
 pub fn read_pack(loc: &Location, id: &str) -> Result<Option<PackFile>, IndexError> {
-    check_id(id).map_err(|reason| IndexError::Bad {
+    check_id(id).map_err(|e| IndexError::Bad {
         what: "the pack asked for".into(),
-        reason,
+        reason: e.to_string(),
     })?;
     let rel = format!("packs/{id}.json");
     let Some(bytes) = loc.read(&rel, CAPS.entry_bytes, "an index entry")? else {
@@ -582,14 +624,19 @@ pub fn read_pack(loc: &Location, id: &str) -> Result<Option<PackFile>, IndexErro
     Ok(Some(file))
 }
 
+/// A name from an index that cannot be a pack id (shown cleaned).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "'{}' is not a pack id (lowercase letters, digits and '_', at most {} bytes)",
+    clean(.0),
+    crate::packs::MAX_ID_BYTES
+)]
+pub struct NotAnId(String);
+
 /// A pack id from an index: a valid id, no longer than an installed pack's may be.
-fn check_id(id: &str) -> Result<(), String> {
+fn check_id(id: &str) -> Result<(), NotAnId> {
     if id.len() > crate::packs::MAX_ID_BYTES || !crate::content::discover::valid_id(id) {
-        return Err(format!(
-            "'{}' is not a pack id (lowercase letters, digits and '_', at most {} bytes)",
-            clean(id),
-            crate::packs::MAX_ID_BYTES
-        ));
+        return Err(NotAnId(id.to_string()));
     }
     Ok(())
 }

@@ -56,7 +56,7 @@ impl Sources {
     }
 
     fn save(&self, profile: &Path) -> Result<(), IndexError> {
-        crate::fsutil::make_profile_dir(profile).map_err(IndexError::Refused)?;
+        crate::fsutil::make_profile_dir(profile)?;
         super::write_profile_json(&Sources::path(profile), self)
     }
 

@@ -9,7 +9,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::IndexError;
+use super::{IndexError, ReadFailure};
 
 /// The most redirects one request follows.
 pub const MAX_REDIRECTS: u32 = 5;
@@ -99,7 +99,8 @@ impl Web {
         } else {
             None
         };
-        let mut last = String::new();
+        // Why the last try failed (every try that gives up on its answer sets it).
+        let mut last: Option<ReadFailure> = None;
         for attempt in 0..TRIES {
             if attempt > 0 {
                 std::thread::sleep(Duration::from_millis(500 * u64::from(attempt)));
@@ -124,20 +125,19 @@ impl Web {
                 Err(ureq::Error::TooManyRedirects) => {
                     return Err(IndexError::Read {
                         what: url,
-                        error: format!("the server redirected more than {MAX_REDIRECTS} times"),
+                        error: ReadFailure::Redirects(MAX_REDIRECTS),
                     });
                 }
                 Err(ureq::Error::Timeout(_)) => {
                     return Err(IndexError::Read {
                         what: url,
-                        error: format!(
-                            "the server took longer than {} ms",
-                            deadline(cap).as_millis()
-                        ),
+                        error: ReadFailure::Timeout {
+                            ms: deadline(cap).as_millis(),
+                        },
                     });
                 }
                 Err(e) => {
-                    last = e.to_string();
+                    last = Some(ReadFailure::Http(e));
                     continue;
                 }
             };
@@ -147,20 +147,20 @@ impl Web {
                     let body = crate::fsutil::read_capped(&body_path, cap, "a cached index file")
                         .map_err(|e| IndexError::Read {
                         what: crate::fsutil::shown(&body_path),
-                        error: e.to_string(),
+                        error: e.into(),
                     })?;
                     return Ok(Got::Body(body));
                 }
                 200 => {}
                 404 | 410 => return Ok(Got::Missing),
                 500..=599 | 429 => {
-                    last = format!("the server answered {status}");
+                    last = Some(ReadFailure::Status(status));
                     continue;
                 }
                 _ => {
                     return Err(IndexError::Read {
                         what: url,
-                        error: format!("the server answered {status}"),
+                        error: ReadFailure::Status(status),
                     });
                 }
             }
@@ -206,12 +206,11 @@ impl Web {
                     error: if e.to_string().contains("timeout")
                         || e.kind() == std::io::ErrorKind::TimedOut
                     {
-                        format!(
-                            "the server took longer than {} ms",
-                            deadline(cap).as_millis()
-                        )
+                        ReadFailure::Timeout {
+                            ms: deadline(cap).as_millis(),
+                        }
                     } else {
-                        e.to_string()
+                        ReadFailure::Body(e)
                     },
                 })?;
                 if n == 0 {
@@ -240,7 +239,10 @@ impl Web {
         }
         Err(IndexError::Read {
             what: url,
-            error: format!("{last} (tried {TRIES} times)"),
+            error: ReadFailure::Tries {
+                last: Box::new(last.unwrap_or(ReadFailure::Missing)),
+                tries: TRIES,
+            },
         })
     }
 

@@ -59,15 +59,15 @@ pub fn build(
         .last_modified_time(DateTime::default())
         .unix_permissions(0o644);
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
-    let zip_err = |e: zip::result::ZipError| PackError::Io {
+    let zip_err = |source: zip::result::ZipError| PackError::Zip {
         doing: "write the archive".into(),
-        error: e.to_string(),
+        source,
     };
     let (hash, count) = walk(dir, |f, bytes| {
         zip.start_file(format!("{id}/{}", f.rel), options)
             .map_err(zip_err)?;
         zip.write_all(bytes)
-            .map_err(|e| PackError::io("write the archive", &e))
+            .map_err(|e| PackError::from_io("write the archive", e))
     })?;
     let bytes = zip.finish().map_err(zip_err)?.into_inner();
     Ok(Built {
@@ -93,7 +93,7 @@ pub fn build_to(
         Path::to_path_buf,
     );
     crate::fsutil::write_atomic(&out, &built.bytes)
-        .map_err(|e| PackError::io(format!("write {}", crate::fsutil::shown(&out)), &e))?;
+        .map_err(|e| PackError::from_io(format!("write {}", crate::fsutil::shown(&out)), e))?;
     Ok((built, out))
 }
 
@@ -178,8 +178,10 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
         }
     }
     drop(raw_names);
-    let mut zip =
-        ZipArchive::new(Cursor::new(bytes)).map_err(|e| PackError::BadArchive(e.to_string()))?;
+    let mut zip = ZipArchive::new(Cursor::new(bytes)).map_err(|source| PackError::Unzip {
+        entry: None,
+        source,
+    })?;
     if zip.len() != records.len() {
         return Err(PackError::BadArchive(format!(
             "the archive's directory has {} entries but reads as {}",
@@ -190,9 +192,10 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
     let mut names: Vec<(usize, String, u64, bool)> = Vec::new();
     let mut total = 0u64;
     for i in 0..zip.len() {
-        let entry = zip
-            .by_index_raw(i)
-            .map_err(|e| PackError::BadArchive(e.to_string()))?;
+        let entry = zip.by_index_raw(i).map_err(|source| PackError::Unzip {
+            entry: None,
+            source,
+        })?;
         if records.get(i).is_none_or(|r| {
             r.name != entry.name_raw()
                 || r.offset != entry.header_start()
@@ -371,15 +374,18 @@ impl Checked {
         let mut written = Vec::with_capacity(self.entries.len());
         for (i, rel, size) in std::mem::take(&mut self.entries) {
             let shown = crate::rules::echo(&rel);
-            let mut entry = self
-                .zip
-                .by_index(i)
-                .map_err(|e| PackError::BadArchive(format!("entry {shown}: {e}")))?;
+            let mut entry = self.zip.by_index(i).map_err(|source| PackError::Unzip {
+                entry: Some(shown.clone()),
+                source,
+            })?;
             let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             (&mut entry)
                 .take(size.saturating_add(1))
                 .read_to_end(&mut bytes)
-                .map_err(|e| PackError::BadArchive(format!("entry {shown}: {e}")))?;
+                .map_err(|source| PackError::Inflate {
+                    entry: shown.clone(),
+                    source,
+                })?;
             if bytes.len() as u64 != size {
                 return Err(PackError::BadArchive(format!(
                     "entry {shown} holds another size than the archive declares"
@@ -391,7 +397,7 @@ impl Checked {
             written.push(path);
         }
         crate::fsutil::sync_tree(dir, &written)
-            .map_err(|e| PackError::io("flush the unpacked files to disk", &e))?;
+            .map_err(|e| PackError::from_io("flush the unpacked files to disk", e))?;
         Ok(hex::encode(hasher.finalize()))
     }
 }
@@ -402,13 +408,13 @@ pub(crate) fn write_new(path: &Path, rel: &str, bytes: &[u8]) -> Result<(), Pack
     let shown = crate::rules::echo(rel);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|e| PackError::io(format!("make the folder of {shown}"), &e))?;
+            .map_err(|e| PackError::from_io(format!("make the folder of {shown}"), e))?;
     }
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| PackError::io(format!("write {shown}"), &e))?;
+        .map_err(|e| PackError::from_io(format!("write {shown}"), e))?;
     file.write_all(bytes)
-        .map_err(|e| PackError::io(format!("write {shown}"), &e))
+        .map_err(|e| PackError::from_io(format!("write {shown}"), e))
 }

@@ -65,7 +65,7 @@ pub const CAPS: Caps = Caps {
 pub const MAX_ID_BYTES: usize = 64;
 
 /// Why a pack cannot be built, hashed, installed or changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum PackError {
     /// An entry's name is unsafe or unportable; `name` is it, shown safely.
     BadName {
@@ -86,8 +86,22 @@ pub enum PackError {
         /// What is too big.
         what: String,
     },
-    /// The archive cannot be read as a zip.
+    /// The archive cannot be read as a zip: what is wrong with it.
     BadArchive(String),
+    /// The zip reader refused the archive, or one entry of it (`entry`, shown safely).
+    Unzip {
+        /// The entry, when it is one entry's.
+        entry: Option<String>,
+        /// What the zip reader said.
+        source: zip::result::ZipError,
+    },
+    /// An entry could not be inflated.
+    Inflate {
+        /// The entry, shown safely.
+        entry: String,
+        /// What went wrong.
+        source: std::io::Error,
+    },
     /// The pack's manifest is missing or has errors (`path:line:col: message` each).
     Manifest(Vec<String>),
     /// The pack has errors and is not built.
@@ -112,17 +126,46 @@ pub enum PackError {
     Io {
         /// What was being done.
         doing: String,
-        /// The error.
-        error: String,
+        /// What the system said.
+        source: std::io::Error,
     },
+    /// A pack file could not be read.
+    Read {
+        /// The file, relative to the pack folder.
+        rel: String,
+        /// Why.
+        source: crate::fsutil::ReadError,
+    },
+    /// Writing the archive failed.
+    Zip {
+        /// What was being done.
+        doing: String,
+        /// What the zip writer said.
+        source: zip::result::ZipError,
+    },
+    /// A folder of the profile is a link or not a folder, or could not be made.
+    Folder(crate::fsutil::DirError),
 }
 
 impl PackError {
-    pub(crate) fn io(doing: impl Into<String>, error: &std::io::Error) -> PackError {
+    /// A failed file system operation, keeping the error.
+    pub(crate) fn from_io(doing: impl Into<String>, source: std::io::Error) -> PackError {
         PackError::Io {
             doing: doing.into(),
-            error: error.to_string(),
+            source,
         }
+    }
+
+    /// [`PackError::from_io`] for a caller that holds the error only by reference: a
+    /// copy with its kind and text.
+    pub(crate) fn io(doing: impl Into<String>, error: &std::io::Error) -> PackError {
+        PackError::from_io(doing, std::io::Error::new(error.kind(), error.to_string()))
+    }
+}
+
+impl From<crate::fsutil::DirError> for PackError {
+    fn from(e: crate::fsutil::DirError) -> PackError {
+        PackError::Folder(e)
     }
 }
 
@@ -136,6 +179,17 @@ impl fmt::Display for PackError {
             ),
             PackError::TooBig { what } => write!(f, "{what}"),
             PackError::BadArchive(e) => write!(f, "not a readable zip archive: {e}"),
+            PackError::Unzip {
+                entry: None,
+                source,
+            } => write!(f, "not a readable zip archive: {source}"),
+            PackError::Unzip {
+                entry: Some(entry),
+                source,
+            } => write!(f, "not a readable zip archive: entry {entry}: {source}"),
+            PackError::Inflate { entry, source } => {
+                write!(f, "not a readable zip archive: entry {entry}: {source}")
+            }
             PackError::Manifest(lines) => {
                 write!(f, "the pack's manifest does not validate:")?;
                 for l in lines {
@@ -163,12 +217,26 @@ impl fmt::Display for PackError {
                 Ok(())
             }
             PackError::Refused(why) => write!(f, "{why}"),
-            PackError::Io { doing, error } => write!(f, "cannot {doing}: {error}"),
+            PackError::Io { doing, source } => write!(f, "cannot {doing}: {source}"),
+            PackError::Read { rel, source } => write!(f, "cannot read {rel}: {source}"),
+            PackError::Zip { doing, source } => write!(f, "cannot {doing}: {source}"),
+            PackError::Folder(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for PackError {}
+impl std::error::Error for PackError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PackError::Io { source, .. } => Some(source),
+            PackError::Read { source, .. } => Some(source),
+            PackError::Zip { source, .. } | PackError::Unzip { source, .. } => Some(source),
+            PackError::Inflate { source, .. } => Some(source),
+            PackError::Folder(e) => e.source(),
+            _ => None,
+        }
+    }
+}
 
 /// A file of a pack: its path relative to the pack folder (`/`-separated, UTF-8) and
 /// where it is now.
@@ -273,11 +341,12 @@ pub fn files(dir: &Path) -> Result<Vec<PackFile>, PackError> {
     let mut stack = vec![(dir.to_path_buf(), String::new(), 0usize)];
     let mut seen = 0usize;
     while let Some((folder, prefix, depth)) = stack.pop() {
-        let entries = std::fs::read_dir(&folder)
-            .map_err(|e| PackError::io(format!("read {}", crate::fsutil::shown(&folder)), &e))?;
+        let entries = std::fs::read_dir(&folder).map_err(|e| {
+            PackError::from_io(format!("read {}", crate::fsutil::shown(&folder)), e)
+        })?;
         for entry in entries {
             let entry = entry.map_err(|e| {
-                PackError::io(format!("read {}", crate::fsutil::shown(&folder)), &e)
+                PackError::from_io(format!("read {}", crate::fsutil::shown(&folder)), e)
             })?;
             seen += 1;
             if seen > caps.files * 4 {
@@ -309,7 +378,7 @@ pub fn files(dir: &Path) -> Result<Vec<PackFile>, PackError> {
                 });
             }
             let kind = entry.file_type().map_err(|e| {
-                PackError::io(format!("read {}", crate::fsutil::shown(&entry.path())), &e)
+                PackError::from_io(format!("read {}", crate::fsutil::shown(&entry.path())), e)
             })?;
             if kind.is_dir() {
                 if depth + 1 > caps.depth {
@@ -321,7 +390,7 @@ pub fn files(dir: &Path) -> Result<Vec<PackFile>, PackError> {
             } else if kind.is_file() {
                 let size = entry
                     .metadata()
-                    .map_err(|e| PackError::io(format!("read {rel}"), &e))?
+                    .map_err(|e| PackError::from_io(format!("read {rel}"), e))?
                     .len();
                 if size > caps.file_bytes {
                     return Err(PackError::TooBig {
@@ -455,9 +524,9 @@ pub(crate) fn walk(
     for f in &list {
         let bytes =
             crate::fsutil::read_capped(&f.path, CAPS.file_bytes, "a pack file").map_err(|e| {
-                PackError::Io {
-                    doing: format!("read {}", f.rel),
-                    error: e.to_string(),
+                PackError::Read {
+                    rel: f.rel.clone(),
+                    source: e,
                 }
             })?;
         feed(&mut hasher, &f.rel, &bytes);

@@ -121,9 +121,9 @@ impl PackSet {
             crate::fsutil::lock::ProfileLock::acquire(dir, crate::fsutil::lock::Access::Write)
                 .map_err(|e| PackError::Refused(e.to_string()))?;
         std::fs::create_dir_all(dir)
-            .map_err(|e| PackError::io(format!("make {}", crate::fsutil::shown(dir)), &e))?;
+            .map_err(|e| PackError::from_io(format!("make {}", crate::fsutil::shown(dir)), e))?;
         crate::fsutil::write_atomic(path, self.to_yaml().as_bytes())
-            .map_err(|e| PackError::io(format!("save {}", crate::fsutil::shown(path)), &e))
+            .map_err(|e| PackError::from_io(format!("save {}", crate::fsutil::shown(path)), e))
     }
 
     /// The file's text.

@@ -98,8 +98,8 @@ impl Store {
     fn lock_for_change(&self) -> Result<ProfileLock, PackError> {
         let lock = ProfileLock::acquire(self.profile(), Access::Write)
             .map_err(|e| PackError::Refused(e.to_string()))?;
-        crate::fsutil::check_profile_dir(&self.root).map_err(PackError::Refused)?;
-        crate::fsutil::check_profile_dir(&self.removed_root()).map_err(PackError::Refused)?;
+        crate::fsutil::check_profile_dir(&self.root)?;
+        crate::fsutil::check_profile_dir(&self.removed_root())?;
         Ok(lock)
     }
 
@@ -180,17 +180,18 @@ impl Store {
         let source_shown = crate::fsutil::shown(source);
         let _lock = self.lock_for_change()?;
         self.recover_locked();
-        crate::fsutil::make_profile_dir(&self.root).map_err(PackError::Refused)?;
+        crate::fsutil::make_profile_dir(&self.root)?;
         let staging = tempfile::Builder::new()
             .prefix(STAGING)
             .tempdir_in(&self.root)
-            .map_err(|e| PackError::io("make a staging folder", &e))?;
+            .map_err(|e| PackError::from_io("make a staging folder", e))?;
         let unpacked = staging.path().join("pack");
-        std::fs::create_dir(&unpacked).map_err(|e| PackError::io("make a staging folder", &e))?;
+        std::fs::create_dir(&unpacked)
+            .map_err(|e| PackError::from_io("make a staging folder", e))?;
         // Messages name the archive's entries, never the random staging folder.
         let unstage = |e: PackError| unstaged(e, &unpacked, &source_shown);
         let meta = std::fs::symlink_metadata(source)
-            .map_err(|e| PackError::io(format!("read {source_shown}"), &e))?;
+            .map_err(|e| PackError::from_io(format!("read {source_shown}"), e))?;
         let hash = if meta.is_dir() {
             refuse_folder_of_packs(source)?;
             copy_folder(source, &unpacked).map_err(unstage)?
@@ -228,16 +229,16 @@ impl Store {
                 .map(|p| p.version.to_string())
                 .unwrap_or_else(|_| "an unreadable version".into());
             std::fs::rename(&target, &old)
-                .map_err(|e| PackError::io(format!("move the old '{id}' aside"), &e))?;
+                .map_err(|e| PackError::from_io(format!("move the old '{id}' aside"), e))?;
             Some(previous)
         } else {
             None
         };
         let placed = std::fs::rename(&unpacked, &target)
-            .map_err(|e| PackError::io(format!("move '{id}' into place"), &e))
+            .map_err(|e| PackError::from_io(format!("move '{id}' into place"), e))
             .and_then(|()| {
                 crate::fsutil::sync_dir(&self.root).map_err(|e| {
-                    PackError::io(format!("flush {}", crate::fsutil::shown(&self.root)), &e)
+                    PackError::from_io(format!("flush {}", crate::fsutil::shown(&self.root)), e)
                 })
             })
             .and_then(|()| {
@@ -286,7 +287,7 @@ impl Store {
             });
         }
         let removed = self.removed_root();
-        crate::fsutil::make_profile_dir(&removed).map_err(PackError::Refused)?;
+        crate::fsutil::make_profile_dir(&removed)?;
         for n in 1..10_000 {
             let to = if n == 1 {
                 removed.join(id)
@@ -297,7 +298,7 @@ impl Store {
                 continue;
             }
             std::fs::rename(&dir, &to).map_err(|e| {
-                PackError::io(format!("move '{id}' to {}", crate::fsutil::shown(&to)), &e)
+                PackError::from_io(format!("move '{id}' to {}", crate::fsutil::shown(&to)), e)
             })?;
             return Ok(to);
         }
@@ -319,7 +320,7 @@ fn copy_folder(from: &Path, to: &Path) -> Result<String, PackError> {
         Ok(())
     })?;
     crate::fsutil::sync_tree(to, &written)
-        .map_err(|e| PackError::io("flush the copied files to disk", &e))?;
+        .map_err(|e| PackError::from_io("flush the copied files to disk", e))?;
     Ok(hash)
 }
 
@@ -334,9 +335,13 @@ fn unstaged(e: PackError, unpacked: &Path, source: &str) -> PackError {
         PackError::Refused(t) => PackError::Refused(fix(&t)),
         PackError::BadArchive(t) => PackError::BadArchive(fix(&t)),
         PackError::TooBig { what } => PackError::TooBig { what: fix(&what) },
-        PackError::Io { doing, error } => PackError::Io {
+        PackError::Io { doing, source } => PackError::Io {
             doing: fix(&doing),
-            error: fix(&error),
+            source,
+        },
+        PackError::Zip { doing, source } => PackError::Zip {
+            doing: fix(&doing),
+            source,
         },
         PackError::BadName { name, reason } => PackError::BadName {
             name: fix(&name),

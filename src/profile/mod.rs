@@ -198,23 +198,62 @@ pub fn id_for(name: &str, taken: impl Fn(&str) -> bool) -> String {
     id
 }
 
+/// Why a deck's or the settings' text cannot be read as one.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    /// Not YAML of the expected shape.
+    #[error(transparent)]
+    Yaml(#[from] serde_saphyr::Error),
+    /// The file's bytes are not UTF-8 text.
+    #[error("it is not UTF-8 text")]
+    NotText,
+    /// Written by a newer Tokensmith.
+    #[error(
+        "format_version {found} is newer than this Tokensmith reads ({reads}); update Tokensmith"
+    )]
+    Newer {
+        /// The version the file declares.
+        found: u32,
+        /// The newest this Tokensmith reads.
+        reads: u32,
+    },
+    /// A version no Tokensmith wrote.
+    #[error("format_version {found} is not a known {what} format")]
+    Unknown {
+        /// The version the file declares.
+        found: u32,
+        /// `deck` or `settings`.
+        what: &'static str,
+    },
+    /// A deck of the first format with a `version` other than 1.
+    #[error("an unknown deck format (no format_version)")]
+    OldUnknown,
+    /// A settings file without `format_version`.
+    #[error("format_version is missing: the first line should be `format_version: {0}`")]
+    Missing(u32),
+}
+
 /// Read a deck file's text (any known version) as a current deck named `id`; whether it
 /// was migrated.
-pub fn parse_deck(text: &str, id: &str) -> Result<(SavedDeck, bool), String> {
-    let version: Versioned = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse_deck(text: &str, id: &str) -> Result<(SavedDeck, bool), FormatError> {
+    let version: Versioned = serde_saphyr::from_str(text)?;
     match version.format_version {
         Some(FORMAT_VERSION) => {
-            let deck: SavedDeck = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+            let deck: SavedDeck = serde_saphyr::from_str(text)?;
             Ok((deck, false))
         }
-        Some(v) if v > FORMAT_VERSION => Err(format!(
-            "format_version {v} is newer than this Tokensmith reads ({FORMAT_VERSION}); update Tokensmith"
-        )),
-        Some(v) => Err(format!("format_version {v} is not a known deck format")),
+        Some(v) if v > FORMAT_VERSION => Err(FormatError::Newer {
+            found: v,
+            reads: FORMAT_VERSION,
+        }),
+        Some(v) => Err(FormatError::Unknown {
+            found: v,
+            what: "deck",
+        }),
         None => {
-            let old: DeckV1 = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+            let old: DeckV1 = serde_saphyr::from_str(text)?;
             if old.version.is_some_and(|v| v != 1) {
-                return Err("an unknown deck format (no format_version)".into());
+                return Err(FormatError::OldUnknown);
             }
             let deck = SavedDeck {
                 format_version: FORMAT_VERSION,
@@ -229,18 +268,19 @@ pub fn parse_deck(text: &str, id: &str) -> Result<(SavedDeck, bool), String> {
 
 /// Why the profile could not do what was asked. Callers match on the kind; `Display`
 /// gives the text to show.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
     /// The profile folder cannot be created.
     #[error(
-        "cannot create the profile folder {}: {reason}",
+        "cannot create the profile folder {}: {source}",
         crate::fsutil::shown(path)
     )]
     Folder {
         /// The folder.
         path: PathBuf,
         /// What the system said.
-        reason: String,
+        #[source]
+        source: std::io::Error,
     },
     /// Not a valid deck id.
     #[error("'{id}' cannot be a deck id: use lowercase letters, digits, '_' and '-'")]
@@ -258,24 +298,43 @@ pub enum ProfileError {
         path: PathBuf,
     },
     /// Writing or deleting a file failed.
-    #[error("cannot {action} {}: {reason}", crate::fsutil::shown(path))]
+    #[error("cannot {action} {}: {source}", crate::fsutil::shown(path))]
     Io {
         /// `save` or `delete`.
         action: &'static str,
         /// The file.
         path: PathBuf,
         /// What the system said.
-        reason: String,
+        #[source]
+        source: std::io::Error,
     },
     /// The settings file on disk could not be read, so it is kept and not overwritten.
     #[error("{0}")]
     SettingsKept(String),
-    /// A deck file whose name is not an id could not be given one.
-    #[error("{0}")]
-    Rename(String),
+    /// A deck file whose name is not an id could not be moved aside to be given one.
+    #[error(
+        "cannot move it aside to give it an id ({source}); rename it to lowercase letters, digits, '-' and '_'"
+    )]
+    SetAside {
+        /// The deck file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A deck file whose name is not an id could not be saved under a new one; the
+    /// original is put back, or `stays` says where it is and why it could not be.
+    #[error("{source}{}", stays.as_ref().map_or_else(String::new, |(kept, e)| format!("; it stays as {} ({e})", kept.display())))]
+    Rename {
+        /// Why saving it failed.
+        #[source]
+        source: Box<ProfileError>,
+        /// Where the original stays, and why it could not be put back.
+        stays: Option<(PathBuf, std::io::Error)>,
+    },
     /// A folder of the profile is a link or not a folder: refused, nothing done.
-    #[error("{0}")]
-    Unsafe(String),
+    #[error(transparent)]
+    Unsafe(#[from] crate::fsutil::DirError),
     /// Another Tokensmith held the profile for the whole wait: nothing was written.
     #[error(transparent)]
     Locked(#[from] LockError),
@@ -286,10 +345,10 @@ impl ProfileError {
     /// to [`ProfileError::Io`], the one place it is written.
     fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ProfileError {
         let path = path.to_path_buf();
-        move |e| ProfileError::Io {
+        move |source| ProfileError::Io {
             action,
             path,
-            reason: e.to_string(),
+            source,
         }
     }
 }
@@ -313,13 +372,13 @@ impl Profile {
 
     /// Open (and create if needed) the profile at `dir`.
     pub fn open(dir: &Path) -> Result<Profile, ProfileError> {
-        std::fs::create_dir_all(dir).map_err(|e| ProfileError::Folder {
+        std::fs::create_dir_all(dir).map_err(|source| ProfileError::Folder {
             path: dir.to_path_buf(),
-            reason: e.to_string(),
+            source,
         })?;
         // `decks/` as a link would let listing rename files, and saving write them,
         // wherever it points.
-        crate::fsutil::make_profile_dir(&dir.join("decks")).map_err(ProfileError::Unsafe)?;
+        crate::fsutil::make_profile_dir(&dir.join("decks"))?;
         Ok(Profile {
             dir: dir.to_path_buf(),
             notes: Vec::new(),
@@ -421,8 +480,11 @@ impl Profile {
         taken: &mut std::collections::HashSet<String>,
     ) -> Result<SavedDeck, ProfileError> {
         // The original goes aside first, so the new id may be its name in other case.
-        let kept = crate::fsutil::move_aside(path, "yaml.orig").map_err(|e| {
-            ProfileError::Rename(format!("cannot move it aside to give it an id ({e}); rename it to lowercase letters, digits, '-' and '_'"))
+        let kept = crate::fsutil::move_aside(path, "yaml.orig").map_err(|source| {
+            ProfileError::SetAside {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         if let Some(stem) = path.file_stem() {
             taken.remove(&stem.to_string_lossy().to_ascii_lowercase());
@@ -432,11 +494,13 @@ impl Profile {
         let new = match self.create(&deck) {
             Ok(new) => new,
             Err(e) => {
-                let back = crate::fsutil::rename_new(&kept, path).map_or_else(
-                    |r| format!("; it stays as {} ({r})", kept.display()),
-                    |()| String::new(),
-                );
-                return Err(ProfileError::Rename(format!("{e}{back}")));
+                let stays = crate::fsutil::rename_new(&kept, path)
+                    .err()
+                    .map(|r| (kept.clone(), r));
+                return Err(ProfileError::Rename {
+                    source: Box::new(e),
+                    stays,
+                });
             }
         };
         self.notes.push(format!(
@@ -491,7 +555,7 @@ impl Profile {
             });
         }
         let _lock = ProfileLock::acquire(&self.dir, Access::Write)?;
-        crate::fsutil::check_profile_dir(&self.dir.join("decks")).map_err(ProfileError::Unsafe)?;
+        crate::fsutil::check_profile_dir(&self.dir.join("decks"))?;
         let path = self.deck_path(&deck.id);
         let bytes = deck.to_yaml();
         let written = if replace {
@@ -521,7 +585,7 @@ impl Profile {
                 "format_version {v} is newer than this Tokensmith reads ({FORMAT_VERSION}); update Tokensmith"
             )));
         }
-        let (mut deck, migrated) = parse_deck(&text, id).map_err(Unread::Bad)?;
+        let (mut deck, migrated) = parse_deck(&text, id).map_err(|e| Unread::Bad(e.to_string()))?;
         deck.id = id.to_string();
         // A file whose name cannot be an id is saved anew under another name by
         // `give_id`, which keeps this file as it is: nothing to migrate in place.
@@ -561,7 +625,7 @@ impl Profile {
         let read =
             crate::fsutil::read_capped(&path, crate::fsutil::MAX_PROFILE_FILE, "the settings");
         let text = match read {
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string()),
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| FormatError::NotText),
             Err(e) if e.is_not_found() => return Settings::default(),
             Err(e) => {
                 let why = format!(
@@ -622,7 +686,7 @@ impl Profile {
     /// Delete the deck `id`; false when there was none.
     pub fn delete(&self, id: &str) -> Result<bool, ProfileError> {
         let _lock = ProfileLock::acquire(&self.dir, Access::Write)?;
-        crate::fsutil::check_profile_dir(&self.dir.join("decks")).map_err(ProfileError::Unsafe)?;
+        crate::fsutil::check_profile_dir(&self.dir.join("decks"))?;
         let path = self.deck_path(id);
         match std::fs::remove_file(&path) {
             Ok(()) => Ok(true),

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::FormatError;
+
 /// The settings format written today.
 pub const SETTINGS_VERSION: u32 = 1;
 
@@ -74,23 +76,25 @@ impl Settings {
 }
 
 /// Read a settings file's text (empty text: the defaults).
-pub fn parse_settings(text: &str) -> Result<Settings, String> {
+pub fn parse_settings(text: &str) -> Result<Settings, FormatError> {
     if text.trim().is_empty() {
         return Ok(Settings::default());
     }
-    let version: super::Versioned = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    let version: super::Versioned = serde_saphyr::from_str(text)?;
     if version.format_version.is_none() {
-        return Err(format!(
-            "format_version is missing: the first line should be `format_version: {SETTINGS_VERSION}`"
-        ));
+        return Err(FormatError::Missing(SETTINGS_VERSION));
     }
-    let settings: Settings = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    let settings: Settings = serde_saphyr::from_str(text)?;
     match settings.format_version {
         SETTINGS_VERSION => Ok(settings.clamped()),
-        v if v > SETTINGS_VERSION => Err(format!(
-            "format_version {v} is newer than this Tokensmith reads ({SETTINGS_VERSION}); update Tokensmith"
-        )),
-        v => Err(format!("format_version {v} is not a known settings format")),
+        v if v > SETTINGS_VERSION => Err(FormatError::Newer {
+            found: v,
+            reads: SETTINGS_VERSION,
+        }),
+        v => Err(FormatError::Unknown {
+            found: v,
+            what: "settings",
+        }),
     }
 }
 
@@ -106,12 +110,12 @@ mod tests {
             animation_step_ms: 90,
             ..Settings::default()
         };
-        assert_eq!(parse_settings(&s.to_yaml()), Ok(s));
-        assert_eq!(parse_settings(""), Ok(Settings::default()));
+        assert_eq!(parse_settings(&s.to_yaml()).ok(), Some(s));
+        assert_eq!(parse_settings("").ok(), Some(Settings::default()));
         let partial = parse_settings("format_version: 1\nanimations: false\n");
         assert_eq!(
-            partial,
-            Ok(Settings {
+            partial.ok(),
+            Some(Settings {
                 animations: false,
                 ..Settings::default()
             })
@@ -121,21 +125,21 @@ mod tests {
     #[test]
     fn numbers_out_of_range_are_brought_back_and_unknown_keys_refused() {
         let s = parse_settings("format_version: 1\nanimation_step_ms: 5\nai_think_ms: 99999\n");
-        assert_eq!(s.as_ref().map(|s| s.animation_step_ms), Ok(60));
-        assert_eq!(s.as_ref().map(|s| s.ai_think_ms), Ok(5000));
+        assert_eq!(s.as_ref().map(|s| s.animation_step_ms).ok(), Some(60));
+        assert_eq!(s.as_ref().map(|s| s.ai_think_ms).ok(), Some(5000));
         let typo = parse_settings("format_version: 1\nanimation: false\n");
-        assert!(typo.is_err_and(|e| e.contains("animation")));
+        assert!(typo.is_err_and(|e| e.to_string().contains("animation")));
         let newer = parse_settings("format_version: 9\n");
-        assert!(newer.is_err_and(|e| e.contains("newer")));
+        assert!(newer.is_err_and(|e| e.to_string().contains("newer")));
         let bad_deck = parse_settings("format_version: 1\ndefault_deck: \"../x\"\n");
-        assert_eq!(bad_deck.map(|s| s.default_deck), Ok(None));
+        assert_eq!(bad_deck.map(|s| s.default_deck).ok(), Some(None));
         let unversioned = parse_settings("animations: false\n");
-        assert!(unversioned.is_err_and(|e| e.contains("format_version is missing")));
+        assert!(unversioned.is_err_and(|e| e.to_string().contains("format_version is missing")));
         // An id YAML would read as something else stays text.
         let null = Settings {
             default_deck: Some("null".into()),
             ..Settings::default()
         };
-        assert_eq!(parse_settings(&null.to_yaml()), Ok(null));
+        assert_eq!(parse_settings(&null.to_yaml()).ok(), Some(null));
     }
 }

@@ -72,22 +72,23 @@ pub struct Watcher {
 }
 
 /// Why watching could not start. Callers match on the kind; `Display` gives the text.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum WatchError {
     /// The system's file watcher could not be set up at all.
     #[error("cannot watch the pack folders: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] notify_debouncer_full::notify::Error),
     /// One folder could not be watched.
-    #[error("cannot watch {}: {reason}", crate::fsutil::shown(path))]
+    #[error("cannot watch {}: {source}", crate::fsutil::shown(path))]
     Folder {
         /// The folder.
         path: PathBuf,
         /// What the system said.
-        reason: String,
+        #[source]
+        source: notify_debouncer_full::notify::Error,
     },
     /// The thread that reloads could not be started.
     #[error("cannot start the reload thread: {0}")]
-    Thread(String),
+    Thread(#[source] std::io::Error),
 }
 
 impl Watcher {
@@ -141,15 +142,15 @@ impl Watcher {
                 let _ = burst_tx.send((paths, seen));
             }
         })
-        .map_err(|e| WatchError::Unavailable(e.to_string()))?;
+        .map_err(WatchError::Unavailable)?;
         let (mut folders, mut missing) = (Vec::new(), Vec::new());
         for folder in &options.folders {
             if folder.path.is_dir() {
                 debouncer
                     .watch(&folder.path, RecursiveMode::Recursive)
-                    .map_err(|e| WatchError::Folder {
+                    .map_err(|source| WatchError::Folder {
                         path: folder.path.clone(),
-                        reason: e.to_string(),
+                        source,
                     })?;
                 folders.push(folder.path.clone());
             } else {
@@ -160,7 +161,7 @@ impl Watcher {
             .name("tokensmith-reload".into())
             .stack_size(crate::script::THREAD_STACK)
             .spawn(move || worker(&options, &burst_rx, &reload_tx, &wake))
-            .map_err(|e| WatchError::Thread(e.to_string()))?;
+            .map_err(WatchError::Thread)?;
         Ok(Watcher {
             _debouncer: Box::new(debouncer),
             reloads: reload_rx,

@@ -11,7 +11,8 @@ pub struct HookError {
     pub kind: HookErrorKind,
     /// The script file and line it happened at, when known.
     pub place: Option<ScriptPlace>,
-    /// Where and what, ready to show (`pack/scripts/file.lua:12: message`).
+    /// Where and what, ready to show (`pack/scripts/file.lua:12: message`): the place is
+    /// in the text too, as users read it.
     pub message: String,
 }
 
@@ -42,47 +43,29 @@ pub struct ScriptPlace {
 }
 
 impl HookError {
-    /// A script error ([`HookErrorKind::Script`]) with this message; its place is read
-    /// from a leading `pack/file.lua:LINE: ` if it has one.
+    /// A script error ([`HookErrorKind::Script`]) with this message and no place.
     pub fn new(message: impl Into<String>) -> HookError {
         HookError::of(HookErrorKind::Script, message)
     }
 
-    /// An error of `kind` with this message (its place read as for [`HookError::new`]).
+    /// An error of `kind` with this message and no place (a limit of the move, the host).
     pub fn of(kind: HookErrorKind, message: impl Into<String>) -> HookError {
-        let message = message.into();
+        HookError::at(kind, None, message)
+    }
+
+    /// An error of `kind` at `place` (the script and line it happened at, when known),
+    /// with this message.
+    pub fn at(
+        kind: HookErrorKind,
+        place: Option<ScriptPlace>,
+        message: impl Into<String>,
+    ) -> HookError {
         HookError {
             kind,
-            place: ScriptPlace::leading(&message),
-            message,
+            place,
+            message: message.into(),
         }
     }
-}
-
-impl ScriptPlace {
-    /// The place a message starts with (`pack/scripts/file.lua:12: …`), if any.
-    #[must_use]
-    pub fn leading(message: &str) -> Option<ScriptPlace> {
-        let (place, _) = split_place(message)?;
-        let (script, line) = place.rsplit_once(':')?;
-        Some(ScriptPlace {
-            script: script.to_string(),
-            line: line.parse().ok()?,
-        })
-    }
-}
-
-/// `pack/file.lua:LINE: rest` → (`pack/file.lua:LINE`, `rest`): the one reading of the
-/// place Lua and the host put at the start of a script's error.
-#[must_use]
-pub fn split_place(text: &str) -> Option<(&str, &str)> {
-    let lua_end = text.find(".lua:")? + ".lua:".len();
-    let after = &text[lua_end..];
-    let digits = after.find(|c: char| !c.is_ascii_digit())?;
-    if digits == 0 || !after[digits..].starts_with(": ") {
-        return None;
-    }
-    Some((&text[..lua_end + digits], &after[digits + 2..]))
 }
 
 /// The parts of a move that each get a fresh script budget

@@ -31,7 +31,7 @@ pub use defs::{
 pub use effects::{Effects, Hooks, MoveResult, NoHooks};
 pub use engine::{Engine, Move, MoveError, Play};
 pub use event::{Cause, Event, EventKind, RemoveReason};
-pub use hooks::{BudgetStep, HookError, HookErrorKind, ScriptPlace, split_place};
+pub use hooks::{BudgetStep, HookError, HookErrorKind, ScriptPlace};
 pub use ids::{
     AbilityId, AreaId, Bounds, CardId, Cell, DeckId, MAX_CELLS, Offset, ScriptId, Seat, TokenTypeId,
 };

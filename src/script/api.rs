@@ -17,6 +17,32 @@ use crate::content::discover::{
 };
 use crate::rules::MoveLimits;
 
+/// Every function of `ctx` (called `ctx:name(…)`); a test checks it against the table.
+pub(super) const CTX_METHODS: &[&str] = &[
+    "add_score",
+    "damage",
+    "extra_turn",
+    "height",
+    "log",
+    "move",
+    "on_board",
+    "random",
+    "remove",
+    "score",
+    "set_type",
+    "set_value",
+    "spawn",
+    "target",
+    "target_count",
+    "targets",
+    "token",
+    "tokens",
+    "width",
+];
+
+/// The fields set on `ctx` for each hook call (`ctx.seat`).
+pub(super) const CTX_FIELDS: &[&str] = &["seat", "opponent", "x", "y"];
+
 /// The whole description.
 #[derive(Clone, Debug, Serialize)]
 pub struct Api {
@@ -792,10 +818,7 @@ mod tests {
         let methods: mlua::Table = table.metatable().unwrap().raw_get("__index").unwrap();
         // The per-call fields are read through the methods' metatable, by the names in
         // `ctx::FIELDS`: each must read as a number through the live ctx.
-        let fields: Vec<String> = super::super::ctx::FIELDS
-            .iter()
-            .map(|f| f.to_string())
-            .collect();
+        let fields: Vec<String> = super::CTX_FIELDS.iter().map(|f| f.to_string()).collect();
         for f in &fields {
             let v: mlua::Value = table.get(f.as_str()).unwrap();
             assert!(v.is_integer(), "ctx.{f} reads {v:?}");

@@ -33,7 +33,7 @@ pub(super) struct CallSlot {
     current: Cell<Current>,
     script: Cell<ScriptId>,
     /// A bad ctx call in this hook call, kept even if the script caught it.
-    failure: std::cell::RefCell<Option<(HookErrorKind, String)>>,
+    failure: std::cell::RefCell<Option<HookError>>,
     /// The error of a fast `ctx` entry, for its general function to raise (see
     /// `fast.rs`).
     stash: std::cell::RefCell<Option<mlua::Error>>,
@@ -109,7 +109,7 @@ impl CallSlot {
         &self,
         lua: &Lua,
         what: &str,
-        f: impl FnOnce(&mut Effects<'_>) -> Result<R, String>,
+        f: impl FnOnce(&mut Effects<'_>) -> Result<R, Refusal>,
     ) -> mlua::Result<R> {
         match self.current.get() {
             Current::Idle => Err(outside()),
@@ -120,7 +120,7 @@ impl CallSlot {
                         "ctx:{what} cannot change the game from a read-only hook (income, evaluate)"
                     ),
                 );
-                self.poison(&error, HookErrorKind::Script);
+                self.poison(lua, &error, HookErrorKind::Script);
                 Err(error)
             }
             Current::Effects(p) => {
@@ -149,28 +149,56 @@ impl CallSlot {
                     fx.set_line_since(mark, script, PENDING_LINE, line);
                 }
                 // A limit the change ran into (too many events) stops the script too.
-                let kind = fx.failure().map_or(HookErrorKind::Script, |f| f.kind);
-                let result = match (result, fx.failure()) {
-                    (Ok(_), Some(failed)) => Err(failed.message.clone()),
+                let failed = fx.failure().cloned();
+                let kind = failed.as_ref().map_or(HookErrorKind::Script, |f| f.kind);
+                let result = match (result, failed) {
+                    (Ok(_), Some(failed)) => Err(Refusal::Rules(failed)),
                     (result, _) => result,
                 };
                 result.map_err(|e| {
                     // A failure of a hook this call triggered already names its own
                     // script and line: that is the place to show, not every caller's.
-                    let error = if crate::rules::split_place(&e).is_some() {
-                        mlua::Error::RuntimeError(e)
-                    } else {
-                        located(lua, &format!("ctx:{what}: {e}"))
+                    let (error, place) = match e {
+                        Refusal::Rules(HookError {
+                            place: Some(place),
+                            message,
+                            ..
+                        }) => (mlua::Error::RuntimeError(message), Some(place)),
+                        Refusal::Rules(HookError { message, .. }) | Refusal::Call(message) => (
+                            located(lua, &format!("ctx:{what}: {message}")),
+                            super::place::script_place_of(lua),
+                        ),
                     };
                     // A bad ctx call refuses the move even when the script catches it.
-                    fx.fail(HookError::of(kind, super::message(&error)));
-                    self.failure
-                        .borrow_mut()
-                        .get_or_insert((kind, super::message(&error)));
+                    let failure = HookError::at(kind, place, super::message::message(&error));
+                    fx.fail(failure.clone());
+                    self.failure.borrow_mut().get_or_insert(failure);
                     error
                 })
             }
         }
+    }
+}
+
+/// Why a `ctx` call could not change the game.
+pub(super) enum Refusal {
+    /// The call itself is wrong (a seat that is not 1 or 2, a value out of range): placed
+    /// at the script line calling `ctx`.
+    Call(String),
+    /// The rules refused the change or a hook it triggered failed, with that failure's
+    /// own place when it has one.
+    Rules(HookError),
+}
+
+impl From<String> for Refusal {
+    fn from(text: String) -> Refusal {
+        Refusal::Call(text)
+    }
+}
+
+impl From<ArgError> for Refusal {
+    fn from(e: ArgError) -> Refusal {
+        Refusal::Call(e.to_string())
     }
 }
 
@@ -214,7 +242,7 @@ fn located(lua: &Lua, message: &str) -> mlua::Error {
         .and_then(|s| {
             let text = s.0.get(&file)?;
             let code = text.lines().nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
-            super::dot_calls(code).first().map(|&(_, _, name)| {
+            super::diagnose::dot_calls(code).first().map(|&(_, _, name)| {
                 format!(" (`ctx.{name}(…)` passes no ctx, so the arguments shift: write `ctx:{name}(…)`)")
             })
         })
@@ -247,7 +275,7 @@ impl mlua::FromLua for Int {
 fn bad_argument(lua: &Lua, message: &str) -> mlua::Error {
     let error = located(lua, message);
     if let Some(slot) = lua.app_data_ref::<Rc<CallSlot>>() {
-        slot.poison(&error, HookErrorKind::Script);
+        slot.poison(lua, &error, HookErrorKind::Script);
     }
     error
 }
@@ -259,7 +287,7 @@ pub(super) fn describe_value(value: &Value) -> String {
     match value {
         Value::Nil => "nothing (nil)".to_string(),
         Value::Integer(n) => format!("the number {n}"),
-        Value::Number(f) => format!("the number {}", crate::script::number_text(*f)),
+        Value::Number(f) => format!("the number {}", super::message::number_text(*f)),
         Value::Boolean(b) => format!("the boolean {b}"),
         other => a_type(other),
     }
@@ -340,19 +368,24 @@ impl mlua::FromLua for Spec {
 }
 
 impl CallSlot {
-    /// Refuse the move under way (if any) with this error, even if the script catches it.
-    fn poison(&self, error: &mlua::Error, kind: HookErrorKind) {
-        let text = super::message(error);
+    /// Refuse the move under way (if any) with this error of a `ctx` call, even if the
+    /// script catches it: placed at the script line calling `ctx`.
+    fn poison(&self, lua: &Lua, error: &mlua::Error, kind: HookErrorKind) {
+        let failure = HookError::at(
+            kind,
+            super::place::script_place_of(lua),
+            super::message::message(error),
+        );
         if let Current::Effects(p) = self.current.get() {
             // SAFETY: see `view`; only the failure slot is touched.
             let fx = unsafe { &mut *p };
-            fx.fail(HookError::of(kind, text.clone()));
+            fx.fail(failure.clone());
         }
-        self.failure.borrow_mut().get_or_insert((kind, text));
+        self.failure.borrow_mut().get_or_insert(failure);
     }
 
     /// The bad ctx call of the hook call that just ended, if any.
-    pub fn take_failure(&self) -> Option<(HookErrorKind, String)> {
+    pub fn take_failure(&self) -> Option<HookError> {
         self.failure.borrow_mut().take()
     }
 
@@ -372,8 +405,24 @@ fn cell(x: i64, y: i64) -> BoardCell {
     BoardCell::new(c(x), c(y))
 }
 
-fn seat(n: i64) -> Result<Seat, String> {
-    Seat::from_number(n).ok_or_else(|| format!("a seat is 1 or 2, got {n}"))
+/// A number argument of a `ctx` call that is out of its range.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ArgError {
+    /// Not a seat number.
+    #[error("a seat is 1 or 2, got {0}")]
+    Seat(i64),
+    /// Past what the board's numbers hold.
+    #[error("{what} {value} is out of range")]
+    Range {
+        /// What the number is (`value`, `damage`).
+        what: &'static str,
+        /// The number given.
+        value: i64,
+    },
+}
+
+fn seat(n: i64) -> Result<Seat, ArgError> {
+    Seat::from_number(n).ok_or(ArgError::Seat(n))
 }
 
 /// A token as scripts see it: `{x, y, seat, value, type, card}`.
@@ -386,8 +435,8 @@ pub(super) fn token_table(
     TokenOut::new(view, at, token).table(lua)
 }
 
-fn in_range(value: i64, what: &str) -> Result<i32, String> {
-    i32::try_from(value).map_err(|_| format!("{what} {value} is out of range"))
+fn in_range(value: i64, what: &'static str) -> Result<i32, ArgError> {
+    i32::try_from(value).map_err(|_| ArgError::Range { what, value })
 }
 
 /// What every `ctx` call is charged, in instructions, before any work.
@@ -423,7 +472,7 @@ pub(super) fn charge(
 fn overrun(lua: &Lua, o: super::sandbox::Overrun, what: &str) -> mlua::Error {
     let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
     if let Some(slot) = lua.app_data_ref::<Rc<CallSlot>>() {
-        slot.poison(&error, HookErrorKind::Limit);
+        slot.poison(lua, &error, HookErrorKind::Limit);
     }
     error
 }
@@ -436,32 +485,6 @@ fn key_name(key: &Value) -> String {
         other => format!("{} key", a_type(other)),
     }
 }
-
-/// Every function of `ctx` (called `ctx:name(…)`); a test checks it against the table.
-pub(super) const METHODS: &[&str] = &[
-    "add_score",
-    "damage",
-    "extra_turn",
-    "height",
-    "log",
-    "move",
-    "on_board",
-    "random",
-    "remove",
-    "score",
-    "set_type",
-    "set_value",
-    "spawn",
-    "target",
-    "target_count",
-    "targets",
-    "token",
-    "tokens",
-    "width",
-];
-
-/// The fields set on `ctx` for each hook call (`ctx.seat`).
-pub(super) const FIELDS: &[&str] = &["seat", "opponent", "x", "y"];
 
 /// Build the `ctx` table for a state; its functions act on `slot`, charged to `budget`.
 pub(super) fn make(
@@ -615,7 +638,7 @@ pub(super) fn make(
                     .token_type_named(kind.as_deref().unwrap_or("basic"))
                     .map_err(|e| e.to_string())?;
                 fx.spawn(cell(x, y), seat, value, kind)
-                    .map_err(|e| e.message)
+                    .map_err(Refusal::Rules)
             })
         }
     );
@@ -631,7 +654,7 @@ pub(super) fn make(
                 .catalog()
                 .token_type_named(&kind)
                 .map_err(|e| e.to_string())?;
-            fx.set_type(cell(x, y), kind).map_err(|e| e.message)
+            fx.set_type(cell(x, y), kind).map_err(Refusal::Rules)
         })
     });
     func!("extra_turn", |lua, s, (Int(n),): (Int,)| extra_turn(
@@ -645,7 +668,7 @@ pub(super) fn make(
         let text = match text {
             Value::String(t) => t,
             Value::Integer(n) => lua.create_string(n.to_string())?,
-            Value::Number(f) => lua.create_string(crate::script::number_text(f))?,
+            Value::Number(f) => lua.create_string(super::message::number_text(f))?,
             other => {
                 return Err(bad_argument(
                     lua,
@@ -658,14 +681,17 @@ pub(super) fn make(
             let len = text.as_bytes().len();
             if len > fx.log_room() {
                 let limit = fx.catalog().rules().limits.log_bytes;
-                let error = format!(
-                    "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
+                let error = HookError::of(
+                    HookErrorKind::Limit,
+                    format!(
+                        "the move logged more than {limit} bytes of text (rules.limits.log_bytes)"
+                    ),
                 );
-                fx.fail(HookError::of(HookErrorKind::Limit, error.clone()));
-                return Err(error);
+                fx.fail(error.clone());
+                return Err(Refusal::Rules(error));
             }
-            fx.log(crate::script::clean(&text.to_string_lossy()))
-                .map_err(|e| e.message)
+            fx.log(super::message::clean(&text.to_string_lossy()))
+                .map_err(Refusal::Rules)
         })
     });
     Ok(ctx)
@@ -697,7 +723,7 @@ pub(super) fn token_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<Toke
 pub(super) fn score(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
     let seat = seat(n).map_err(|e| {
         let error = located(lua, &format!("ctx:score: {e}"));
-        s.poison(&error, HookErrorKind::Script);
+        s.poison(lua, &error, HookErrorKind::Script);
         error
     })?;
     s.view(|v| Ok(v.state.score(seat)))
@@ -717,19 +743,19 @@ pub(super) fn target(s: &CallSlot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
 pub(super) fn damage(lua: &Lua, s: &CallSlot, x: i64, y: i64, n: i64) -> mlua::Result<bool> {
     s.effects(lua, "damage", |fx| {
         if n < 0 {
-            return Err(format!(
+            return Err(Refusal::Call(format!(
                 "damage must be 0 or more, got {n} (use ctx:set_value to raise a value)"
-            ));
+            )));
         }
         let n = in_range(n, "damage")?;
-        fx.damage(cell(x, y), n).map_err(|e| e.message)
+        fx.damage(cell(x, y), n).map_err(Refusal::Rules)
     })
 }
 
 pub(super) fn set_value(lua: &Lua, s: &CallSlot, x: i64, y: i64, value: i64) -> mlua::Result<bool> {
     s.effects(lua, "set_value", |fx| {
         let value = in_range(value, "value")?;
-        fx.set_value(cell(x, y), value).map_err(|e| e.message)
+        fx.set_value(cell(x, y), value).map_err(Refusal::Rules)
     })
 }
 
@@ -744,18 +770,20 @@ pub(super) fn move_token(
     s.effects(lua, "move", |fx| {
         match fx
             .move_token(cell(x, y), cell(tx, ty))
-            .map_err(|e| e.message)?
+            .map_err(Refusal::Rules)?
         {
             MoveResult::Moved | MoveResult::Removed => Ok(true),
             MoveResult::Blocked => Ok(false),
-            MoveResult::NoToken => Err(format!("there is no token at ({x}, {y}) to move")),
+            MoveResult::NoToken => Err(Refusal::Call(format!(
+                "there is no token at ({x}, {y}) to move"
+            ))),
         }
     })
 }
 
 pub(super) fn remove(lua: &Lua, s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
     s.effects(lua, "remove", |fx| {
-        fx.remove(cell(x, y)).map_err(|e| e.message)
+        fx.remove(cell(x, y)).map_err(Refusal::Rules)
     })
 }
 
@@ -774,7 +802,7 @@ pub(super) fn add_score(lua: &Lua, s: &CallSlot, n: i64, amount: i64) -> mlua::R
 }
 
 pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
-    s.effects(lua, "random", |fx| fx.random(n).map_err(|e| e.message))
+    s.effects(lua, "random", |fx| fx.random(n).map_err(Refusal::Rules))
 }
 
 /// A list (a sequence table) of one table per item, each pushed by `push`, made in one

@@ -26,6 +26,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, ffi};
 
+use super::api::CTX_FIELDS;
 use super::ctx::{self, CallSlot, TokenOut};
 use super::place::CALLING;
 use super::sandbox::ScriptBudget;
@@ -359,9 +360,9 @@ unsafe extern "C-unwind" fn field(state: *mut ffi::lua_State) -> c_int {
             &[]
         };
         let f = env.slot.fields.get();
-        // The names are `ctx::FIELDS`, in its order (what the API description is checked
+        // The names are `api::CTX_FIELDS`, in its order (what the API description is checked
         // against).
-        let value = match ctx::FIELDS.iter().position(|name| name.as_bytes() == key) {
+        let value = match CTX_FIELDS.iter().position(|name| name.as_bytes() == key) {
             Some(0) => Some(i64::from(f.seat)),
             Some(1) => Some(i64::from(f.opponent)),
             Some(2) => f.at.map(|(x, _)| i64::from(x)),

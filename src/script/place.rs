@@ -6,12 +6,19 @@ use std::ffi::CStr;
 
 use mlua::{Lua, ffi};
 
+use crate::rules::ScriptPlace;
+
 /// `file:line: ` of the script code calling the host, or nothing when no script frame is
 /// found.
 pub(super) fn script_place(lua: &Lua) -> String {
     caller(lua)
         .map(|(file, line)| format!("{file}:{line}: "))
         .unwrap_or_default()
+}
+
+/// [`caller`] as a [`ScriptPlace`], for a failure the host makes itself.
+pub(super) fn script_place_of(lua: &Lua) -> Option<ScriptPlace> {
+    caller(lua).map(|(script, line)| ScriptPlace { script, line })
 }
 
 /// The nearest script frame calling into the host: its file and line. Frames of the

@@ -76,6 +76,20 @@ pub(super) struct LoadLimits {
     pub set: Duration,
 }
 
+/// Why a hook call may not start ([`ScriptBudget::enter`]).
+#[derive(Clone, Copy, Debug, thiserror::Error)]
+pub(super) enum EnterError {
+    /// The AI decision under way spent its script budget.
+    #[error("{}", .0.describe())]
+    Spent(Overrun),
+    /// Hooks are nested as deep as the rules allow already.
+    #[error("hooks triggered each other more than {allowed} deep (rules.limits.hook_depth)")]
+    TooDeep {
+        /// The nesting the rules allow (`rules.limits.hook_depth`).
+        allowed: usize,
+    },
+}
+
 impl Overrun {
     /// What happened, for the message after `file:line:`.
     pub fn describe(self) -> String {
@@ -313,18 +327,17 @@ impl ScriptBudget {
     /// A hook call starts, capped at `limit` instructions of its own. Outside a move the
     /// outermost call starts a fresh count and clock. Refused when hooks are nested
     /// deeper than the rules allow.
-    pub fn enter(&self, hook: &'static str, limit: u64) -> Result<(), String> {
+    pub fn enter(&self, hook: &'static str, limit: u64) -> Result<(), EnterError> {
         let mut frames = self.frames.borrow_mut();
         if frames.is_empty() && !self.in_move.get() && self.load.get().is_none() {
             self.fresh();
             self.started.set(None);
         }
-        self.decision_open().map_err(Overrun::describe)?;
+        self.decision_open().map_err(EnterError::Spent)?;
         if frames.len() >= self.max_depth {
-            return Err(format!(
-                "hooks triggered each other more than {} deep (rules.limits.hook_depth)",
-                self.max_depth - 1
-            ));
+            return Err(EnterError::TooDeep {
+                allowed: self.max_depth - 1,
+            });
         }
         self.quiet_until.set(0);
         frames.push(Frame {

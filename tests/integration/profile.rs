@@ -186,8 +186,10 @@ fn settings_round_trip_and_an_unreadable_file_is_set_aside_for_the_defaults() {
         .save_settings(&mine)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        Profile::open(dir.path()).map(|mut p| p.settings()),
-        Ok(mine)
+        Profile::open(dir.path())
+            .map(|mut p| p.settings())
+            .unwrap_or_else(|e| panic!("{e}")),
+        mine
     );
     let path = dir.path().join("settings.yaml");
     std::fs::write(&path, "format_version: 1\nanimations: [maybe\n")

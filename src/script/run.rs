@@ -1,0 +1,374 @@
+//! Running hooks: [`ScriptHost`] implements the rules core's [`Hooks`], each call made
+//! with `ctx` pointing at the engine's effects or a read-only view, within the move's
+//! budget, and a failure turned into a [`HookError`].
+//!
+//! Must not: compile scripts or make states (that is [`super::host`]).
+
+use mlua::Value;
+
+use super::host::{Hook, PackState, Script, ScriptHost};
+use super::message::{is_memory, lua_place, message};
+use super::{STACK_RED_ZONE, STACK_SEGMENT, call, ctx, memory, place, sandbox, watchdog};
+use crate::rules::{
+    Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, ScriptPlace, Token,
+};
+
+impl ScriptHost {
+    /// Run `hook` of `script` with `ctx` pointing at `enter`'s target.
+    fn call(
+        &self,
+        script: ScriptId,
+        hook: Hook,
+        fields: (crate::rules::Seat, Option<Cell>),
+        setup: impl FnOnce(&PackState) -> mlua::Result<call::Args>,
+        enter: impl FnOnce(&ctx::CallSlot) -> ctx::Entered<'_>,
+    ) -> Result<Option<Value>, HookError> {
+        let Some(Some(s)) = self.scripts.get(script.index()) else {
+            return Err(HookError::of(
+                HookErrorKind::Host,
+                format!("script #{} is not loaded", script.0),
+            ));
+        };
+        let Some(function) = &s.keys[hook as usize] else {
+            return Ok(None);
+        };
+        if self.budget.starts_episode() {
+            // A call outside any move starts from the scripts' loaded state too.
+            self.serial.set(self.serial.get() + 1);
+        }
+        let state = &self.states[s.state];
+        if let Some(snapshot) = &s.snapshot
+            && s.serial.get() != self.serial.get()
+        {
+            if s.dirty.get() {
+                self.put_back(s, state, snapshot)?;
+            }
+            s.serial.set(self.serial.get());
+        }
+        self.fit_memory();
+        // A text Lua gave already says where (`file:line: `) or at least which script;
+        // any other is put in this script and hook.
+        let fail = |kind: HookErrorKind, place: Option<ScriptPlace>, text: String| {
+            let from_lua = lua_place(&text);
+            if from_lua.is_some() || text.starts_with(&s.name) {
+                HookError::at(kind, place.or(from_lua), text)
+            } else {
+                let text = format!("{}: in {}: {text}", s.name, hook.name());
+                HookError::at(kind, place, text)
+            }
+        };
+        self.budget
+            .enter(hook.name(), state.instructions)
+            .map_err(|e| fail(HookErrorKind::Limit, None, e.to_string()))?;
+        // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
+        // shares the ctx table: give the outer call its fields back afterwards.
+        let outermost = state.depth.get() == 0;
+        let saved = (!outermost).then(|| state.slot.fields.get());
+        let entered = enter(&state.slot);
+        state.depth.set(state.depth.get() + 1);
+        if s.snapshot.is_some() {
+            s.dirty.set(true);
+        }
+        // However deep hooks nest, across however many packs, the call never runs out of
+        // native stack: it continues on a fresh segment when the thread's is low.
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            // ctx's fields for this call; an outermost call also counts its instructions
+            // from zero, whatever ran before it in this state.
+            let counted = state.ctx.set_fields(&state.slot, fields, outermost);
+            if !counted {
+                sandbox::install_hook(&state.lua, &state.budget)?;
+            }
+            // The hook's own ctx calls find their own lines, not those of a ctx call
+            // this hook runs inside.
+            let outer = place::suspend_calling();
+            // `income` and `evaluate` give a value back; the other hooks' results are
+            // ignored.
+            let wants = matches!(hook, Hook::Income | Hook::Evaluate);
+            let running = watchdog::enter(state.ctx.main());
+            let result =
+                setup(state).and_then(|args| state.caller.call(&state.lua, function, args, wants));
+            watchdog::leave(running);
+            place::restore_calling(outer);
+            result
+        });
+        state.depth.set(state.depth.get() - 1);
+        self.budget.leave();
+        self.fit_memory();
+        drop(entered);
+        // A bad ctx call the script caught still fails the hook (read-only hooks too),
+        // and so does a spent budget, whatever the script did with the error.
+        let exceeded = self.budget.exceeded();
+        let failure = state.slot.take_failure();
+        let result = match result {
+            // The common case: the hook ran to its end and nothing failed.
+            Ok(value) if failure.is_none() && exceeded.is_none() => {
+                if let Some(fields) = saved {
+                    state.slot.fields.set(fields);
+                }
+                return Ok(Some(value));
+            }
+            other => other,
+        };
+        // A bad ctx call fails the hook whatever the script did with its error: its kind
+        // and place are the hook's.
+        let (result, known, place) = match (result, failure, exceeded) {
+            (Ok(_), Some(failure), _) => (
+                Err(mlua::Error::RuntimeError(failure.message)),
+                Some(failure.kind),
+                failure.place,
+            ),
+            (Ok(_), None, Some(o)) => (
+                Err(mlua::Error::RuntimeError(o.describe())),
+                Some(HookErrorKind::Limit),
+                None,
+            ),
+            (result, failure, _) => (
+                result,
+                failure.as_ref().map(|f| f.kind),
+                failure.and_then(|f| f.place),
+            ),
+        };
+        if let Some(fields) = saved {
+            state.slot.fields.set(fields);
+        }
+        result.map(Some).map_err(|e| {
+            let kind = if is_memory(&e) || exceeded.is_some() {
+                HookErrorKind::Limit
+            } else {
+                known.unwrap_or(HookErrorKind::Script)
+            };
+            let mut text = message(&e);
+            if let Some(shared) = self.shared
+                && is_memory(&e)
+            {
+                text.push_str(&format!(
+                    " (or all packs' scripts together reached the {} MiB they share)",
+                    memory::mib(shared)
+                ));
+            }
+            fail(kind, place, text)
+        })
+    }
+
+    /// Put back the upvalues `s`'s top level left (its hooks ran in an earlier move),
+    /// counted against this move's budget and clock like a hook: the work grows with what
+    /// the top level captured (capped at load), and a failure is this move's and this
+    /// script's alone (the next move tries again; other scripts never see it).
+    fn put_back(
+        &self,
+        s: &Script,
+        state: &PackState,
+        snapshot: &mlua::Table,
+    ) -> Result<(), HookError> {
+        let fail = |kind: HookErrorKind, text: String| {
+            HookError::of(
+                kind,
+                format!(
+                    "{}: putting back the script's state before this move: {text}",
+                    s.name
+                ),
+            )
+        };
+        self.budget
+            .enter("putting back the script's state", u64::MAX)
+            .map_err(|e| fail(HookErrorKind::Limit, e.to_string()))?;
+        let result = state.freeze.restore(snapshot);
+        self.budget.leave();
+        match (result, self.budget.exceeded()) {
+            (_, Some(o)) => Err(fail(HookErrorKind::Limit, o.describe())),
+            (Ok(()), None) => {
+                s.dirty.set(false);
+                Ok(())
+            }
+            (Err(e), None) => Err(fail(
+                if is_memory(&e) {
+                    HookErrorKind::Limit
+                } else {
+                    HookErrorKind::Host
+                },
+                message(&e),
+            )),
+        }
+    }
+}
+
+impl Hooks for ScriptHost {
+    fn begin_step(&self, step: crate::rules::BudgetStep) {
+        if step == crate::rules::BudgetStep::Move {
+            self.serial.set(self.serial.get() + 1);
+        }
+        self.budget.begin_step(step);
+    }
+
+    fn end_move(&self) {
+        self.budget.end_move();
+    }
+
+    fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {
+        let (mover, origin) = (fx.mover(), fx.origin());
+        self.call(
+            script,
+            Hook::OnPlace,
+            (mover, Some(origin)),
+            |_| Ok(call::Args::CTX),
+            |slot| slot.enter_effects(fx, script),
+        )
+        .map(|_| ())
+    }
+
+    fn between_turns(
+        &self,
+        script: ScriptId,
+        fx: &mut Effects<'_>,
+        cell: Cell,
+    ) -> Result<(), HookError> {
+        let mover = fx.mover();
+        let token = fx.state().board().get(cell);
+        let view_token = token.map(|t| (cell, t));
+        let catalog = fx.catalog();
+        let state_copy = fx.state().clone();
+        self.call(
+            script,
+            Hook::BetweenTurns,
+            (mover, Some(cell)),
+            |st| {
+                let me = match view_token {
+                    Some((at, t)) => {
+                        let view = GameView {
+                            state: &state_copy,
+                            catalog,
+                        };
+                        Value::Table(ctx::token_table(&st.lua, &view, at, t)?)
+                    }
+                    None => Value::Nil,
+                };
+                Ok(call::Args {
+                    me: Some(me),
+                    number: None,
+                })
+            },
+            |slot| slot.enter_effects(fx, script),
+        )
+        .map(|_| ())
+    }
+
+    fn income(
+        &self,
+        script: ScriptId,
+        view: &GameView<'_>,
+        cell: Cell,
+        income: i64,
+    ) -> Result<i64, HookError> {
+        let token = view.state.board().get(cell);
+        let seat = token.map_or(crate::rules::Seat::One, |t| t.seat);
+        let result = self.call(
+            script,
+            Hook::Income,
+            (seat, Some(cell)),
+            |st| {
+                let me = match token {
+                    Some(t) => Value::Table(ctx::token_table(&st.lua, view, cell, t)?),
+                    None => Value::Nil,
+                };
+                Ok(call::Args {
+                    me: Some(me),
+                    number: Some(income),
+                })
+            },
+            |slot| slot.enter_view(view, script),
+        )?;
+        match result {
+            None => Ok(income),
+            Some(Value::Integer(n)) => Ok(n),
+            Some(Value::Number(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                // An integral float such as 2.0 counts as that integer.
+                #[allow(clippy::cast_possible_truncation)]
+                Ok(f as i64)
+            }
+            Some(other) => Err(HookError::of(
+                HookErrorKind::Return,
+                format!(
+                    "{}: in income: the hook must return a whole number, got {}",
+                    self.script_name(script),
+                    ctx::describe_value(&other)
+                ),
+            )),
+        }
+    }
+
+    fn on_destroyed(
+        &self,
+        script: ScriptId,
+        fx: &mut Effects<'_>,
+        cell: Cell,
+        token: Token,
+    ) -> Result<(), HookError> {
+        let catalog = fx.catalog();
+        let state_copy = fx.state().clone();
+        self.call(
+            script,
+            Hook::OnDestroyed,
+            (token.seat, Some(cell)),
+            |st| {
+                let view = GameView {
+                    state: &state_copy,
+                    catalog,
+                };
+                let me = ctx::token_table(&st.lua, &view, cell, token)?;
+                Ok(call::Args {
+                    me: Some(Value::Table(me)),
+                    number: None,
+                })
+            },
+            |slot| slot.enter_effects(fx, script),
+        )
+        .map(|_| ())
+    }
+}
+
+impl ScriptHost {
+    /// Every pack heuristic's (`ai.lua`) opinion of the position for `seat`, summed. The
+    /// engine never calls this: it is for the AI.
+    pub fn heuristics(
+        &self,
+        view: &GameView<'_>,
+        seat: crate::rules::Seat,
+    ) -> Result<f64, HookError> {
+        let mut total = 0.0;
+        for p in view.catalog.packs() {
+            let Some(script) = p.ai_script else { continue };
+            let value = self.call(
+                script,
+                Hook::Evaluate,
+                (seat, None),
+                |_| {
+                    Ok(call::Args {
+                        me: None,
+                        number: Some(seat.number().into()),
+                    })
+                },
+                |slot| slot.enter_view(view, script),
+            )?;
+            total += match value {
+                Some(Value::Integer(n)) => {
+                    #[allow(clippy::cast_precision_loss)]
+                    let n = n as f64;
+                    n
+                }
+                Some(Value::Number(f)) if f.is_finite() => f,
+                None | Some(Value::Nil) => 0.0,
+                Some(other) => {
+                    return Err(HookError::of(
+                        HookErrorKind::Return,
+                        format!(
+                            "{}: in evaluate: the hook must return a number, got {}",
+                            self.script_name(script),
+                            ctx::describe_value(&other)
+                        ),
+                    ));
+                }
+            };
+        }
+        Ok(total)
+    }
+}
