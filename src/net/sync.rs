@@ -303,14 +303,16 @@ impl Cache {
             .dir(r)
             .ok_or_else(|| PackError::Refused("bad pack".into()))?;
         let checked = packs::archive::check_bytes(bytes)?;
-        std::fs::create_dir_all(&self.root)
-            .map_err(|e| PackError::io(format!("make {}", crate::fsutil::shown(&self.root)), &e))?;
+        std::fs::create_dir_all(&self.root).map_err(|e| {
+            PackError::from_io(format!("make {}", crate::fsutil::shown(&self.root)), e)
+        })?;
         let staging = tempfile::Builder::new()
             .prefix(".staging-")
             .tempdir_in(&self.root)
-            .map_err(|e| PackError::io("make a staging folder", &e))?;
+            .map_err(|e| PackError::from_io("make a staging folder", e))?;
         let unpacked = staging.path().join("pack");
-        std::fs::create_dir(&unpacked).map_err(|e| PackError::io("make a staging folder", &e))?;
+        std::fs::create_dir(&unpacked)
+            .map_err(|e| PackError::from_io("make a staging folder", e))?;
         let hash = checked.unpack(&unpacked)?;
         if hash != r.hash {
             return Err(PackError::Refused(format!(
@@ -334,14 +336,15 @@ impl Cache {
             return Ok(target);
         }
         let parent = self.root.join(&r.hash);
-        std::fs::create_dir_all(&parent)
-            .map_err(|e| PackError::io(format!("make {}", crate::fsutil::shown(&parent)), &e))?;
+        std::fs::create_dir_all(&parent).map_err(|e| {
+            PackError::from_io(format!("make {}", crate::fsutil::shown(&parent)), e)
+        })?;
         // A stale or damaged copy is replaced.
         if target.exists() {
             let _ = std::fs::remove_dir_all(&target);
         }
         std::fs::rename(&unpacked, &target)
-            .map_err(|e| PackError::io(format!("move '{}' into the cache", r.id), &e))?;
+            .map_err(|e| PackError::from_io(format!("move '{}' into the cache", r.id), e))?;
         let bytes = folder_bytes(&target);
         // The size is what the quota counts; a failed write leaves the entry to be
         // measured again when listed.
@@ -424,8 +427,9 @@ impl Cache {
         if !folder.exists() {
             return Ok(false);
         }
-        std::fs::remove_dir_all(&folder)
-            .map_err(|e| PackError::io(format!("remove {}", crate::fsutil::shown(&folder)), &e))?;
+        std::fs::remove_dir_all(&folder).map_err(|e| {
+            PackError::from_io(format!("remove {}", crate::fsutil::shown(&folder)), e)
+        })?;
         Ok(true)
     }
 

@@ -155,12 +155,6 @@ impl PackError {
             source,
         }
     }
-
-    /// [`PackError::from_io`] for a caller that holds the error only by reference: a
-    /// copy with its kind and text.
-    pub(crate) fn io(doing: impl Into<String>, error: &std::io::Error) -> PackError {
-        PackError::from_io(doing, std::io::Error::new(error.kind(), error.to_string()))
-    }
 }
 
 impl From<crate::fsutil::DirError> for PackError {

@@ -23,9 +23,34 @@ pub struct Recording<'a> {
     pub moves: &'a [Move],
 }
 
+/// Why a game cannot be written as a scenario.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The decks cannot be dealt again with the content.
+    #[error("the start cannot be dealt again: {0}")]
+    Deal(#[source] crate::rules::DeckError),
+    /// A move plays from a stack that is empty.
+    #[error("move {number}: stack {stack} is empty")]
+    EmptyStack {
+        /// The move (1-based).
+        number: usize,
+        /// The stack (1-based).
+        stack: u16,
+    },
+    /// The content refuses a move.
+    #[error("move {number} is refused by the content now loaded: {source}")]
+    Refused {
+        /// The move (1-based).
+        number: usize,
+        /// Why.
+        #[source]
+        source: crate::rules::MoveError,
+    },
+}
+
 /// The scenario file for `game`, played under `engine` (whose content's packs it loads).
 /// Fails, saying which, when a move is refused: the file would not replay.
-pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String, String> {
+pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String, WriteError> {
     let catalog = engine.catalog();
     let mut out = String::new();
     let _ = writeln!(out, "name: {}", quoted(game.name));
@@ -46,7 +71,7 @@ pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String
     let mut dealt_events = Vec::new();
     let dealt = engine
         .new_game([&decks[0], &decks[1]], game.seed, &mut dealt_events)
-        .map_err(|e| format!("the start cannot be dealt again: {e}"))?;
+        .map_err(WriteError::Deal)?;
     let explicit = !same_position(&dealt, game.start);
     if explicit {
         // The start is not what these decks and seed deal (content changed since, or
@@ -76,13 +101,20 @@ pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String
     }
     for (n, &mv) in game.moves.iter().enumerate() {
         let sandbox = matches!(mv.play, Play::Card(_));
+        let refused = |source| WriteError::Refused {
+            number: n + 1,
+            source,
+        };
         let card = engine.card_played(&state, mv).map_err(|e| match mv.play {
-            Play::Stack(s) => format!("move {}: stack {} is empty", n + 1, s + 1),
-            Play::Card(_) => format!("move {} is refused by the content now loaded: {e}", n + 1),
+            Play::Stack(s) => WriteError::EmptyStack {
+                number: n + 1,
+                stack: u16::from(s) + 1,
+            },
+            Play::Card(_) => refused(e),
         })?;
         engine
             .play_any_seat(&mut state, mv, None)
-            .map_err(|e| format!("move {} is refused by the content now loaded: {e}", n + 1))?;
+            .map_err(refused)?;
         let _ = writeln!(
             out,
             "  - {{ seat: {}, card: {}, at: [{}, {}]{} }}",

@@ -568,9 +568,7 @@ pub(super) fn make(
         })?;
         per_table(lua, tokens.len(), "tokens")?;
         // SAFETY: one protected call makes the list and its tables (`list_of`).
-        unsafe {
-            list_of(lua, &tokens, |state, token| token.push(state))
-        }
+        unsafe { list_of(lua, &tokens, |state, token| token.push(state)) }
     });
     func!("score", |lua, s, (Int(n),): (Int,)| score(lua, s, n));
     func!("targets", |lua, s, (): ()| {

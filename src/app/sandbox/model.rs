@@ -267,6 +267,7 @@ impl Sandbox {
                 moves: &moves,
             },
         )
+        .map_err(|e| e.to_string())
     }
 
     /// Back to the start, forgetting every move.
