@@ -584,11 +584,13 @@ pub(super) fn make(
             list_of(lua, &cells, |state, xy| {
                 use mlua::ffi;
                 ffi::lua_createtable(state, 0, 2);
-                for (key, n) in [c"x", c"y"].iter().zip(xy) {
-                    ffi::lua_pushstring(state, key.as_ptr());
+                let keyed = push_keys(state);
+                for (key, n) in [Key::X, Key::Y].into_iter().zip(xy) {
+                    push_key(state, keyed, key);
                     ffi::lua_pushinteger(state, *n);
-                    ffi::lua_rawset(state, -3);
+                    ffi::lua_rawset(state, -4);
                 }
+                ffi::lua_settop(state, -2);
             })
         }
     });
@@ -808,7 +810,7 @@ pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
 /// call of its own (a raw set, and a string pushed under a memory cap, are).
 ///
 /// # Safety
-/// `push` leaves exactly one value (the item's table) on the stack, needs at most three
+/// `push` leaves exactly one value (the item's table) on the stack, needs at most four
 /// slots, and only pushes and raw-sets (running out of memory raises a Lua error, which
 /// the protected call catches; `push` holds nothing that needs dropping).
 unsafe fn list_of<T>(
@@ -829,6 +831,88 @@ unsafe fn list_of<T>(
                 ffi::lua_rawseti(state, -2, n);
             }
         })
+    }
+}
+
+/// A field of a token or cell table.
+#[derive(Clone, Copy)]
+enum Key {
+    X = 1,
+    Y,
+    Seat,
+    Value,
+    Type,
+    Card,
+}
+
+impl Key {
+    /// Every key, in the order of their numbers.
+    const ALL: [Key; 6] = [Key::X, Key::Y, Key::Seat, Key::Value, Key::Type, Key::Card];
+
+    fn name(self) -> &'static std::ffi::CStr {
+        match self {
+            Key::X => c"x",
+            Key::Y => c"y",
+            Key::Seat => c"seat",
+            Key::Value => c"value",
+            Key::Type => c"type",
+            Key::Card => c"card",
+        }
+    }
+}
+
+/// The registry slot of a state's [`Key`] names as Lua strings (its address is the key):
+/// pushing a kept string is a table read, where pushing a C string hashes it and looks
+/// it up among the interned strings each time.
+static KEYS_SLOT: u8 = 0;
+
+fn keys_slot() -> *const std::ffi::c_void {
+    (&raw const KEYS_SLOT).cast()
+}
+
+/// Keep the [`Key`] names as Lua strings in `lua`'s registry, for [`push_key`].
+pub(super) fn keep_keys(lua: &Lua) -> mlua::Result<()> {
+    use mlua::ffi;
+    // SAFETY: a protected call gives room for the table and a key, and catches running
+    // out of memory; `lua_rawsetp` pops the table.
+    unsafe {
+        lua.exec_raw::<()>((), |state| {
+            ffi::lua_createtable(state, 6, 0);
+            for key in Key::ALL {
+                ffi::lua_pushstring(state, key.name().as_ptr());
+                ffi::lua_rawseti(state, -2, key as ffi::lua_Integer);
+            }
+            ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, keys_slot());
+        })
+    }
+}
+
+/// Push the state's kept keys table, or nil where [`keep_keys`] never ran: whether it is
+/// the table.
+///
+/// # Safety
+/// `state` has room for one more value.
+unsafe fn push_keys(state: *mut mlua::ffi::lua_State) -> bool {
+    use mlua::ffi;
+    // SAFETY: the contract; a raw read of the registry raises no error.
+    unsafe { ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, keys_slot()) == ffi::LUA_TTABLE }
+}
+
+/// Push `key`'s name: from the kept keys table on the top of the stack when `keyed`,
+/// or else as a C string.
+///
+/// # Safety
+/// `state` has room for one more value, and when `keyed` the top of its stack is the
+/// table [`push_keys`] pushed.
+unsafe fn push_key(state: *mut mlua::ffi::lua_State, keyed: bool, key: Key) {
+    use mlua::ffi;
+    // SAFETY: the contract; a raw read of the keys table raises no error.
+    unsafe {
+        if keyed {
+            ffi::lua_rawgeti(state, -1, key as ffi::lua_Integer);
+        } else {
+            ffi::lua_pushstring(state, key.name().as_ptr());
+        }
     }
 }
 
@@ -860,28 +944,32 @@ impl TokenOut {
     /// Push the token's table on `state`'s stack.
     ///
     /// # Safety
-    /// `state` has room for three more values, and the catalog the names point into is
+    /// `state` has room for four more values, and the catalog the names point into is
     /// alive. Running out of memory raises a Lua error (a long jump): the caller holds
     /// nothing that needs dropping.
     pub(super) unsafe fn push(&self, state: *mut mlua::ffi::lua_State) {
         use mlua::ffi;
         // SAFETY: see the function's contract; each field is a raw set of a key and a
-        // value into the new table (no metamethod runs).
+        // value into the new table (no metamethod runs); the keys table (or the nil in
+        // its place) is taken off at the end.
         unsafe {
             ffi::lua_createtable(state, 0, 6);
-            for (key, n) in [c"x", c"y", c"seat", c"value"].iter().zip(self.numbers) {
-                ffi::lua_pushstring(state, key.as_ptr());
+            let keyed = push_keys(state);
+            let numbers = [Key::X, Key::Y, Key::Seat, Key::Value];
+            for (key, n) in numbers.into_iter().zip(self.numbers) {
+                push_key(state, keyed, key);
                 ffi::lua_pushinteger(state, n);
-                ffi::lua_rawset(state, -3);
+                ffi::lua_rawset(state, -4);
             }
-            ffi::lua_pushstring(state, c"type".as_ptr());
+            push_key(state, keyed, Key::Type);
             ffi::lua_pushlstring(state, self.kind.0.cast(), self.kind.1);
-            ffi::lua_rawset(state, -3);
+            ffi::lua_rawset(state, -4);
             if let Some((card, len)) = self.card {
-                ffi::lua_pushstring(state, c"card".as_ptr());
+                push_key(state, keyed, Key::Card);
                 ffi::lua_pushlstring(state, card.cast(), len);
-                ffi::lua_rawset(state, -3);
+                ffi::lua_rawset(state, -4);
             }
+            ffi::lua_settop(state, -2);
         }
     }
 

@@ -134,6 +134,7 @@ pub(super) fn install(
         lua: Cell::new(std::ptr::null()),
     });
     let env_ptr: *const Env = &raw const *env;
+    ctx::keep_keys(lua)?;
     // The box moves into the state's app data; what it points at does not move.
     lua.set_app_data(EnvBox { _env: env });
     // SAFETY: the running thread is the state's main thread (scripts have no
