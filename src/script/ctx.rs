@@ -12,8 +12,8 @@ use std::rc::Rc;
 use mlua::{Lua, Table, Value};
 
 use crate::rules::{
-    Cause, Cell as BoardCell, Effects, GameView, HookError, HookErrorKind, MoveResult, ScriptId,
-    Seat, Token,
+    Catalog, Cause, Cell as BoardCell, Effects, GameView, HookError, HookErrorKind, MoveResult,
+    ScriptId, Seat, Token,
 };
 
 /// What the `ctx` functions act on right now.
@@ -428,11 +428,11 @@ fn seat(n: i64) -> Result<Seat, ArgError> {
 /// A token as scripts see it: `{x, y, seat, value, type, card}`.
 pub(super) fn token_table(
     lua: &Lua,
-    view: &GameView<'_>,
+    catalog: &Catalog,
     at: BoardCell,
     token: Token,
 ) -> mlua::Result<Table> {
-    TokenOut::new(view, at, token).table(lua)
+    TokenOut::new(catalog, at, token).table(lua)
 }
 
 fn in_range(value: i64, what: &'static str) -> Result<i32, ArgError> {
@@ -563,7 +563,7 @@ pub(super) fn make(
             Ok(v.state
                 .board()
                 .tokens()
-                .map(|(at, t)| TokenOut::new(v, at, t))
+                .map(|(at, t)| TokenOut::new(v.catalog, at, t))
                 .collect::<Vec<_>>())
         })?;
         per_table(lua, tokens.len(), "tokens")?;
@@ -716,7 +716,10 @@ pub(super) fn on_board(s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
 pub(super) fn token_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<TokenOut>> {
     s.view(|v| {
         let at = cell(x, y);
-        Ok(v.state.board().get(at).map(|t| TokenOut::new(v, at, t)))
+        Ok(v.state
+            .board()
+            .get(at)
+            .map(|t| TokenOut::new(v.catalog, at, t)))
     })
 }
 
@@ -926,9 +929,9 @@ pub(super) struct TokenOut {
 }
 
 impl TokenOut {
-    fn new(view: &GameView<'_>, at: BoardCell, token: Token) -> TokenOut {
-        let kind = view.catalog.token_type(token.kind).meta.id.as_str();
-        let card = token.card.map(|c| view.catalog.card(c).meta.id.as_str());
+    fn new(catalog: &Catalog, at: BoardCell, token: Token) -> TokenOut {
+        let kind = catalog.token_type(token.kind).meta.id.as_str();
+        let card = token.card.map(|c| catalog.card(c).meta.id.as_str());
         TokenOut {
             numbers: [
                 at.x.into(),

@@ -226,20 +226,13 @@ impl Hooks for ScriptHost {
         let token = fx.state().board().get(cell);
         let view_token = token.map(|t| (cell, t));
         let catalog = fx.catalog();
-        let state_copy = fx.state().clone();
         self.call(
             script,
             Hook::BetweenTurns,
             (mover, Some(cell)),
             |st| {
                 let me = match view_token {
-                    Some((at, t)) => {
-                        let view = GameView {
-                            state: &state_copy,
-                            catalog,
-                        };
-                        Value::Table(ctx::token_table(&st.lua, &view, at, t)?)
-                    }
+                    Some((at, t)) => Value::Table(ctx::token_table(&st.lua, catalog, at, t)?),
                     None => Value::Nil,
                 };
                 Ok(call::Args {
@@ -267,7 +260,7 @@ impl Hooks for ScriptHost {
             (seat, Some(cell)),
             |st| {
                 let me = match token {
-                    Some(t) => Value::Table(ctx::token_table(&st.lua, view, cell, t)?),
+                    Some(t) => Value::Table(ctx::token_table(&st.lua, view.catalog, cell, t)?),
                     None => Value::Nil,
                 };
                 Ok(call::Args {
@@ -304,17 +297,12 @@ impl Hooks for ScriptHost {
         token: Token,
     ) -> Result<(), HookError> {
         let catalog = fx.catalog();
-        let state_copy = fx.state().clone();
         self.call(
             script,
             Hook::OnDestroyed,
             (token.seat, Some(cell)),
             |st| {
-                let view = GameView {
-                    state: &state_copy,
-                    catalog,
-                };
-                let me = ctx::token_table(&st.lua, &view, cell, token)?;
+                let me = ctx::token_table(&st.lua, catalog, cell, token)?;
                 Ok(call::Args {
                     me: Some(Value::Table(me)),
                     number: None,
