@@ -3,6 +3,9 @@
 //! - `moves/clone_apply_score`: clone a mid-game state and play one legal move (the move
 //!   includes between-turns effects and scoring), over a fixed set of positions.
 //! - `playouts/random`: whole games from the opening, uniformly random legal moves.
+//! - `saves/lan_game`: what a LAN host does after every move of a game it saves: the
+//!   whole game so far as a replay with its seats, as text (here after the last move of
+//!   a random game: the largest save of that game).
 //!
 //! Run with `cargo bench --bench engine`; figures are per element (move or playout).
 
@@ -14,7 +17,9 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
+use tokensmith::replay::{self, SeatRecord};
 use tokensmith::rules::{Catalog, Engine, GameState, Move, NoHooks, Play};
+use tokensmith::timeline::Timeline;
 
 /// A uniformly random legal move without building the whole move list.
 fn random_move(state: &GameState, rng: &mut Pcg32) -> Option<Move> {
@@ -122,6 +127,40 @@ fn bench(c: &mut Criterion) {
                 }
                 black_box(&state);
             }
+        });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("saves");
+    let catalog = std::sync::Arc::new(catalog.clone());
+    let engine = Engine::new(&catalog, &NoHooks);
+    let mut rng = Pcg32::seed_from_u64(5);
+    let mut opening = Vec::new();
+    let start = engine
+        .new_game([deck, deck], 5, &mut opening)
+        .unwrap_or_else(|e| panic!("the base deck deals: {e}"));
+    let mut timeline = Timeline::new(start, opening, std::sync::Arc::clone(&catalog));
+    while let Some(mv) = random_move(timeline.state(), &mut rng) {
+        let state = timeline.state().clone();
+        if timeline.play(&engine, &catalog, state, mv).is_err() {
+            break;
+        }
+    }
+    let seats = [
+        SeatRecord::Ai {
+            level: "greedy".into(),
+        },
+        SeatRecord::Player {
+            name: "me".into(),
+            token: "00112233445566778899aabbccddeeff".into(),
+        },
+    ];
+    eprintln!("saves/lan_game: a game of {} moves", timeline.steps().len());
+    group.bench_function("lan_game", |b| {
+        b.iter(|| {
+            let replay = replay::record(&timeline, &catalog, 5, Vec::new(), None)
+                .with_table(seats.clone());
+            black_box(replay::to_text(&replay))
         });
     });
     group.finish();
