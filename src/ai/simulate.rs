@@ -297,6 +297,9 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         ..GameRecord::default()
     };
     let mut guard = 0u32;
+    // Each seat's income on the board as it stands: a move's own scoring says it for the
+    // board the move leaves, so it is worked out here only once, for the start.
+    let mut income = incomes(brain, &state);
     // Only scripts can refuse a legal move: without them there is nothing to probe.
     let mut probed = if brain.engine().catalog().has_scripts() {
         vec![false; brain.engine().catalog().cards().len()]
@@ -325,7 +328,7 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         }
         let obs = Observation::new(&state, seat, &history, config.options.omniscient);
         let chosen = agents[usize::from(!side_a)].choose(brain, &obs);
-        let before = incomes(brain, &state);
+        let before = income;
         events.clear();
         let played = chosen.is_some_and(|mv| {
             attempt(brain, &mut state, mv, &mut events, &mut record_out.refusals)
@@ -333,7 +336,8 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         if !played {
             break;
         }
-        let after = incomes(brain, &state);
+        let after = scored(&events).unwrap_or_else(|| incomes(brain, &state));
+        income = after;
         let swing = (after[seat.index()] - after[seat.other().index()])
             - (before[seat.index()] - before[seat.other().index()]);
         if let Some(card) = played_card(&events) {
@@ -436,6 +440,18 @@ fn attempt(
 
 fn incomes(brain: &Brain<'_>, state: &GameState) -> [i64; 2] {
     brain.engine().incomes(state).unwrap_or([0, 0])
+}
+
+/// Each seat's income as a move's events scored it: the income of the board the move
+/// left (scoring is a move's last change). `None` when a seat did not score.
+fn scored(events: &[crate::rules::Event]) -> Option<[i64; 2]> {
+    let mut out = [None, None];
+    for e in events {
+        if let crate::rules::EventKind::Scored { seat, income, .. } = e.kind {
+            out[seat.index()] = Some(income);
+        }
+    }
+    Some([out[0]?, out[1]?])
 }
 
 fn played_card(events: &[crate::rules::Event]) -> Option<CardId> {
