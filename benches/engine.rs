@@ -158,8 +158,8 @@ fn bench(c: &mut Criterion) {
     eprintln!("saves/lan_game: a game of {} moves", timeline.steps().len());
     group.bench_function("lan_game", |b| {
         b.iter(|| {
-            let replay = replay::record(&timeline, &catalog, 5, Vec::new(), None)
-                .with_table(seats.clone());
+            let replay =
+                replay::record(&timeline, &catalog, 5, Vec::new(), None).with_table(seats.clone());
             black_box(replay::to_text(&replay))
         });
     });
