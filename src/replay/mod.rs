@@ -144,6 +144,20 @@ pub struct ResultRecord {
 }
 
 impl ResultRecord {
+    /// How `state` stands, `conceded` by that seat if one did (the other seat then won).
+    #[must_use]
+    pub fn of(state: &GameState, conceded: Option<Seat>) -> ResultRecord {
+        let winner = match conceded {
+            Some(seat) => Some(seat.other().number()),
+            None => state.outcome().and_then(|o| o.winner).map(Seat::number),
+        };
+        ResultRecord {
+            scores: [state.score(Seat::One), state.score(Seat::Two)],
+            over: state.is_over() || conceded.is_some(),
+            winner,
+        }
+    }
+
     /// The result in words: `seat 1 34, seat 2 29, seat 1 won`.
     #[must_use]
     pub fn text(&self) -> String {
@@ -216,11 +230,6 @@ pub fn record(
             })
         })
         .collect();
-    let state = timeline.state();
-    let winner = match conceded {
-        Some(seat) => Some(seat.other().number()),
-        None => state.outcome().and_then(|o| o.winner).map(Seat::number),
-    };
     Replay {
         format: FORMAT.to_string(),
         version: 1,
@@ -229,11 +238,7 @@ pub fn record(
         seed,
         moves,
         conceded: conceded.map(Seat::number),
-        result: ResultRecord {
-            scores: [state.score(Seat::One), state.score(Seat::Two)],
-            over: state.is_over() || conceded.is_some(),
-            winner,
-        },
+        result: ResultRecord::of(timeline.state(), conceded),
         table: None,
     }
 }
@@ -654,20 +659,12 @@ pub fn rerun(
         .conceded
         .and_then(|s| Seat::from_number(i64::from(s)))
         .filter(|_| played.refused.is_none() && moves == replay.moves.len());
-    let winner = match conceded {
-        Some(seat) => Some(seat.other().number()),
-        None => state.outcome().and_then(|o| o.winner).map(Seat::number),
-    };
     Ok(Rerun {
         moves,
         first_difference,
         refused: played.refused,
         recorded: replay.result.clone(),
-        now: ResultRecord {
-            scores: [state.score(Seat::One), state.score(Seat::Two)],
-            over: state.is_over() || conceded.is_some(),
-            winner,
-        },
+        now: ResultRecord::of(state, conceded),
         packs: pack_changes(&replay.packs, now),
     })
 }
