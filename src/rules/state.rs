@@ -115,6 +115,13 @@ impl SeatState {
         &self.stacks[..usize::from(self.stack_count)]
     }
 
+    /// The seat's stacks as card lists, each top card first: what
+    /// [`GameState::set_stacks`] takes.
+    #[must_use]
+    pub fn stack_cards(&self) -> Vec<Vec<CardId>> {
+        self.stacks().iter().map(|s| s.cards().collect()).collect()
+    }
+
     pub(crate) fn stack_mut(&mut self, index: usize) -> Option<&mut Stack> {
         self.stacks[..usize::from(self.stack_count)].get_mut(index)
     }

@@ -60,14 +60,7 @@ pub fn scenario_text(engine: &Engine<'_>, game: &Recording<'_>) -> Result<String
         let dirs: Vec<String> = game.pack_dirs.iter().map(|d| quoted(d)).collect();
         let _ = writeln!(out, "pack_dirs: [{}]", dirs.join(", "));
     }
-    let decks: [Vec<Vec<CardId>>; 2] = Seat::BOTH.map(|seat| {
-        game.start
-            .seat(seat)
-            .stacks()
-            .iter()
-            .map(|s| s.cards().collect())
-            .collect()
-    });
+    let decks: [Vec<Vec<CardId>>; 2] = Seat::BOTH.map(|seat| game.start.seat(seat).stack_cards());
     let mut dealt_events = Vec::new();
     let dealt = engine
         .new_game([&decks[0], &decks[1]], game.seed, &mut dealt_events)

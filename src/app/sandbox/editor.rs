@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use egui::{RichText, Ui};
 
-use crate::rules::{CardId, Seat};
+use crate::rules::Seat;
 use crate::timeline::Edit;
 
 use super::super::theme;
@@ -134,12 +134,7 @@ impl SandboxScreen {
             "{}'s stacks (top first)",
             theme::seat_name(self.seat)
         ));
-        let stacks: Vec<Vec<CardId>> = state
-            .seat(self.seat)
-            .stacks()
-            .iter()
-            .map(|s| s.cards().collect())
-            .collect();
+        let stacks = state.seat(self.seat).stack_cards();
         for (n, stack) in stacks.iter().enumerate() {
             ui.horizontal_wrapped(|ui| {
                 let names: Vec<&str> = stack

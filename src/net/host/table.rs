@@ -563,17 +563,7 @@ impl Game<'_> {
     /// The game as a replay: every move with its events, and the result so far.
     fn replay(&self) -> Option<Replay> {
         let timeline = self.t.timeline.as_ref()?;
-        let packs = self
-            .shared
-            .content
-            .packs
-            .iter()
-            .map(|p| PackStamp {
-                id: p.id.clone(),
-                version: p.version.clone(),
-                hash: Some(p.hash.clone()),
-            })
-            .collect();
+        let packs = stamps(&self.shared.content);
         let catalog = &self.shared.content.catalog;
         Some(crate::replay::record(
             timeline,
@@ -664,6 +654,19 @@ fn shuffled(mut deck: Vec<Vec<CardId>>, seed: u64) -> Vec<Vec<CardId>> {
     deck
 }
 
+/// The host's packs as a replay records them.
+fn stamps(content: &super::Content) -> Vec<PackStamp> {
+    content
+        .packs
+        .iter()
+        .map(|p| PackStamp {
+            id: p.id.clone(),
+            version: p.version.clone(),
+            hash: Some(p.hash.clone()),
+        })
+        .collect()
+}
+
 /// Remove the oldest `.json` files of `dir` past the newest `keep`.
 fn prune(dir: &std::path::Path, keep: usize) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -693,15 +696,7 @@ pub(super) fn restore(
 ) -> Result<HostedGame, ResumeError> {
     let replay = crate::replay::read(path)?;
     let table = replay.table.clone().ok_or(ResumeError::NoSeats)?;
-    let same_packs = replay.packs.len() == shared.content.packs.len()
-        && replay
-            .packs
-            .iter()
-            .zip(&shared.content.packs)
-            .all(|(a, b)| {
-                a.id == b.id && a.version == b.version && a.hash.as_deref() == Some(b.hash.as_str())
-            });
-    if !same_packs {
+    if replay.packs != stamps(&shared.content) {
         return Err(ResumeError::OtherPacks);
     }
     let catalog = &shared.content.catalog;
@@ -735,16 +730,7 @@ pub(super) fn restore(
         }
     };
     let start = timeline.start();
-    let decks = Seat::BOTH.map(|s| {
-        Some(
-            start
-                .seat(s)
-                .stacks()
-                .iter()
-                .map(|st| st.cards().collect())
-                .collect(),
-        )
-    });
+    let decks = Seat::BOTH.map(|s| Some(start.seat(s).stack_cards()));
     Ok(HostedGame {
         id,
         seed: replay.seed,
