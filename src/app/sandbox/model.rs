@@ -141,10 +141,9 @@ impl Sandbox {
 
     /// Play `mv` (any seat, any card); moves undone before are dropped.
     pub fn play(&mut self, mv: Move) -> Result<&Step, String> {
-        let base = self.base_for(mv.seat);
         let engine = self.table.engine();
         self.timeline
-            .play(&engine, self.table.catalog(), base, mv)
+            .play_any_seat(&engine, self.table.catalog(), mv)
             .map_err(|e| e.to_string())
     }
 
