@@ -167,17 +167,32 @@ def write(path, text):
         f.write(text)
 
 
+def pack_yaml(pid, name, description, extra=""):
+    """A test pack's pack.yaml: it requires base; `extra` is appended."""
+    return ("# yaml-language-server: $schema=../../../../schemas/pack.schema.json\n"
+            "# Written by tests/adversarial/generate.py: change it there.\n"
+            f"id: {pid}\nname: {name}\nversion: 1.0.0\nauthors: [Tokensmith]\n"
+            f"description: {description}\n"
+            "requires:\n  - { id: base, version: \"^1\" }\n" + extra)
+
+
+# The first lines of a test pack's content.yaml.
+CONTENT_HEAD = ["# yaml-language-server: $schema=../../../../schemas/content.schema.json",
+                "# Written by tests/adversarial/generate.py: change it there."]
+
+
+def attack_script(what, body):
+    """An attack's script: `body` is its on_place hook's body."""
+    return f"-- Attack: {what}.\nreturn {{\n  on_place = function(ctx)\n    {body}\n  end,\n}}\n"
+
+
 def hostile():
     root = os.path.join(HERE, "packs", "hostile")
     shutil.rmtree(root, ignore_errors=True)
-    write(os.path.join(root, "pack.yaml"),
-          "# yaml-language-server: $schema=../../../../schemas/pack.schema.json\n"
-          "# Written by tests/adversarial/generate.py: change it there.\n"
-          "id: hostile\nname: Hostile\nversion: 1.0.0\nauthors: [Tokensmith]\n"
-          "description: Test-only scripts written to crash, hang, exhaust memory or leak addresses; each must be refused cleanly.\n"
-          "requires:\n  - { id: base, version: \"^1\" }\n")
-    content = ["# yaml-language-server: $schema=../../../../schemas/content.schema.json",
-               "# Written by tests/adversarial/generate.py: change it there.", "abilities:"]
+    write(os.path.join(root, "pack.yaml"), pack_yaml(
+        "hostile", "Hostile",
+        "Test-only scripts written to crash, hang, exhaust memory or leak addresses; each must be refused cleanly."))
+    content = CONTENT_HEAD + ["abilities:"]
     for aid, what, _, _ in ATTACKS:
         content.append(f"  - {{ id: {aid}, name: {aid}, description: \"{what}\", script: scripts/{aid}.lua }}")
     for aid, (what, _) in PLAYED.items():
@@ -193,8 +208,7 @@ def hostile():
     content.append("  - { id: swarm, value: 1, ability: swarm }")
     write(os.path.join(root, "content.yaml"), "\n".join(content) + "\n")
     for aid, what, body, _ in ATTACKS:
-        write(os.path.join(root, "scripts", aid + ".lua"),
-              f"-- Attack: {what}.\nreturn {{\n  on_place = function(ctx)\n    {body}\n  end,\n}}\n")
+        write(os.path.join(root, "scripts", aid + ".lua"), attack_script(what, body))
     for aid, (what, lua) in PLAYED.items():
         write(os.path.join(root, "scripts", aid + ".lua"), f"-- {what}.\n" + lua)
     write(os.path.join(root, "scripts", "miser.lua"),
@@ -215,15 +229,11 @@ def hostile():
 def bigtext():
     root = os.path.join(HERE, "packs", "bigtext")
     shutil.rmtree(root, ignore_errors=True)
-    write(os.path.join(root, "pack.yaml"),
-          "# yaml-language-server: $schema=../../../../schemas/pack.schema.json\n"
-          "# Written by tests/adversarial/generate.py: change it there.\n"
-          "id: bigtext\nname: Big Text\nversion: 1.0.0\nauthors: [Tokensmith]\n"
-          "description: Test-only scripts whose single instructions work on strings of tens of megabytes; the move's clock must stop each near its limit.\n"
-          "requires:\n  - { id: base, version: \"^1\" }\n"
-          "scripts: { instructions: 50000000, memory_kb: 65536 }\n")
-    content = ["# yaml-language-server: $schema=../../../../schemas/content.schema.json",
-               "# Written by tests/adversarial/generate.py: change it there.", "abilities:"]
+    write(os.path.join(root, "pack.yaml"), pack_yaml(
+        "bigtext", "Big Text",
+        "Test-only scripts whose single instructions work on strings of tens of megabytes; the move's clock must stop each near its limit.",
+        "scripts: { instructions: 50000000, memory_kb: 65536 }\n"))
+    content = CONTENT_HEAD + ["abilities:"]
     for aid, what, _ in BIG_TEXT:
         content.append(f"  - {{ id: {aid}, name: {aid}, description: \"{what}\", script: scripts/{aid}.lua }}")
     content.append("cards:")
@@ -231,8 +241,7 @@ def bigtext():
         content.append(f"  - {{ id: {aid}, value: 1, ability: {aid} }}")
     write(os.path.join(root, "content.yaml"), "\n".join(content) + "\n")
     for aid, what, body in BIG_TEXT:
-        write(os.path.join(root, "scripts", aid + ".lua"),
-              f"-- Attack: {what}.\nreturn {{\n  on_place = function(ctx)\n    {body}\n  end,\n}}\n")
+        write(os.path.join(root, "scripts", aid + ".lua"), attack_script(what, body))
 
 
 def scenarios():
@@ -303,15 +312,9 @@ def chain():
         pid = f"chain{k:02}"
         nxt = f"chain{k % CHAIN + 1:02}"
         d = os.path.join(root, pid)
-        write(os.path.join(d, "pack.yaml"),
-              "# yaml-language-server: $schema=../../../../schemas/pack.schema.json\n"
-              "# Written by tests/adversarial/generate.py: change it there.\n"
-              f"id: {pid}\nname: Chain {k}\nversion: 1.0.0\nauthors: [Tokensmith]\n"
-              f"description: Test-only link {k} of a ring of packs whose hooks trigger each other.\n"
-              "requires:\n  - { id: base, version: \"^1\" }\n")
-        content = ("# yaml-language-server: $schema=../../../../schemas/content.schema.json\n"
-                   "# Written by tests/adversarial/generate.py: change it there.\n"
-                   "token_types:\n")
+        write(os.path.join(d, "pack.yaml"), pack_yaml(
+            pid, f"Chain {k}", f"Test-only link {k} of a ring of packs whose hooks trigger each other."))
+        content = "\n".join(CONTENT_HEAD) + "\ntoken_types:\n"
         for depth in DEPTHS:
             content += f"  - {{ id: link_{depth}, name: Link {depth}, description: When destroyed it spawns the next pack's link at value 0 from {depth} pcalls deep., script: scripts/link_{depth}.lua }}\n"
             write(os.path.join(d, "scripts", f"link_{depth}.lua"),
