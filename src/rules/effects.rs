@@ -38,6 +38,32 @@ pub enum MoveResult {
     NoToken,
 }
 
+/// What [`Effects::checkpoint`] keeps: enough to put the effects back as they were.
+#[derive(Debug)]
+pub struct Checkpoint {
+    state: Option<GameState>,
+    events: usize,
+    emitted: u32,
+    logged: u32,
+    failure: Option<HookError>,
+    cause: Cause,
+    depth: u8,
+}
+
+impl Default for Checkpoint {
+    fn default() -> Checkpoint {
+        Checkpoint {
+            state: None,
+            events: 0,
+            emitted: 0,
+            logged: 0,
+            failure: None,
+            cause: Cause::Rules,
+            depth: 0,
+        }
+    }
+}
+
 /// Mutable access to a game during a move, for the engine and for script hooks.
 pub struct Effects<'a> {
     state: &'a mut GameState,
@@ -314,6 +340,39 @@ impl<'a> Effects<'a> {
                 event.cause = Cause::Script { script, line };
             }
         }
+    }
+
+    /// Keep in `into` everything a change made through these effects can alter (the
+    /// game, the events kept and counted, the log's room, the failure, the cause), to
+    /// put back with [`Effects::rollback`]: a script host that tries a recorded hook
+    /// call again undoes it this way when it does not go as recorded. `into` is reused
+    /// (only the board cells in use are copied).
+    pub fn checkpoint(&self, into: &mut Checkpoint) {
+        match &mut into.state {
+            Some(state) => state.clone_from(self.state),
+            None => into.state = Some(self.state.clone()),
+        }
+        into.events = self.recorded();
+        into.emitted = self.emitted;
+        into.logged = self.logged;
+        into.failure.clone_from(&self.failure);
+        into.cause = self.cause;
+        into.depth = self.depth;
+    }
+
+    /// Put back what [`Effects::checkpoint`] kept in `from` (nothing when it kept
+    /// nothing).
+    pub fn rollback(&mut self, from: &Checkpoint) {
+        let Some(state) = &from.state else { return };
+        self.state.clone_from(state);
+        if let Some(events) = &mut self.events {
+            events.truncate(from.events);
+        }
+        self.emitted = from.emitted;
+        self.logged = from.logged;
+        self.failure.clone_from(&from.failure);
+        self.cause = from.cause;
+        self.depth = from.depth;
     }
 
     /// The first failure recorded in this move, if any.

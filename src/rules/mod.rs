@@ -28,7 +28,7 @@ pub use defs::{
     MAX_STACK_CARDS, MAX_STACKS, Meta, MoveLimits, NO_AREA, OpeningToken, Origin, PackInfo,
     Relation, Ruleset, ScriptDef, Side, TokenTypeDef, Turret,
 };
-pub use effects::{Effects, Hooks, MoveResult, NoHooks};
+pub use effects::{Checkpoint, Effects, Hooks, MoveResult, NoHooks};
 pub use engine::{Engine, Move, MoveError, Play};
 pub use event::{Cause, Event, EventKind, RemoveReason};
 pub use hooks::{BudgetStep, HookError, HookErrorKind, ScriptPlace};

@@ -11,6 +11,8 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, Value};
 
+use super::memo::Op;
+
 use crate::rules::{
     Catalog, Cause, Cell as BoardCell, Effects, GameView, HookError, HookErrorKind, MoveResult,
     ScriptId, Seat, Token,
@@ -39,6 +41,8 @@ pub(super) struct CallSlot {
     stash: std::cell::RefCell<Option<mlua::Error>>,
     /// The per-call fields of the hook call under way (`ctx.seat`, …).
     pub fields: Cell<Fields>,
+    /// The record of the hook call under way, or the line of a replayed change.
+    pub memo: super::memo::Recorder,
 }
 
 impl Default for CallSlot {
@@ -49,6 +53,7 @@ impl Default for CallSlot {
             failure: std::cell::RefCell::new(None),
             stash: std::cell::RefCell::new(None),
             fields: Cell::new(Fields::default()),
+            memo: super::memo::Recorder::default(),
         }
     }
 }
@@ -144,9 +149,15 @@ impl CallSlot {
                 });
                 let result = f(fx);
                 fx.set_cause(saved);
-                if recording && fx.recorded() > mark {
-                    let line = caller_line(lua);
-                    fx.set_line_since(mark, script, PENDING_LINE, line);
+                // A recorded call keeps every change's line, for its events when it is
+                // replayed; a replay gives the recorded one.
+                let made = recording && fx.recorded() > mark;
+                if made || self.memo.on() {
+                    let line = self.memo.line.get().unwrap_or_else(|| caller_line(lua));
+                    if made {
+                        fx.set_line_since(mark, script, PENDING_LINE, line);
+                    }
+                    self.memo.last_line.set(line);
                 }
                 // A limit the change ran into (too many events) stops the script too.
                 let failed = fx.failure().cloned();
@@ -487,6 +498,24 @@ fn key_name(key: &Value) -> String {
 }
 
 /// Build the `ctx` table for a state; its functions act on `slot`, charged to `budget`.
+/// The `ctx` functions whose calls a hook call's record holds (see `memo.rs`): their
+/// bodies below record themselves. Any other spoils the record.
+const RECORDED: &[&str] = &[
+    "width",
+    "height",
+    "on_board",
+    "token",
+    "score",
+    "target_count",
+    "target",
+    "damage",
+    "set_value",
+    "move",
+    "remove",
+    "extra_turn",
+    "add_score",
+];
+
 pub(super) fn make(
     lua: &Lua,
     slot: &Rc<CallSlot>,
@@ -529,6 +558,9 @@ pub(super) fn make(
                         return Err(error);
                     }
                     charge_call($lua, &budget, $name)?;
+                    if !RECORDED.contains(&$name) {
+                        $slot.memo.spoil();
+                    }
                     let $slot = &$slot;
                     $body
                 })?,
@@ -701,50 +733,72 @@ pub(super) fn make(
 // called by the general function (arguments converted by mlua) and by the fast entry
 // (plain integers read off the stack), so both behave alike by construction.
 
+//
+// Each records its call in the slot's record when one is made (see `memo.rs`); a `ctx`
+// function without a record spoils it instead.
+
 pub(super) fn width(s: &CallSlot) -> mlua::Result<i32> {
-    s.view(|v| Ok(v.state.board().width()))
+    s.memo
+        .noted(s.view(|v| Ok(v.state.board().width())), Op::Width)
 }
 
 pub(super) fn height(s: &CallSlot) -> mlua::Result<i32> {
-    s.view(|v| Ok(v.state.board().height()))
+    s.memo
+        .noted(s.view(|v| Ok(v.state.board().height())), Op::Height)
 }
 
 pub(super) fn on_board(s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
-    s.view(|v| Ok(v.state.board().contains(cell(x, y))))
+    let result = s.view(|v| Ok(v.state.board().contains(cell(x, y))));
+    s.memo.noted(result, |out| Op::OnBoard { x, y, out })
+}
+
+/// The token on `(x, y)` as the board holds it (recorded like `ctx:token`).
+pub(super) fn token_raw(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<Token>> {
+    let result = s.view(|v| Ok(v.state.board().get(cell(x, y))));
+    s.memo.noted(result, |out| Op::Token { x, y, out })
 }
 
 pub(super) fn token_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<TokenOut>> {
-    s.view(|v| {
-        let at = cell(x, y);
-        Ok(v.state
-            .board()
-            .get(at)
-            .map(|t| TokenOut::new(v.catalog, at, t)))
-    })
+    let token = token_raw(s, x, y)?;
+    s.view(|v| Ok(token.map(|t| TokenOut::new(v.catalog, cell(x, y), t))))
 }
 
 pub(super) fn score(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
-    let seat = seat(n).map_err(|e| {
-        let error = located(lua, &format!("ctx:score: {e}"));
-        s.poison(lua, &error, HookErrorKind::Script);
-        error
-    })?;
-    s.view(|v| Ok(v.state.score(seat)))
+    let result = seat(n)
+        .map_err(|e| {
+            let error = located(lua, &format!("ctx:score: {e}"));
+            s.poison(lua, &error, HookErrorKind::Script);
+            error
+        })
+        .and_then(|seat| s.view(|v| Ok(v.state.score(seat))));
+    s.memo.noted(result, |out| Op::Score { n, out })
 }
 
 pub(super) fn target_count(s: &CallSlot) -> mlua::Result<usize> {
-    s.with_effects(0, |fx| fx.targets().count())
+    let result = s.with_effects(0, |fx| fx.targets().count());
+    s.memo.noted(result, Op::TargetCount)
 }
 
 pub(super) fn target(s: &CallSlot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
-    s.with_effects(None, |fx| {
+    let result = s.with_effects(None, |fx| {
         let n = usize::try_from(i).ok()?.checked_sub(1)?;
         fx.targets().nth(n).map(|at| (at.x, at.y))
-    })
+    });
+    s.memo.noted(result, |out| Op::Target { i, out })
+}
+
+/// Record a change's `result` (with the line it was made from).
+fn changed<T: Copy>(
+    s: &CallSlot,
+    result: mlua::Result<T>,
+    op: impl FnOnce(T, u32) -> Op,
+) -> mlua::Result<T> {
+    let line = s.memo.last_line.get();
+    s.memo.noted(result, |out| op(out, line))
 }
 
 pub(super) fn damage(lua: &Lua, s: &CallSlot, x: i64, y: i64, n: i64) -> mlua::Result<bool> {
-    s.effects(lua, "damage", |fx| {
+    let result = s.effects(lua, "damage", |fx| {
         if n < 0 {
             return Err(Refusal::Call(format!(
                 "damage must be 0 or more, got {n} (use ctx:set_value to raise a value)"
@@ -752,13 +806,21 @@ pub(super) fn damage(lua: &Lua, s: &CallSlot, x: i64, y: i64, n: i64) -> mlua::R
         }
         let n = in_range(n, "damage")?;
         fx.damage(cell(x, y), n).map_err(Refusal::Rules)
-    })
+    });
+    changed(s, result, |out, line| Op::Damage { x, y, n, out, line })
 }
 
 pub(super) fn set_value(lua: &Lua, s: &CallSlot, x: i64, y: i64, value: i64) -> mlua::Result<bool> {
-    s.effects(lua, "set_value", |fx| {
+    let result = s.effects(lua, "set_value", |fx| {
         let value = in_range(value, "value")?;
         fx.set_value(cell(x, y), value).map_err(Refusal::Rules)
+    });
+    changed(s, result, |out, line| Op::SetValue {
+        x,
+        y,
+        value,
+        out,
+        line,
     })
 }
 
@@ -770,7 +832,7 @@ pub(super) fn move_token(
     tx: i64,
     ty: i64,
 ) -> mlua::Result<bool> {
-    s.effects(lua, "move", |fx| {
+    let result = s.effects(lua, "move", |fx| {
         match fx
             .move_token(cell(x, y), cell(tx, ty))
             .map_err(Refusal::Rules)?
@@ -781,31 +843,127 @@ pub(super) fn move_token(
                 "there is no token at ({x}, {y}) to move"
             ))),
         }
+    });
+    changed(s, result, |out, line| Op::Move {
+        from: (x, y),
+        to: (tx, ty),
+        out,
+        line,
     })
 }
 
 pub(super) fn remove(lua: &Lua, s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
-    s.effects(lua, "remove", |fx| {
+    let result = s.effects(lua, "remove", |fx| {
         fx.remove(cell(x, y)).map_err(Refusal::Rules)
-    })
+    });
+    changed(s, result, |out, line| Op::Remove { x, y, out, line })
 }
 
 pub(super) fn extra_turn(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<()> {
-    s.effects(lua, "extra_turn", |fx| {
+    let result = s.effects(lua, "extra_turn", |fx| {
         fx.extra_turn(seat(n)?);
         Ok(())
-    })
+    });
+    changed(s, result, |(), line| Op::ExtraTurn { n, line })
 }
 
 pub(super) fn add_score(lua: &Lua, s: &CallSlot, n: i64, amount: i64) -> mlua::Result<()> {
-    s.effects(lua, "add_score", |fx| {
+    let result = s.effects(lua, "add_score", |fx| {
         fx.add_score(seat(n)?, amount);
         Ok(())
-    })
+    });
+    changed(s, result, |(), line| Op::AddScore { n, amount, line })
 }
 
 pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
+    // A draw moves the game's generator: a call that draws is never replayed.
+    s.memo.spoil();
     s.effects(lua, "random", |fx| fx.random(n).map_err(Refusal::Rules))
+}
+
+/// Make the recorded call `op` again through `s` (a replay: nothing is recorded, a change
+/// takes the recorded line): whether it returned what it returned before.
+fn again(op: Op, lua: &Lua, s: &CallSlot) -> bool {
+    let at = |line: u32| s.memo.line.set(Some(line));
+    match op {
+        Op::Width(out) => width(s).ok() == Some(out),
+        Op::Height(out) => height(s).ok() == Some(out),
+        Op::OnBoard { x, y, out } => on_board(s, x, y).ok() == Some(out),
+        Op::Token { x, y, out } => token_raw(s, x, y).ok() == Some(out),
+        Op::Score { n, out } => score(lua, s, n).ok() == Some(out),
+        Op::TargetCount(out) => target_count(s).ok() == Some(out),
+        Op::Target { i, out } => target(s, i).ok() == Some(out),
+        Op::Damage { x, y, n, out, line } => {
+            at(line);
+            damage(lua, s, x, y, n).ok() == Some(out)
+        }
+        Op::SetValue {
+            x,
+            y,
+            value,
+            out,
+            line,
+        } => {
+            at(line);
+            set_value(lua, s, x, y, value).ok() == Some(out)
+        }
+        Op::Move {
+            from,
+            to,
+            out,
+            line,
+        } => {
+            at(line);
+            move_token(lua, s, from.0, from.1, to.0, to.1).ok() == Some(out)
+        }
+        Op::Remove { x, y, out, line } => {
+            at(line);
+            remove(lua, s, x, y).ok() == Some(out)
+        }
+        Op::ExtraTurn { n, line } => {
+            at(line);
+            extra_turn(lua, s, n).is_ok()
+        }
+        Op::AddScore { n, amount, line } => {
+            at(line);
+            add_score(lua, s, n, amount).is_ok()
+        }
+    }
+}
+
+impl CallSlot {
+    /// Play back, on the effects or view this slot points at, the first of `variants`
+    /// whose reads before its first change give what they gave, if `affords` its cost:
+    /// its index when every `ctx` call went as recorded. When a call after a change did
+    /// not, everything the replay changed is undone through `checkpoint` (kept at the
+    /// first change), and so is the failure a refused change marked, and no other
+    /// variant is tried.
+    pub(super) fn replay(
+        &self,
+        lua: &Lua,
+        variants: &super::memo::Variants,
+        affords: impl Fn(u64) -> bool,
+        checkpoint: &mut crate::rules::Checkpoint,
+    ) -> Option<usize> {
+        let (index, entry) = variants.0.iter().enumerate().find_map(|(i, e)| {
+            let e = e.as_ref()?;
+            (affords(e.cost) && e.ops[..e.reads].iter().all(|&op| again(op, lua, self)))
+                .then_some((i, e))
+        })?;
+        if entry.changes {
+            self.checkpoint(checkpoint);
+        }
+        let same = entry.ops[entry.reads..]
+            .iter()
+            .all(|&op| again(op, lua, self));
+        self.memo.line.set(None);
+        if same {
+            return Some(index);
+        }
+        self.rollback(checkpoint);
+        let _ = self.take_failure();
+        None
+    }
 }
 
 /// A list (a sequence table) of one table per item, each pushed by `push`, made in one
@@ -990,6 +1148,22 @@ impl TokenOut {
 }
 
 impl CallSlot {
+    /// Keep what the current effects can change in `into` (nothing in a read-only hook).
+    pub(super) fn checkpoint(&self, into: &mut crate::rules::Checkpoint) {
+        if let Current::Effects(p) = self.current.get() {
+            // SAFETY: see `view`.
+            unsafe { &*p }.checkpoint(into);
+        }
+    }
+
+    /// Put the current effects back as [`CallSlot::checkpoint`] kept them.
+    pub(super) fn rollback(&self, from: &crate::rules::Checkpoint) {
+        if let Current::Effects(p) = self.current.get() {
+            // SAFETY: see `view`.
+            unsafe { &mut *p }.rollback(from);
+        }
+    }
+
     /// `f` of the current effects (to read their area); `none` in a read-only hook,
     /// which has no area.
     fn with_effects<R>(&self, none: R, f: impl FnOnce(&Effects<'_>) -> R) -> mlua::Result<R> {

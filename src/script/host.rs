@@ -78,6 +78,8 @@ pub struct ScriptHost {
     pub(super) shared: Option<usize>,
     /// This host's share of the process's script memory.
     _reserved: memory::Reservation,
+    /// Hook calls of scripts without state, recorded to be replayed (`memo.rs`).
+    pub(super) memo: super::memo::Memo,
 }
 
 impl std::fmt::Debug for ScriptHost {
@@ -90,7 +92,7 @@ impl std::fmt::Debug for ScriptHost {
 }
 
 /// Which hook, by index into [`Script::hooks`].
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Hook {
     OnPlace = 0,
     BetweenTurns = 1,
@@ -106,6 +108,21 @@ impl Hook {
 }
 
 impl ScriptHost {
+    /// Whether hook calls of scripts without state are replayed from a record of their
+    /// `ctx` calls when they would see what they saw before (on by default; see
+    /// docs/ai.md). Off, every hook runs in Lua: the same game, more slowly — a baseline
+    /// for measuring, and a check that replays change nothing.
+    pub fn set_replays(&self, on: bool) {
+        self.memo.set_enabled(on);
+    }
+
+    /// Hook calls replayed so far, and replays undone because a `ctx` call went
+    /// otherwise (the hook then ran in Lua).
+    #[must_use]
+    pub fn replay_counts(&self) -> (u64, u64) {
+        self.memo.counts()
+    }
+
     /// Compile every script of `catalog`. Problems (a missing file, a syntax error, a
     /// script that does not return a table of hooks) come back as diagnostics with the
     /// script's path and line; a host is returned only when there are none.
@@ -146,6 +163,7 @@ impl ScriptHost {
             serial: std::cell::Cell::new(0),
             shared: (total > share).then_some(share),
             _reserved: reserved,
+            memo: super::memo::Memo::default(),
         };
         let mut problems = Vec::new();
         let mut state_of_pack: HashMap<&str, usize> = HashMap::new();

@@ -18,6 +18,7 @@ mod fast;
 mod host;
 pub mod lint;
 pub mod luals;
+mod memo;
 pub mod memory;
 mod message;
 mod pattern;

@@ -8,21 +8,32 @@ use mlua::Value;
 
 use super::host::{Hook, PackState, Script, ScriptHost};
 use super::message::{is_memory, lua_place, message};
-use super::{STACK_RED_ZONE, STACK_SEGMENT, call, ctx, memory, place, sandbox, watchdog};
+use super::{STACK_RED_ZONE, STACK_SEGMENT, call, ctx, memo, memory, place, sandbox, watchdog};
 use crate::rules::{
     Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, ScriptPlace, Token,
 };
 
 impl ScriptHost {
-    /// Run `hook` of `script` with `ctx` pointing at `enter`'s target.
+    /// Run `hook` of `script` with `ctx` pointing at `enter`'s target. `key` names the
+    /// call for replaying it (`memo.rs`): `None` never replays.
+    #[allow(clippy::too_many_arguments)]
     fn call(
         &self,
         script: ScriptId,
         hook: Hook,
         fields: (crate::rules::Seat, Option<Cell>),
+        key: Option<memo::Key>,
         setup: impl FnOnce(&PackState) -> mlua::Result<call::Args>,
-        enter: impl FnOnce(&ctx::CallSlot) -> ctx::Entered<'_>,
+        mut enter: impl FnMut(&ctx::CallSlot) -> ctx::Entered<'_>,
     ) -> Result<Option<Value>, HookError> {
+        if !self.memo.starting() {
+            // A change a replay made again would start this hook: the replay is undone
+            // and its call runs in Lua instead (nothing of this one has run).
+            return Err(HookError::of(
+                HookErrorKind::Host,
+                format!("{} would run during a replay", hook.name()),
+            ));
+        }
         let Some(Some(s)) = self.scripts.get(script.index()) else {
             return Err(HookError::of(
                 HookErrorKind::Host,
@@ -63,6 +74,37 @@ impl ScriptHost {
         // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
         // shares the ctx table: give the outer call its fields back afterwards.
         let outermost = state.depth.get() == 0;
+        // Only an outermost call of a script without state is replayed or recorded: its
+        // count starts from zero, and it depends on nothing but its arguments and ctx.
+        let key = key.filter(|_| outermost && s.snapshot.is_none() && self.memo.enabled());
+        if let Some(k) = &key
+            && let Some(variants) = self.memo.get(k)
+        {
+            let entered = enter(&state.slot);
+            let replayed = state.slot.replay(
+                &state.lua,
+                &variants,
+                |cost| self.budget.affords(cost),
+                &mut self.memo.replaying(),
+            );
+            self.memo.replayed(replayed.is_some());
+            drop(entered);
+            if let Some(entry) = replayed.and_then(|i| {
+                self.memo.promote(k, i);
+                variants.0[i].as_ref()
+            }) {
+                let charged = self.budget.charge_whole(entry.cost);
+                self.budget.leave();
+                return match charged {
+                    Ok(()) => Ok(Some(entry.returned.value())),
+                    Err(o) => Err(fail(HookErrorKind::Limit, None, o.describe())),
+                };
+            }
+        }
+        let before = (self.budget.used(), self.memo.calls());
+        if key.is_some() {
+            state.slot.memo.start();
+        }
         let saved = (!outermost).then(|| state.slot.fields.get());
         let entered = enter(&state.slot);
         state.depth.set(state.depth.get() + 1);
@@ -92,6 +134,10 @@ impl ScriptHost {
             result
         });
         state.depth.set(state.depth.get() - 1);
+        let recorded = key
+            .and_then(|k| Some((k, state.slot.memo.stop()?)))
+            .filter(|_| self.memo.calls() == before.1)
+            .map(|(k, ops)| (k, ops, self.budget.used().saturating_sub(before.0)));
         self.budget.leave();
         self.fit_memory();
         drop(entered);
@@ -104,6 +150,9 @@ impl ScriptHost {
             Ok(value) if failure.is_none() && exceeded.is_none() => {
                 if let Some(fields) = saved {
                     state.slot.fields.set(fields);
+                }
+                if let Some((k, ops, cost)) = recorded {
+                    self.memo.keep(k, ops, cost, &value);
                 }
                 return Ok(Some(value));
             }
@@ -206,10 +255,18 @@ impl Hooks for ScriptHost {
 
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {
         let (mover, origin) = (fx.mover(), fx.origin());
+        let fields = (mover, Some(origin));
         self.call(
             script,
             Hook::OnPlace,
-            (mover, Some(origin)),
+            fields,
+            Some(memo::Key::new(
+                script,
+                Hook::OnPlace as u8,
+                fields,
+                None,
+                None,
+            )),
             |_| Ok(call::Args::CTX),
             |slot| slot.enter_effects(fx, script),
         )
@@ -226,10 +283,18 @@ impl Hooks for ScriptHost {
         let token = fx.state().board().get(cell);
         let view_token = token.map(|t| (cell, t));
         let catalog = fx.catalog();
+        let fields = (mover, Some(cell));
         self.call(
             script,
             Hook::BetweenTurns,
-            (mover, Some(cell)),
+            fields,
+            Some(memo::Key::new(
+                script,
+                Hook::BetweenTurns as u8,
+                fields,
+                view_token,
+                None,
+            )),
             |st| {
                 let me = match view_token {
                     Some((at, t)) => Value::Table(ctx::token_table(&st.lua, catalog, at, t)?),
@@ -254,10 +319,19 @@ impl Hooks for ScriptHost {
     ) -> Result<i64, HookError> {
         let token = view.state.board().get(cell);
         let seat = token.map_or(crate::rules::Seat::One, |t| t.seat);
+        let fields = (seat, Some(cell));
+        let me = token.map(|t| (cell, t));
         let result = self.call(
             script,
             Hook::Income,
-            (seat, Some(cell)),
+            fields,
+            Some(memo::Key::new(
+                script,
+                Hook::Income as u8,
+                fields,
+                me,
+                Some(income),
+            )),
             |st| {
                 let me = match token {
                     Some(t) => Value::Table(ctx::token_table(&st.lua, view.catalog, cell, t)?),
@@ -297,10 +371,18 @@ impl Hooks for ScriptHost {
         token: Token,
     ) -> Result<(), HookError> {
         let catalog = fx.catalog();
+        let fields = (token.seat, Some(cell));
         self.call(
             script,
             Hook::OnDestroyed,
-            (token.seat, Some(cell)),
+            fields,
+            Some(memo::Key::new(
+                script,
+                Hook::OnDestroyed as u8,
+                fields,
+                Some((cell, token)),
+                None,
+            )),
             |st| {
                 let me = ctx::token_table(&st.lua, catalog, cell, token)?;
                 Ok(call::Args {
@@ -329,6 +411,7 @@ impl ScriptHost {
                 script,
                 Hook::Evaluate,
                 (seat, None),
+                None,
                 |_| {
                     Ok(call::Args {
                         me: None,

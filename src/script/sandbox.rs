@@ -423,6 +423,34 @@ impl ScriptBudget {
         super::watchdog::publish(deadline);
     }
 
+    /// The instructions counted in this step so far.
+    pub fn used(&self) -> u64 {
+        self.used.get()
+    }
+
+    /// Whether `cost` more instructions could be charged now without passing a limit
+    /// (the call's cap, the step's, the decision's): a recorded hook call that cost that
+    /// much is replayed only when running it again could not have been stopped by a
+    /// count. Loading never replays.
+    pub fn affords(&self, cost: u64) -> bool {
+        if self.exceeded.get().is_some() || self.load.get().is_some() {
+            return false;
+        }
+        let used = self.used.get().saturating_add(cost);
+        if used > self.step_limit {
+            return false;
+        }
+        if let Some(f) = self.frames.borrow().last()
+            && used.saturating_sub(f.mark) > f.limit
+        {
+            return false;
+        }
+        match self.decision.get() {
+            Some(d) => !d.spent && d.used.saturating_add(cost) <= d.limit,
+            None => true,
+        }
+    }
+
     /// Whether any limit was passed in this step.
     pub fn exceeded(&self) -> Option<Overrun> {
         self.exceeded.get()

@@ -65,6 +65,7 @@ mod properties;
 mod reload;
 mod remap;
 mod replay;
+mod replays;
 mod scenarios;
 mod script_state;
 mod scripts;

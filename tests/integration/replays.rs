@@ -1,0 +1,126 @@
+//! Hook calls replayed from a record of their `ctx` calls (`src/script/memo.rs`) play
+//! exactly as the Lua would: every move a look-ahead tries and every move played gives
+//! the same state, the same events (script lines included) and the same refusals with
+//! replays on as with every hook run in Lua, within the default limits and within limits
+//! so tight that moves are refused.
+
+use tokensmith::content::{LoadOptions, PackFolder};
+use tokensmith::rules::{Catalog, Engine, Event, GameState, Move};
+use tokensmith::script::ScriptHost;
+
+use crate::support::{root, scripted_pack, temp};
+
+/// Load base, the shipped mods and `extra` packs, keeping `only` and what it requires.
+fn load(extra: Option<&std::path::Path>, only: &str) -> Catalog {
+    let mut folders = vec![root().join("content"), root().join("mods")];
+    folders.extend(extra.map(std::path::Path::to_path_buf));
+    let loaded = tokensmith::script::load(&LoadOptions {
+        folders: folders
+            .into_iter()
+            .map(|path| PackFolder {
+                path,
+                required: true,
+            })
+            .collect(),
+        only: Some(vec![only.to_string()]),
+        rules_patch: None,
+        order: Vec::new(),
+    });
+    assert!(loaded.diagnostics.is_empty(), "{:#?}", loaded.diagnostics);
+    loaded.catalog.expect("the packs load")
+}
+
+/// One move on one engine: the state after it, its events, or its refusal.
+fn outcome(engine: &Engine<'_>, state: &GameState, mv: Move) -> (GameState, Vec<Event>, String) {
+    let mut after = state.clone();
+    let mut events = Vec::new();
+    let refused = match engine.play(&mut after, mv, &mut events) {
+        Ok(()) => String::new(),
+        Err(e) => e.to_string(),
+    };
+    (after, events, refused)
+}
+
+/// Play `games` games of the `scripted_showcase` deck on both engines, trying every
+/// legal move from every position first (as the AI does) and then playing one picked by
+/// a fixed sequence: every result must be the same on both. The moves refused.
+fn play_both(catalog: &Catalog, games: u64) -> (usize, (u64, u64)) {
+    let replaying = ScriptHost::new(catalog).expect("the scripts compile");
+    let lua = ScriptHost::new(catalog).expect("the scripts compile");
+    lua.set_replays(false);
+    let engines = [Engine::new(catalog, &replaying), Engine::new(catalog, &lua)];
+    let deck = &catalog
+        .deck(catalog.deck_named("scripted_showcase").expect("the deck"))
+        .stacks;
+    let mut refused = 0;
+    let mut pick: u64 = 0x9e37_79b9_7f4a_7c15;
+    for seed in 0..games {
+        let mut states = Vec::new();
+        for engine in &engines {
+            let mut events = Vec::new();
+            let state = engine
+                .new_game([deck, deck], seed, &mut events)
+                .expect("the deck is legal");
+            states.push((state, events));
+        }
+        assert_eq!(states[0], states[1], "game {seed} starts alike");
+        let mut state = states.swap_remove(0).0;
+        while !state.is_over() {
+            let moves = engines[0].legal_moves(&state);
+            assert_eq!(moves, engines[1].legal_moves(&state));
+            if moves.is_empty() {
+                break;
+            }
+            for &mv in &moves {
+                let a = outcome(&engines[0], &state, mv);
+                let b = outcome(&engines[1], &state, mv);
+                assert_eq!(a.2, b.2, "game {seed}, move {mv:?}: the same refusal");
+                assert_eq!(a.1, b.1, "game {seed}, move {mv:?}: the same events");
+                assert_eq!(a.0, b.0, "game {seed}, move {mv:?}: the same state");
+                refused += usize::from(!a.2.is_empty());
+            }
+            pick = pick
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let index = usize::try_from(pick >> 33).unwrap_or(0) % moves.len();
+            let (after, _, why) = outcome(&engines[0], &state, moves[index]);
+            if !why.is_empty() {
+                break;
+            }
+            state = after;
+        }
+    }
+    assert_eq!(
+        lua.replay_counts(),
+        (0, 0),
+        "with replays off, none is tried"
+    );
+    (refused, replaying.replay_counts())
+}
+
+#[test]
+fn replayed_hook_calls_play_exactly_as_lua_does() {
+    let catalog = load(None, "example_scripted");
+    let (_, (hits, misses)) = play_both(&catalog, 3);
+    // Both paths ran: replays that went as recorded, and ones undone for a hook run in Lua.
+    assert!(hits > 1_000, "{hits} replays went as recorded");
+    assert!(misses > 100, "{misses} replays were undone");
+}
+
+#[test]
+fn replays_are_refused_where_lua_is_refused() {
+    // A step budget so small that boards with a few scripted tokens pass it: a replay
+    // must never let through a move the Lua would have refused, nor refuse one it let
+    // through, and each refusal must say the same.
+    let files = scripted_pack(
+        "tight",
+        "  - { id: example_scripted, version: \"^1\" }\n",
+        "rules:\n  limits:\n    instructions: 700\n",
+        &[],
+    );
+    let dir = temp(&files);
+    let catalog = load(Some(dir.path()), "tight");
+    let (refused, (hits, _)) = play_both(&catalog, 2);
+    assert!(refused > 10, "{refused} moves were refused");
+    assert!(hits > 100, "{hits} replays went as recorded");
+}
