@@ -15,7 +15,7 @@ use super::memo::Op;
 
 use crate::rules::{
     Catalog, Cause, Cell as BoardCell, Effects, GameView, HookError, HookErrorKind, MoveResult,
-    ScriptId, Seat, Token,
+    ScriptId, Seat, Token, TokenTypeId,
 };
 
 /// What the `ctx` functions act on right now.
@@ -508,10 +508,13 @@ const RECORDED: &[&str] = &[
     "score",
     "target_count",
     "target",
+    "targets",
     "damage",
     "set_value",
     "move",
     "remove",
+    "spawn",
+    "set_type",
     "extra_turn",
     "add_score",
 ];
@@ -610,6 +613,7 @@ pub(super) fn make(
             Ok(())
         })?;
         per_table_targets(lua, cells.len(), "targets")?;
+        target_source(s)?;
         // SAFETY: one protected call makes the list and its tables (`list_of`); each
         // pair table is a raw set of two keys.
         unsafe {
@@ -657,22 +661,7 @@ pub(super) fn make(
     ));
     func!(
         "spawn",
-        |lua, s, (Int(x), Int(y), spec): (Int, Int, Spec)| {
-            let (seat_n, value, kind) = (spec.seat, spec.value, spec.kind);
-            s.effects(lua, "spawn", |fx| {
-                let seat = match seat_n {
-                    Some(n) => seat(n)?,
-                    None => fx.mover(),
-                };
-                let value = in_range(value.unwrap_or(1), "value")?;
-                let kind = fx
-                    .catalog()
-                    .token_type_named(kind.as_deref().unwrap_or("basic"))
-                    .map_err(|e| e.to_string())?;
-                fx.spawn(cell(x, y), seat, value, kind)
-                    .map_err(Refusal::Rules)
-            })
-        }
+        |lua, s, (Int(x), Int(y), spec): (Int, Int, Spec)| spawn(lua, s, x, y, Spawned::Spec(spec))
     );
     func!("set_type", |lua,
                        s,
@@ -680,15 +669,7 @@ pub(super) fn make(
         Int,
         Int,
         Text
-    )| {
-        s.effects(lua, "set_type", |fx| {
-            let kind = fx
-                .catalog()
-                .token_type_named(&kind)
-                .map_err(|e| e.to_string())?;
-            fx.set_type(cell(x, y), kind).map_err(Refusal::Rules)
-        })
-    });
+    )| set_type(lua, s, x, y, Kind::Named(kind)));
     func!("extra_turn", |lua, s, (Int(n),): (Int,)| extra_turn(
         lua, s, n
     ));
@@ -785,6 +766,91 @@ pub(super) fn target(s: &CallSlot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
         fx.targets().nth(n).map(|at| (at.x, at.y))
     });
     s.memo.noted(result, |out| Op::Target { i, out })
+}
+
+/// Where `ctx:targets()` takes its cells from (recorded like a read): the area, by
+/// address (the catalog's, fixed for the host's life), and the cell it is centred on; a
+/// read-only hook has no area.
+pub(super) fn target_source(s: &CallSlot) -> mlua::Result<(usize, (i32, i32))> {
+    let result = s.with_effects((0, (0, 0)), |fx| {
+        let origin = fx.origin();
+        (std::ptr::from_ref(fx.area()).addr(), (origin.x, origin.y))
+    });
+    s.memo
+        .noted(result, |(area, origin)| Op::Targets { area, origin })
+}
+
+/// What `ctx:spawn` places: as a script's spec says, or as a replay recorded it.
+pub(super) enum Spawned {
+    Spec(Spec),
+    Resolved(Seat, i32, TokenTypeId),
+}
+
+pub(super) fn spawn(lua: &Lua, s: &CallSlot, x: i64, y: i64, what: Spawned) -> mlua::Result<bool> {
+    let mut made = None;
+    let result = s.effects(lua, "spawn", |fx| {
+        let (seat, value, kind) = match what {
+            Spawned::Resolved(seat, value, kind) => (seat, value, kind),
+            Spawned::Spec(spec) => {
+                let seat = match spec.seat {
+                    Some(n) => seat(n)?,
+                    None => fx.mover(),
+                };
+                let value = in_range(spec.value.unwrap_or(1), "value")?;
+                let kind = fx
+                    .catalog()
+                    .token_type_named(spec.kind.as_deref().unwrap_or("basic"))
+                    .map_err(|e| e.to_string())?;
+                (seat, value, kind)
+            }
+        };
+        made = Some((seat, value, kind));
+        fx.spawn(cell(x, y), seat, value, kind)
+            .map_err(Refusal::Rules)
+    });
+    let Some((seat, value, kind)) = made else {
+        s.memo.spoil();
+        return result;
+    };
+    changed(s, result, |out, line| Op::Spawn {
+        at: (x, y),
+        seat,
+        value,
+        kind,
+        out,
+        line,
+    })
+}
+
+/// The type `ctx:set_type` gives: named by a script, or as a replay recorded it.
+pub(super) enum Kind {
+    Named(String),
+    Id(TokenTypeId),
+}
+
+pub(super) fn set_type(lua: &Lua, s: &CallSlot, x: i64, y: i64, kind: Kind) -> mlua::Result<bool> {
+    let mut made = None;
+    let result = s.effects(lua, "set_type", |fx| {
+        let kind = match kind {
+            Kind::Id(id) => id,
+            Kind::Named(name) => fx
+                .catalog()
+                .token_type_named(&name)
+                .map_err(|e| e.to_string())?,
+        };
+        made = Some(kind);
+        fx.set_type(cell(x, y), kind).map_err(Refusal::Rules)
+    });
+    let Some(kind) = made else {
+        s.memo.spoil();
+        return result;
+    };
+    changed(s, result, |out, line| Op::SetType {
+        at: (x, y),
+        kind,
+        out,
+        line,
+    })
 }
 
 /// Record a change's `result` (with the line it was made from).
@@ -923,6 +989,27 @@ fn again(op: Op, lua: &Lua, s: &CallSlot) -> bool {
         Op::ExtraTurn { n, line } => {
             at(line);
             extra_turn(lua, s, n).is_ok()
+        }
+        Op::Targets { area, origin } => target_source(s).ok() == Some((area, origin)),
+        Op::Spawn {
+            at: (x, y),
+            seat,
+            value,
+            kind,
+            out,
+            line,
+        } => {
+            at(line);
+            spawn(lua, s, x, y, Spawned::Resolved(seat, value, kind)).ok() == Some(out)
+        }
+        Op::SetType {
+            at: (x, y),
+            kind,
+            out,
+            line,
+        } => {
+            at(line);
+            set_type(lua, s, x, y, Kind::Id(kind)).ok() == Some(out)
         }
         Op::AddScore { n, amount, line } => {
             at(line);

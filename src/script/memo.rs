@@ -25,8 +25,8 @@
 //!
 //! Not recorded (the call runs in Lua every time): hooks of scripts with state, calls
 //! nested in another hook of the same state, and any call that used a `ctx` function
-//! without a record ([`Recorder::spoil`]: `tokens`, `targets`, `spawn`, `set_type`,
-//! `random`, `log`), failed, or made more than [`MAX_OPS`] calls.
+//! without a record ([`Recorder::spoil`]: `tokens`, `random`, `log`), failed, or made more
+//! than [`MAX_OPS`] calls.
 //!
 //! Bounds: [`MAX_OPS`] calls a record, [`MAX_ENTRIES`] records and [`MAX_TOTAL_OPS`] calls
 //! a host; past them the host forgets every record and starts again.
@@ -37,7 +37,7 @@ use std::rc::Rc;
 use mlua::Value;
 use rustc_hash::FxHashMap;
 
-use crate::rules::{self, Cell as BoardCell, ScriptId, Seat, Token};
+use crate::rules::{self, Cell as BoardCell, ScriptId, Seat, Token, TokenTypeId};
 
 /// The most `ctx` calls one record holds.
 pub(super) const MAX_OPS: usize = 64;
@@ -71,6 +71,12 @@ pub(super) enum Op {
         out: i64,
     },
     TargetCount(usize),
+    /// `ctx:targets()`: the area (by address) and the cell it is centred on, which make
+    /// the list.
+    Targets {
+        area: usize,
+        origin: (i32, i32),
+    },
     Target {
         i: i64,
         out: Option<(i32, i32)>,
@@ -101,6 +107,21 @@ pub(super) enum Op {
         out: bool,
         line: u32,
     },
+    /// `ctx:spawn`, with the seat, value and type its spec came to.
+    Spawn {
+        at: (i64, i64),
+        seat: Seat,
+        value: i32,
+        kind: TokenTypeId,
+        out: bool,
+        line: u32,
+    },
+    SetType {
+        at: (i64, i64),
+        kind: TokenTypeId,
+        out: bool,
+        line: u32,
+    },
     ExtraTurn {
         n: i64,
         line: u32,
@@ -121,6 +142,8 @@ impl Op {
                 | Op::SetValue { .. }
                 | Op::Move { .. }
                 | Op::Remove { .. }
+                | Op::Spawn { .. }
+                | Op::SetType { .. }
                 | Op::ExtraTurn { .. }
                 | Op::AddScore { .. }
         )
@@ -155,10 +178,13 @@ impl Recorder {
     }
 
     /// The calls recorded since [`Recorder::start`], unless the record was spoiled.
-    pub(super) fn stop(&self) -> Option<Vec<Op>> {
+    pub(super) fn stop(&self) -> Option<Box<[Op]>> {
         let was = self.on.replace(false);
-        let ops = std::mem::take(&mut *self.ops.borrow_mut());
-        (was && !self.spoiled.get()).then_some(ops)
+        // The buffer keeps its room for the next call; a record kept is an exact copy.
+        let mut ops = self.ops.borrow_mut();
+        let kept = (was && !self.spoiled.get()).then(|| Box::from(ops.as_slice()));
+        ops.clear();
+        kept
     }
 
     /// The call under way used what a record cannot hold: it is not kept.
@@ -337,7 +363,7 @@ impl Memo {
     }
 
     /// Keep `ops` as the record of `key`, charged `cost` and returning `returned`.
-    pub(super) fn keep(&self, key: Key, ops: Vec<Op>, cost: u64, returned: &Value) {
+    pub(super) fn keep(&self, key: Key, ops: Box<[Op]>, cost: u64, returned: &Value) {
         let Some(returned) = Returned::of(returned) else {
             return;
         };
@@ -351,7 +377,7 @@ impl Memo {
         let entry = Rc::new(Entry {
             changes: reads < ops.len(),
             reads,
-            ops: ops.into_boxed_slice(),
+            ops,
             cost,
             returned,
         });
@@ -394,7 +420,7 @@ mod tests {
     #[test]
     fn records_stay_within_their_bounds() {
         let memo = Memo::default();
-        let ops = vec![Op::Width(6); MAX_OPS];
+        let ops: Box<[Op]> = vec![Op::Width(6); MAX_OPS].into();
         for n in 0..3 * i64::try_from(MAX_ENTRIES).unwrap_or(i64::MAX) {
             // A few keys recorded again and again, and many new ones.
             let key = Key::new(

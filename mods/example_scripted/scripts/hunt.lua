@@ -9,9 +9,12 @@
 --      push it one cell further away from the hunter; off the board removes it, a taken
 --      cell stops it.
 
-local DAMAGE = 2
+-- A compile-time constant and a global helper of this file: the hook captures no
+-- top-level local, so the script has no state and the host can replay its calls
+-- (docs/lua.md, "Scripts without state are replayed").
+local DAMAGE <const> = 2
 
-local function sign(n)
+function sign(n)
   if n > 0 then return 1 elseif n < 0 then return -1 else return 0 end
 end
 
