@@ -1,5 +1,9 @@
 //! A scripted ability against its built-in twin: clone + apply + score of the same move
-//! (`weaken_row` vs `example_scripted`'s `scripted_weaken_row`) over the same positions.
+//! (`weaken_row` vs `example_scripted`'s `scripted_weaken_row`) over the same positions,
+//! the script run in Lua every time and replayed from its records
+//! (`src/script/memo.rs`); and a look-ahead (every legal move from each position, as
+//! greedy tries them) on the `scripted_showcase` deck, with hooks run in Lua and
+//! replayed.
 //!
 //! Run with `cargo bench --bench scripts`.
 
@@ -11,7 +15,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
-use tokensmith::rules::{CardId, Catalog, Cell, Engine, GameState, Move, Play};
+use tokensmith::rules::{CardId, Catalog, Cell, Engine, Event, GameState, Move, Play};
 use tokensmith::script::ScriptHost;
 
 /// Positions from random play, each with an empty cell to play the twins on.
@@ -41,13 +45,25 @@ fn positions(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<(GameState
     out
 }
 
+/// Play `mv` on a copy of `state` (events into `events`, cleared first).
+fn try_move(engine: &Engine<'_>, state: &GameState, mv: Move, events: &mut Vec<Event>) {
+    let mut s = state.clone();
+    events.clear();
+    let _ = black_box(engine.play(&mut s, mv, events));
+}
+
 fn bench(c: &mut Criterion) {
     let catalog = support::load("example_scripted");
-    let host = match ScriptHost::new(&catalog) {
-        Ok(h) => h,
+    let host = |replays: bool| match ScriptHost::new(&catalog) {
+        Ok(h) => {
+            h.set_replays(replays);
+            h
+        }
         Err(d) => panic!("scripts do not compile: {d:?}"),
     };
-    let engine = Engine::new(&catalog, &host);
+    let (lua, replaying) = (host(false), host(true));
+    let engine = Engine::new(&catalog, &lua);
+    let replayed = Engine::new(&catalog, &replaying);
     let set = positions(&engine, &catalog, 512);
     let card = |name: &str| -> CardId {
         match catalog.card_named(name) {
@@ -57,22 +73,65 @@ fn bench(c: &mut Criterion) {
     };
     let mut group = c.benchmark_group("weaken_row");
     group.throughput(Throughput::Elements(set.len() as u64));
-    for (label, id) in [
-        ("built_in", card("base:weaken_row")),
-        ("scripted", card("scripted_weaken_row")),
+    for (label, id, engine) in [
+        ("built_in", card("base:weaken_row"), &engine),
+        ("scripted", card("scripted_weaken_row"), &engine),
+        ("scripted_replayed", card("scripted_weaken_row"), &replayed),
     ] {
         group.bench_function(label, |b| {
             let mut events = Vec::with_capacity(64);
             b.iter(|| {
                 for (state, cell) in &set {
-                    let mut s = state.clone();
-                    events.clear();
                     let mv = Move {
-                        seat: s.turn(),
+                        seat: state.turn(),
                         play: Play::Card(id),
                         cell: *cell,
                     };
-                    let _ = black_box(engine.play(&mut s, mv, &mut events));
+                    try_move(engine, state, mv, &mut events);
+                }
+            });
+        });
+    }
+    group.finish();
+
+    let deck = catalog
+        .deck_named("scripted_showcase")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let showcase = &catalog.deck(deck).stacks;
+    let mut rng = Pcg32::seed_from_u64(9);
+    let mut ahead = Vec::new();
+    let mut events = Vec::new();
+    while ahead.len() < 32 {
+        let Ok(mut state) = engine.new_game([showcase, showcase], rng.random(), &mut events) else {
+            continue;
+        };
+        for _ in 0..rng.random_range(4..24) {
+            let moves = engine.legal_moves(&state);
+            if moves.is_empty() {
+                break;
+            }
+            let _ = engine.play(
+                &mut state,
+                moves[rng.random_range(0..moves.len())],
+                &mut events,
+            );
+        }
+        let moves = engine.legal_moves(&state);
+        if !state.is_over() && !moves.is_empty() {
+            ahead.push((state, moves));
+        }
+    }
+    let mut group = c.benchmark_group("look_ahead");
+    let tried: usize = ahead.iter().map(|(_, m)| m.len()).sum();
+    group.throughput(Throughput::Elements(tried as u64));
+    for (label, engine) in [("lua", &engine), ("replayed", &replayed)] {
+        group.bench_function(label, |b| {
+            let mut events = Vec::with_capacity(64);
+            b.iter(|| {
+                for (state, moves) in &ahead {
+                    for &mv in moves {
+                        try_move(engine, state, mv, &mut events);
+                    }
                 }
             });
         });
