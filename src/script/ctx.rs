@@ -788,6 +788,7 @@ pub(super) enum Spawned {
 
 pub(super) fn spawn(lua: &Lua, s: &CallSlot, x: i64, y: i64, what: Spawned) -> mlua::Result<bool> {
     let mut made = None;
+    s.before(x, y);
     let result = s.effects(lua, "spawn", |fx| {
         let (seat, value, kind) = match what {
             Spawned::Resolved(seat, value, kind) => (seat, value, kind),
@@ -830,6 +831,7 @@ pub(super) enum Kind {
 
 pub(super) fn set_type(lua: &Lua, s: &CallSlot, x: i64, y: i64, kind: Kind) -> mlua::Result<bool> {
     let mut made = None;
+    s.before(x, y);
     let result = s.effects(lua, "set_type", |fx| {
         let kind = match kind {
             Kind::Id(id) => id,
@@ -853,6 +855,18 @@ pub(super) fn set_type(lua: &Lua, s: &CallSlot, x: i64, y: i64, kind: Kind) -> m
     })
 }
 
+impl CallSlot {
+    /// While recording, what `(x, y)` holds before the call's first change
+    /// ([`Op::Before`]).
+    fn before(&self, x: i64, y: i64) {
+        if self.memo.first_change() {
+            let seen = self.view(|v| Ok(v.state.board().get(cell(x, y))));
+            // An error here spoils the record, like any read's.
+            let _ = self.memo.noted(seen, |seen| Op::Before { x, y, seen });
+        }
+    }
+}
+
 /// Record a change's `result` (with the line it was made from).
 fn changed<T: Copy>(
     s: &CallSlot,
@@ -864,6 +878,7 @@ fn changed<T: Copy>(
 }
 
 pub(super) fn damage(lua: &Lua, s: &CallSlot, x: i64, y: i64, n: i64) -> mlua::Result<bool> {
+    s.before(x, y);
     let result = s.effects(lua, "damage", |fx| {
         if n < 0 {
             return Err(Refusal::Call(format!(
@@ -877,6 +892,7 @@ pub(super) fn damage(lua: &Lua, s: &CallSlot, x: i64, y: i64, n: i64) -> mlua::R
 }
 
 pub(super) fn set_value(lua: &Lua, s: &CallSlot, x: i64, y: i64, value: i64) -> mlua::Result<bool> {
+    s.before(x, y);
     let result = s.effects(lua, "set_value", |fx| {
         let value = in_range(value, "value")?;
         fx.set_value(cell(x, y), value).map_err(Refusal::Rules)
@@ -898,6 +914,7 @@ pub(super) fn move_token(
     tx: i64,
     ty: i64,
 ) -> mlua::Result<bool> {
+    s.before(x, y);
     let result = s.effects(lua, "move", |fx| {
         match fx
             .move_token(cell(x, y), cell(tx, ty))
@@ -919,6 +936,7 @@ pub(super) fn move_token(
 }
 
 pub(super) fn remove(lua: &Lua, s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
+    s.before(x, y);
     let result = s.effects(lua, "remove", |fx| {
         fx.remove(cell(x, y)).map_err(Refusal::Rules)
     });
@@ -991,6 +1009,9 @@ fn again(op: Op, lua: &Lua, s: &CallSlot) -> bool {
             extra_turn(lua, s, n).is_ok()
         }
         Op::Targets { area, origin } => target_source(s).ok() == Some((area, origin)),
+        Op::Before { x, y, seen } => {
+            s.view(|v| Ok(v.state.board().get(cell(x, y)))).ok() == Some(seen)
+        }
         Op::Spawn {
             at: (x, y),
             seat,

@@ -107,6 +107,15 @@ pub(super) enum Op {
         out: bool,
         line: u32,
     },
+    /// What the cell of a call's first change held just before it. Not a read of the
+    /// script's: a replay checks it with the reads before that change, so a record whose
+    /// first change would report otherwise (another token there now) is passed over
+    /// before anything is changed, not undone after.
+    Before {
+        x: i64,
+        y: i64,
+        seen: Option<Token>,
+    },
     /// `ctx:spawn`, with the seat, value and type its spec came to.
     Spawn {
         at: (i64, i64),
@@ -157,6 +166,8 @@ pub(super) struct Recorder {
     on: Cell<bool>,
     /// Whether it did something a record cannot hold.
     spoiled: Cell<bool>,
+    /// Whether it changed the game yet.
+    changed: Cell<bool>,
     ops: RefCell<Vec<Op>>,
     /// During a replay, the script line of the change being made again.
     pub(super) line: Cell<Option<u32>>,
@@ -174,6 +185,7 @@ impl Recorder {
     pub(super) fn start(&self) {
         self.ops.borrow_mut().clear();
         self.spoiled.set(false);
+        self.changed.set(false);
         self.on.set(true);
     }
 
@@ -185,6 +197,11 @@ impl Recorder {
         let kept = (was && !self.spoiled.get()).then(|| Box::from(ops.as_slice()));
         ops.clear();
         kept
+    }
+
+    /// Whether a change about to be made is the recorded call's first (see [`Op::Before`]).
+    pub(super) fn first_change(&self) -> bool {
+        self.on.get() && !self.changed.replace(true)
     }
 
     /// The call under way used what a record cannot hold: it is not kept.
