@@ -3,7 +3,7 @@
 -- content, seed and moves give the same events in every process), charges library calls
 -- by their worst-case work so the budget bounds their time, and keeps the budget from
 -- being swallowed by `pcall`. Its locals are out of the scripts' reach.
-local budget_exceeded, charge, largest, dbg_getupvalue, dbg_setupvalue, dbg_getmetatable,
+local caught, charge, largest, dbg_getupvalue, dbg_setupvalue, dbg_getmetatable,
   dbg_setmetatable, dbg_getinfo = ...
 
 local raw_type, raw_error, raw_next, raw_rawget, raw_set = type, error, next, rawget, rawset
@@ -538,11 +538,13 @@ local function error_text(e)
   return s
 end
 
--- Once the budget is spent, no pcall may catch that: it re-raises. Errors from ctx calls
--- arrive as host objects; scripts get their message.
+-- Once the budget is spent, no pcall may catch that: it re-raises. `caught` also tells the
+-- host an error was caught (a call that caught one is not replayed: it may have been
+-- running out of memory, which a replay would not meet). Errors from ctx calls arrive as
+-- host objects; scripts get their message.
 local function checked(ok, ...)
   if not ok then
-    if budget_exceeded() then raw_error((...), 0) end
+    if caught() then raw_error((...), 0) end
     local e = ...
     if raw_type(e) == "userdata" then
       return false, error_text(e), select(2, ...)
@@ -558,7 +560,7 @@ end
 function xpcall(f, handler, ...)
   -- A spent budget skips the handler: it would run where the count cannot stop it.
   local function guarded(e)
-    if budget_exceeded() then return e end
+    if caught() then return e end
     if raw_type(e) == "userdata" then e = error_text(e) end
     return handler(e)
   end

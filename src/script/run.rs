@@ -101,7 +101,7 @@ impl ScriptHost {
                 };
             }
         }
-        let before = (self.budget.used(), self.memo.calls());
+        let before = (self.budget.used(), self.memo.calls(), self.budget.caught());
         if key.is_some() {
             state.slot.memo.start();
         }
@@ -136,7 +136,9 @@ impl ScriptHost {
         state.depth.set(state.depth.get() - 1);
         let recorded = key
             .and_then(|k| Some((k, state.slot.memo.stop()?)))
-            .filter(|_| self.memo.calls() == before.1)
+            // Not a call that started another, nor one that caught an error (it may have
+            // run out of memory, which depends on more than its arguments).
+            .filter(|_| self.memo.calls() == before.1 && self.budget.caught() == before.2)
             .map(|(k, ops)| (k, ops, self.budget.used().saturating_sub(before.0)));
         self.budget.leave();
         self.fit_memory();

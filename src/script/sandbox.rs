@@ -156,6 +156,8 @@ pub(super) struct ScriptBudget {
     load: Cell<Option<LoadLimits>>,
     /// An AI decision under way: every charge also counts toward its meter.
     decision: Cell<Option<Decision>>,
+    /// Errors scripts caught with `pcall` or `xpcall` so far.
+    caught: Cell<u64>,
     /// Whether `decision` holds one (read at every charge; cheaper than the whole meter).
     deciding: Cell<bool>,
 }
@@ -198,6 +200,7 @@ impl ScriptBudget {
             load: Cell::new(None),
             decision: Cell::new(None),
             deciding: Cell::new(false),
+            caught: Cell::new(0),
         }
     }
 
@@ -451,6 +454,17 @@ impl ScriptBudget {
         }
     }
 
+    /// A script caught an error (the sandbox's `pcall` and `xpcall` tell).
+    pub(super) fn note_caught(&self) {
+        self.caught.set(self.caught.get().wrapping_add(1));
+    }
+
+    /// Errors scripts caught so far: a hook call during which this moved may have caught
+    /// running out of memory, so it is not recorded for replaying (`memo.rs`).
+    pub(super) fn caught(&self) -> u64 {
+        self.caught.get()
+    }
+
     /// Whether any limit was passed in this step.
     pub fn exceeded(&self) -> Option<Overrun> {
         self.exceeded.get()
@@ -678,7 +692,10 @@ pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Resul
     math.raw_set("randomseed", mlua::Value::Nil)?;
 
     let flag = Rc::clone(budget);
-    let exceeded = lua.create_function(move |_, ()| Ok(flag.exceeded().is_some()))?;
+    let caught = lua.create_function(move |_, ()| {
+        flag.note_caught();
+        Ok(flag.exceeded().is_some())
+    })?;
     let account = Rc::clone(budget);
     let charge = lua.create_function(move |lua, (cost, what): (f64, Option<String>)| {
         account.charge(cost).map_err(|o| {
@@ -697,7 +714,7 @@ pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Resul
         .load(include_str!("prelude.lua"))
         .set_name("=sandbox")
         .call((
-            exceeded, charge, largest, inspect.0, inspect.1, inspect.2, inspect.3, inspect.4,
+            caught, charge, largest, inspect.0, inspect.1, inspect.2, inspect.3, inspect.4,
         ))?;
     let freeze = Freezer {
         move_globals,

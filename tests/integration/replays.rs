@@ -30,27 +30,35 @@ fn load(extra: Option<&std::path::Path>, only: &str) -> Catalog {
     loaded.catalog.expect("the packs load")
 }
 
-/// One move on one engine: the state after it, its events, or its refusal.
+/// One move on one engine: the state after it, its events, or its refusal. It is played
+/// quietly first, as a look-ahead does (records made without events must replay with
+/// them), and must come to the same state.
 fn outcome(engine: &Engine<'_>, state: &GameState, mv: Move) -> (GameState, Vec<Event>, String) {
+    let mut quiet = state.clone();
+    let quietly = engine.play_quiet(&mut quiet, mv).map_err(|e| e.to_string());
     let mut after = state.clone();
     let mut events = Vec::new();
     let refused = match engine.play(&mut after, mv, &mut events) {
         Ok(()) => String::new(),
         Err(e) => e.to_string(),
     };
+    match quietly {
+        Ok(()) => assert_eq!(quiet, after, "{mv:?} played quietly and not"),
+        Err(e) => assert_eq!(e, refused, "{mv:?} refused quietly and not"),
+    }
     (after, events, refused)
 }
 
-/// Play `games` games of the `scripted_showcase` deck on both engines, trying every
+/// Play `games` games of `deck` against itself on both engines, trying every
 /// legal move from every position first (as the AI does) and then playing one picked by
 /// a fixed sequence: every result must be the same on both. The moves refused.
-fn play_both(catalog: &Catalog, games: u64) -> (usize, (u64, u64)) {
+fn play_both(catalog: &Catalog, deck: &str, games: u64) -> (usize, (u64, u64)) {
     let replaying = ScriptHost::new(catalog).expect("the scripts compile");
     let lua = ScriptHost::new(catalog).expect("the scripts compile");
     lua.set_replays(false);
     let engines = [Engine::new(catalog, &replaying), Engine::new(catalog, &lua)];
     let deck = &catalog
-        .deck(catalog.deck_named("scripted_showcase").expect("the deck"))
+        .deck(catalog.deck_named(deck).expect("the deck"))
         .stacks;
     let mut refused = 0;
     let mut pick: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -101,7 +109,7 @@ fn play_both(catalog: &Catalog, games: u64) -> (usize, (u64, u64)) {
 #[test]
 fn replayed_hook_calls_play_exactly_as_lua_does() {
     let catalog = load(None, "example_scripted");
-    let (_, (hits, misses)) = play_both(&catalog, 3);
+    let (_, (hits, misses)) = play_both(&catalog, "scripted_showcase", 3);
     // Both paths ran: replays that went as recorded, and ones undone for a hook run in Lua.
     assert!(hits > 1_000, "{hits} replays went as recorded");
     assert!(misses > 100, "{misses} replays were undone");
@@ -120,7 +128,42 @@ fn replays_are_refused_where_lua_is_refused() {
     );
     let dir = temp(&files);
     let catalog = load(Some(dir.path()), "tight");
-    let (refused, (hits, _)) = play_both(&catalog, 2);
+    let (refused, (hits, _)) = play_both(&catalog, "scripted_showcase", 2);
     assert!(refused > 10, "{refused} moves were refused");
     assert!(hits > 100, "{hits} replays went as recorded");
+}
+
+/// A pack of four cards whose ability runs `lua`, in a deck of its own.
+fn pack_running(lua: &str) -> Vec<(String, String)> {
+    let names = ["one", "two", "three", "four"];
+    let scripts: Vec<(&str, &str)> = names.iter().map(|n| (*n, lua)).collect();
+    scripted_pack(
+        "catching",
+        "scripts: { memory_kb: 512 }\n",
+        "decks:\n  - id: catching\n    name: Catching\n    stacks:\n      \
+         - [one, weaken_row]\n      - [two, weaken_column]\n      \
+         - [three, weaken_cross]\n      - [four, push_row]\n",
+        &scripts,
+    )
+}
+
+#[test]
+fn a_call_that_caught_an_error_is_not_replayed() {
+    // Running out of memory depends on more than a call's arguments: a call that caught
+    // an error (it may have been that) must run in Lua every time. The same hook without
+    // the catch is replayed, so the test sees replays when they happen.
+    let damage = "if ctx:on_board(ctx.x + 1, ctx.y) and ctx:token(ctx.x + 1, ctx.y) then \
+                  ctx:damage(ctx.x + 1, ctx.y, 1) end";
+    let plain = format!("return {{ on_place = function(ctx) {damage} end }}\n");
+    let catching = format!(
+        "return {{ on_place = function(ctx)\n  local s = 'x'\n  \
+         local fits = pcall(function() for _ = 1, 40 do s = s .. s end end)\n  \
+         if not fits then {damage} end\nend }}\n"
+    );
+    let dir = temp(&pack_running(&plain));
+    let (_, (hits, _)) = play_both(&load(Some(dir.path()), "catching"), "catching", 1);
+    assert!(hits > 10, "the plain hook was replayed {hits} times");
+    let dir = temp(&pack_running(&catching));
+    let (_, counts) = play_both(&load(Some(dir.path()), "catching"), "catching", 2);
+    assert_eq!(counts, (0, 0), "no call that caught an error is replayed");
 }
