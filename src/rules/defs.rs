@@ -139,6 +139,8 @@ pub struct Area {
     /// The offsets farthest first (Chebyshev distance), ties in area order: the order in
     /// which `push` and `flip` visit targets. Computed once by [`Area::new`].
     by_reach: Vec<Offset>,
+    /// A hash of `offsets` (0 for none), computed once by [`Area::new`].
+    fingerprint: u64,
 }
 
 impl Area {
@@ -147,10 +149,21 @@ impl Area {
     pub fn new(id: Option<AreaId>, offsets: Vec<Offset>) -> Area {
         let mut by_reach = offsets.clone();
         by_reach.sort_by_key(|o| std::cmp::Reverse(o.reach()));
+        let fingerprint = if offsets.is_empty() {
+            0
+        } else {
+            use std::hash::{Hash, Hasher};
+            // SipHash with fixed keys: the same offsets give the same number in every
+            // process.
+            let mut hasher = std::hash::DefaultHasher::new();
+            offsets.hash(&mut hasher);
+            hasher.finish()
+        };
         Area {
             id,
             offsets,
             by_reach,
+            fingerprint,
         }
     }
 
@@ -159,7 +172,16 @@ impl Area {
         id: None,
         offsets: Vec::new(),
         by_reach: Vec::new(),
+        fingerprint: 0,
     };
+
+    /// A number that stands for the area's offsets (in their order) wherever it is kept:
+    /// areas of different offsets almost never share one. Caches that outlive a catalog
+    /// use it, not the area's address.
+    #[must_use]
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
 
     /// The offsets, in the order effects visit them (set only by [`Area::new`], which
     /// also sorts them farthest first).
@@ -451,4 +473,26 @@ pub struct PackInfo {
     pub script_memory: usize,
     /// Its `ai.lua`, whose `evaluate` the AI adds to its own evaluation.
     pub ai_script: Option<ScriptId>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_area_fingerprint_follows_its_offsets_not_its_name_or_place() {
+        let o = |dx, dy| Offset { dx, dy };
+        let row = Area::new(None, vec![o(-1, 0), o(1, 0)]);
+        let named = Area::new(Some(AreaId(3)), vec![o(-1, 0), o(1, 0)]);
+        let reversed = Area::new(None, vec![o(1, 0), o(-1, 0)]);
+        let column = Area::new(None, vec![o(0, -1), o(0, 1)]);
+        assert_eq!(row.fingerprint(), named.fingerprint());
+        assert_eq!(row.fingerprint(), row.clone().fingerprint());
+        assert_ne!(row.fingerprint(), reversed.fingerprint(), "order counts");
+        assert_ne!(row.fingerprint(), column.fingerprint());
+        assert_eq!(
+            Area::new(None, Vec::new()).fingerprint(),
+            Area::EMPTY.fingerprint()
+        );
+    }
 }

@@ -771,10 +771,10 @@ pub(super) fn target(s: &CallSlot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
 /// Where `ctx:targets()` takes its cells from (recorded like a read): the area, by
 /// address (the catalog's, fixed for the host's life), and the cell it is centred on; a
 /// read-only hook has no area.
-pub(super) fn target_source(s: &CallSlot) -> mlua::Result<(usize, (i32, i32))> {
+pub(super) fn target_source(s: &CallSlot) -> mlua::Result<(u64, (i32, i32))> {
     let result = s.with_effects((0, (0, 0)), |fx| {
         let origin = fx.origin();
-        (std::ptr::from_ref(fx.area()).addr(), (origin.x, origin.y))
+        (fx.area().fingerprint(), (origin.x, origin.y))
     });
     s.memo
         .noted(result, |(area, origin)| Op::Targets { area, origin })

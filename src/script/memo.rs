@@ -71,10 +71,11 @@ pub(super) enum Op {
         out: i64,
     },
     TargetCount(usize),
-    /// `ctx:targets()`: the area (by address) and the cell it is centred on, which make
-    /// the list.
+    /// `ctx:targets()`: the area (by [`rules::Area::fingerprint`], not its address: a
+    /// host outlives the catalog it was made for when a clone of it takes its place) and
+    /// the cell it is centred on, which make the list.
     Targets {
-        area: usize,
+        area: u64,
         origin: (i32, i32),
     },
     Target {
