@@ -97,7 +97,24 @@ impl ScriptHost {
                 self.budget.leave();
                 return match charged {
                     Ok(()) => Ok(Some(entry.returned.value())),
-                    Err(o) => Err(fail(HookErrorKind::Limit, None, o.describe())),
+                    Err(o) => {
+                        // Replayed, the call ran no line of its own: the overrun (the
+                        // move's clock, whose last reading came before) is put at the
+                        // hook's first line.
+                        let place = s.hooks[hook as usize]
+                            .as_ref()
+                            .and_then(|f| f.info().line_defined)
+                            .and_then(|line| u32::try_from(line).ok())
+                            .map(|line| ScriptPlace {
+                                script: s.name.clone(),
+                                line,
+                            });
+                        let text = match &place {
+                            Some(p) => format!("{}:{}: {}", p.script, p.line, o.describe()),
+                            None => o.describe(),
+                        };
+                        Err(fail(HookErrorKind::Limit, place, text))
+                    }
                 };
             }
         }
