@@ -133,13 +133,14 @@ fn replays_are_refused_where_lua_is_refused() {
     assert!(hits > 100, "{hits} replays went as recorded");
 }
 
-/// A pack of four cards whose ability runs `lua`, in a deck of its own.
-fn pack_running(lua: &str) -> Vec<(String, String)> {
+/// A pack of four cards whose ability runs `lua`, in a deck of its own, with `scripts`
+/// limits.
+fn pack_running(scripts_limits: &str, lua: &str) -> Vec<(String, String)> {
     let names = ["one", "two", "three", "four"];
     let scripts: Vec<(&str, &str)> = names.iter().map(|n| (*n, lua)).collect();
     scripted_pack(
         "catching",
-        "scripts: { memory_kb: 512 }\n",
+        &format!("scripts: {scripts_limits}\n"),
         "decks:\n  - id: catching\n    name: Catching\n    stacks:\n      \
          - [one, weaken_row]\n      - [two, weaken_column]\n      \
          - [three, weaken_cross]\n      - [four, push_row]\n",
@@ -160,10 +161,27 @@ fn a_call_that_caught_an_error_is_not_replayed() {
          local fits = pcall(function() for _ = 1, 40 do s = s .. s end end)\n  \
          if not fits then {damage} end\nend }}\n"
     );
-    let dir = temp(&pack_running(&plain));
+    let dir = temp(&pack_running("{ memory_kb: 512 }", &plain));
     let (_, (hits, _)) = play_both(&load(Some(dir.path()), "catching"), "catching", 1);
     assert!(hits > 10, "the plain hook was replayed {hits} times");
-    let dir = temp(&pack_running(&catching));
+    let dir = temp(&pack_running("{ memory_kb: 512 }", &catching));
     let (_, counts) = play_both(&load(Some(dir.path()), "catching"), "catching", 2);
     assert_eq!(counts, (0, 0), "no call that caught an error is replayed");
+}
+
+#[test]
+fn replays_keep_each_calls_own_cap() {
+    // A hook whose work grows with the tokens on the board, under the smallest cap a
+    // call may have: past a dozen tokens it is stopped. A replayed call must be stopped
+    // exactly where its run in Lua is (with the same message), and let through where
+    // that is.
+    let grind = "return { on_place = function(ctx)\n  local n = 0\n  \
+                 for y = 0, 5 do for x = 0, 5 do if ctx:token(x, y) then n = n + 1 end end end\n  \
+                 for _ = 1, n * 40 do end\n  \
+                 if ctx:on_board(ctx.x + 1, ctx.y) and ctx:token(ctx.x + 1, ctx.y) then \
+                 ctx:damage(ctx.x + 1, ctx.y, 1) end\nend }\n";
+    let dir = temp(&pack_running("{ instructions: 1000 }", grind));
+    let (refused, (hits, _)) = play_both(&load(Some(dir.path()), "catching"), "catching", 2);
+    assert!(refused > 10, "{refused} moves were refused");
+    assert!(hits > 100, "{hits} replays went as recorded");
 }
