@@ -185,3 +185,27 @@ fn replays_keep_each_calls_own_cap() {
     assert!(refused > 10, "{refused} moves were refused");
     assert!(hits > 100, "{hits} replays went as recorded");
 }
+
+#[test]
+fn hooks_nested_across_packs_play_alike() {
+    // A pack's hook whose damage destroys another pack's powder kegs (whose
+    // `on_destroyed` then runs in that pack's state): a call that started another is not
+    // recorded, and a replay whose change would start one runs in Lua instead.
+    let blast = "return { on_place = function(ctx)\n  \
+                 for _, c in ipairs(ctx:targets()) do\n    \
+                 if ctx:token(c.x, c.y) then ctx:damage(c.x, c.y, 1) end\n  end\nend }\n";
+    let names = ["one", "two", "three", "four"];
+    let scripts: Vec<(&str, &str)> = names.iter().map(|n| (*n, blast)).collect();
+    let files = scripted_pack(
+        "blasting",
+        "  - { id: example_scripted, version: \"^1\" }\n",
+        "decks:\n  - id: blasting\n    name: Blasting\n    stacks:\n      \
+         - [one, powder_keg]\n      - [two, leech]\n      \
+         - [three, hermit]\n      - [four, weaken_row]\n",
+        &scripts,
+    );
+    let dir = temp(&files);
+    let (_, (hits, misses)) = play_both(&load(Some(dir.path()), "blasting"), "blasting", 3);
+    assert!(hits > 100, "{hits} replays went as recorded");
+    assert!(misses > 10, "{misses} replays were undone");
+}
