@@ -1079,7 +1079,7 @@ impl CallSlot {
 /// call of its own (a raw set, and a string pushed under a memory cap, are).
 ///
 /// # Safety
-/// `push` leaves exactly one value (the item's table) on the stack, needs at most four
+/// `push` leaves exactly one value (the item's table) on the stack, needs at most six
 /// slots, and only pushes and raw-sets (running out of memory raises a Lua error, which
 /// the protected call catches; `push` holds nothing that needs dropping).
 unsafe fn list_of<T>(
@@ -1139,17 +1139,29 @@ fn keys_slot() -> *const std::ffi::c_void {
     (&raw const KEYS_SLOT).cast()
 }
 
-/// Keep the [`Key`] names as Lua strings in `lua`'s registry, for [`push_key`].
+/// Where the keys table keeps the names of token types (by type number + 1) and of cards
+/// (by card number + 1) as Lua strings: a host serves one catalog's content (its clones
+/// share it), so a number always stands for the same name. Bounded by the catalog.
+const TYPE_NAMES: mlua::ffi::lua_Integer = 7;
+const CARD_NAMES: mlua::ffi::lua_Integer = 8;
+
+/// Keep the [`Key`] names as Lua strings in `lua`'s registry, for [`push_key`], with room
+/// for the type and card names [`push_name`] keeps.
 pub(super) fn keep_keys(lua: &Lua) -> mlua::Result<()> {
     use mlua::ffi;
     // SAFETY: a protected call gives room for the table and a key, and catches running
     // out of memory; `lua_rawsetp` pops the table.
     unsafe {
         lua.exec_raw::<()>((), |state| {
-            ffi::lua_createtable(state, 6, 0);
+            ffi::lua_createtable(state, 8, 0);
             for key in Key::ALL {
                 ffi::lua_pushstring(state, key.name().as_ptr());
                 ffi::lua_rawseti(state, -2, key as ffi::lua_Integer);
+            }
+            // The names of token types and cards, kept as scripts first see each.
+            for slot in [TYPE_NAMES, CARD_NAMES] {
+                ffi::lua_createtable(state, 0, 0);
+                ffi::lua_rawseti(state, -2, slot);
             }
             ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, keys_slot());
         })
@@ -1185,19 +1197,66 @@ unsafe fn push_key(state: *mut mlua::ffi::lua_State, keyed: bool, key: Key) {
     }
 }
 
+/// Push `name`, the name of type or card `index` (by `slot`, [`TYPE_NAMES`] or
+/// [`CARD_NAMES`]): when `keyed`, from the names kept in the keys table (keeping it
+/// there the first time); else as a new string. Hashing a name and finding it among the
+/// interned strings costs more than a table read, and tokens are read all the time.
+///
+/// # Safety
+/// `state` has room for three more values, `name` points at its bytes, and when `keyed`
+/// the table [`push_keys`] pushed is at `keys` (an index from the top). Running out of memory
+/// raises a Lua error (a long jump): the caller holds nothing that needs dropping.
+unsafe fn push_name(
+    state: *mut mlua::ffi::lua_State,
+    keyed: bool,
+    keys: std::ffi::c_int,
+    slot: mlua::ffi::lua_Integer,
+    index: mlua::ffi::lua_Integer,
+    name: (*const u8, usize),
+) {
+    use mlua::ffi;
+    // SAFETY: the contract; raw reads and sets run no metamethod; the names table is
+    // taken off the stack before returning, leaving only the name.
+    unsafe {
+        if keyed {
+            if ffi::lua_rawgeti(state, keys, slot) == ffi::LUA_TTABLE {
+                if ffi::lua_rawgeti(state, -1, index) == ffi::LUA_TSTRING {
+                    ffi::lua_remove(state, -2);
+                    return;
+                }
+                ffi::lua_pop(state, 1);
+                ffi::lua_pushlstring(state, name.0.cast(), name.1);
+                ffi::lua_pushvalue(state, -1);
+                ffi::lua_rawseti(state, -3, index);
+                ffi::lua_remove(state, -2);
+                return;
+            }
+            ffi::lua_pop(state, 1);
+        }
+        ffi::lua_pushlstring(state, name.0.cast(), name.1);
+    }
+}
+
 /// A token as scripts see it, ready to become a table: `{x, y, seat, value, type, card}`.
 /// The two names point into the catalog, which outlives every hook call.
 #[derive(Clone, Copy)]
 pub(super) struct TokenOut {
     numbers: [i64; 4],
-    kind: (*const u8, usize),
-    card: Option<(*const u8, usize)>,
+    /// The type's number + 1 and name.
+    kind: (i64, (*const u8, usize)),
+    /// The card's number + 1 and name.
+    card: Option<(i64, (*const u8, usize))>,
 }
 
 impl TokenOut {
     fn new(catalog: &Catalog, at: BoardCell, token: Token) -> TokenOut {
-        let kind = catalog.token_type(token.kind).meta.id.as_str();
-        let card = token.card.map(|c| catalog.card(c).meta.id.as_str());
+        let number = |i: usize| i64::try_from(i).map_or(i64::MAX, |i| i.saturating_add(1));
+        let name = catalog.token_type(token.kind).meta.id.as_str();
+        let kind = (number(token.kind.index()), (name.as_ptr(), name.len()));
+        let card = token.card.map(|c| {
+            let name = catalog.card(c).meta.id.as_str();
+            (number(c.index()), (name.as_ptr(), name.len()))
+        });
         TokenOut {
             numbers: [
                 at.x.into(),
@@ -1205,15 +1264,15 @@ impl TokenOut {
                 token.seat.number().into(),
                 token.value.into(),
             ],
-            kind: (kind.as_ptr(), kind.len()),
-            card: card.map(|c| (c.as_ptr(), c.len())),
+            kind,
+            card,
         }
     }
 
     /// Push the token's table on `state`'s stack.
     ///
     /// # Safety
-    /// `state` has room for four more values, and the catalog the names point into is
+    /// `state` has room for six more values, and the catalog the names point into is
     /// alive. Running out of memory raises a Lua error (a long jump): the caller holds
     /// nothing that needs dropping.
     pub(super) unsafe fn push(&self, state: *mut mlua::ffi::lua_State) {
@@ -1231,11 +1290,12 @@ impl TokenOut {
                 ffi::lua_rawset(state, -4);
             }
             push_key(state, keyed, Key::Type);
-            ffi::lua_pushlstring(state, self.kind.0.cast(), self.kind.1);
+            // The keys table is under the key just pushed.
+            push_name(state, keyed, -2, TYPE_NAMES, self.kind.0, self.kind.1);
             ffi::lua_rawset(state, -4);
-            if let Some((card, len)) = self.card {
+            if let Some((index, name)) = self.card {
                 push_key(state, keyed, Key::Card);
-                ffi::lua_pushlstring(state, card.cast(), len);
+                push_name(state, keyed, -2, CARD_NAMES, index, name);
                 ffi::lua_rawset(state, -4);
             }
             ffi::lua_settop(state, -2);
