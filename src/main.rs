@@ -1,8 +1,8 @@
 //! The `tokensmith` binary: the command line.
 
 /// mimalloc instead of the system's allocator: Lua allocates a table for every token a
-/// script reads, and simulations spend a tenth of their time in `malloc` and `free`
-/// (see docs/ai.md, "Replaying hook calls").
+/// script reads, and random playouts of scripted content spent about 15 % of their time
+/// in the system's `malloc` and `free` (docs/ai.md, "Where a scripted game's time goes").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
