@@ -153,8 +153,8 @@ impl Area {
             0
         } else {
             use std::hash::{Hash, Hasher};
-            // SipHash with fixed keys: the same offsets give the same number in every
-            // process.
+            // SipHash with fixed keys: the same offsets give the same number throughout a
+            // run (nothing keeps it longer).
             let mut hasher = std::hash::DefaultHasher::new();
             offsets.hash(&mut hasher);
             hasher.finish()

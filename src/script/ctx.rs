@@ -768,9 +768,9 @@ pub(super) fn target(s: &CallSlot, i: i64) -> mlua::Result<Option<(i32, i32)>> {
     s.memo.noted(result, |out| Op::Target { i, out })
 }
 
-/// Where `ctx:targets()` takes its cells from (recorded like a read): the area, by
-/// address (the catalog's, fixed for the host's life), and the cell it is centred on; a
-/// read-only hook has no area.
+/// Where `ctx:targets()` takes its cells from (recorded like a read): the area, by its
+/// offsets' fingerprint, and the cell it is centred on; a read-only hook has no area
+/// (fingerprint 0, like an empty one).
 pub(super) fn target_source(s: &CallSlot) -> mlua::Result<(u64, (i32, i32))> {
     let result = s.with_effects((0, (0, 0)), |fx| {
         let origin = fx.origin();

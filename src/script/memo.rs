@@ -25,8 +25,10 @@
 //!
 //! Not recorded (the call runs in Lua every time): hooks of scripts with state, calls
 //! nested in another hook of the same state, and any call that used a `ctx` function
-//! without a record ([`Recorder::spoil`]: `tokens`, `random`, `log`), failed, or made more
-//! than [`MAX_OPS`] calls.
+//! without a record ([`Recorder::spoil`]: `tokens`, `random`, `log`), failed, caught an
+//! error with `pcall` or `xpcall` (it may have run out of memory, which depends on more
+//! than its arguments), or made more than [`MAX_OPS`] calls (the look before its first
+//! change counts as one).
 //!
 //! Bounds: [`MAX_OPS`] calls a record, [`MAX_ENTRIES`] records and [`MAX_TOTAL_OPS`] calls
 //! a host; past them the host forgets every record and starts again.
@@ -108,10 +110,10 @@ pub(super) enum Op {
         out: bool,
         line: u32,
     },
-    /// What the cell of a call's first change held just before it. Not a read of the
-    /// script's: a replay checks it with the reads before that change, so a record whose
-    /// first change would report otherwise (another token there now) is passed over
-    /// before anything is changed, not undone after.
+    /// What the cell of a call's first change to a cell held just before it. Not a read
+    /// of the script's: a replay checks it with the reads before that change, so a record
+    /// whose first such change would report otherwise (another token there now) is
+    /// passed over before the board is changed, not undone after.
     Before {
         x: i64,
         y: i64,

@@ -103,7 +103,16 @@ impl ScriptHost {
                         // hook's first line.
                         let place = s.hooks[hook as usize]
                             .as_ref()
-                            .and_then(|f| f.info().line_defined)
+                            .map(mlua::Function::info)
+                            // Only a function of this script's (a hook may be one of
+                            // the sandbox's, such as `tostring`).
+                            .filter(|i| {
+                                i.source
+                                    .as_deref()
+                                    .map(|t| t.trim_start_matches(['@', '=']))
+                                    == Some(s.name.as_str())
+                            })
+                            .and_then(|i| i.line_defined)
                             .and_then(|line| u32::try_from(line).ok())
                             .map(|line| ScriptPlace {
                                 script: s.name.clone(),
