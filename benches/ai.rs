@@ -7,7 +7,7 @@ mod support;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_pcg::Pcg32;
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
 use tokensmith::ai::{Budget, Level, Observation, Options, agent};
@@ -19,20 +19,9 @@ fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {
     let mut events = Vec::new();
     let mut out = Vec::new();
     while out.len() < n {
-        let Ok(mut state) = engine.new_game([deck, deck], rng.random(), &mut events) else {
+        let Some(state) = support::random_play(engine, deck, &mut rng, 2..20, &mut events) else {
             continue;
         };
-        for _ in 0..rng.random_range(2..20) {
-            let moves = engine.legal_moves(&state);
-            if moves.is_empty() {
-                break;
-            }
-            let _ = engine.play(
-                &mut state,
-                moves[rng.random_range(0..moves.len())],
-                &mut events,
-            );
-        }
         if !state.is_over() {
             out.push(state);
         }

@@ -25,22 +25,13 @@ fn positions(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<(GameState
     let mut out = Vec::with_capacity(n);
     let mut events = Vec::new();
     while out.len() < n {
-        let Ok(mut state) = engine.new_game([deck, deck], rng.random(), &mut events) else {
+        let Some(state) = support::random_play(engine, deck, &mut rng, 0..25, &mut events) else {
             continue;
         };
-        for _ in 0..rng.random_range(0..25) {
-            let moves = engine.legal_moves(&state);
-            if moves.is_empty() {
-                break;
-            }
-            let mv = moves[rng.random_range(0..moves.len())];
-            let _ = engine.play(&mut state, mv, &mut events);
-        }
         let empty: Vec<Cell> = state.board().empty_cells().collect();
         if !state.is_over() && !empty.is_empty() {
             out.push((state, empty[rng.random_range(0..empty.len())]));
         }
-        events.clear();
     }
     out
 }
@@ -102,20 +93,10 @@ fn bench(c: &mut Criterion) {
     let mut ahead = Vec::new();
     let mut events = Vec::new();
     while ahead.len() < 32 {
-        let Ok(mut state) = engine.new_game([showcase, showcase], rng.random(), &mut events) else {
+        let Some(state) = support::random_play(&engine, showcase, &mut rng, 4..24, &mut events)
+        else {
             continue;
         };
-        for _ in 0..rng.random_range(4..24) {
-            let moves = engine.legal_moves(&state);
-            if moves.is_empty() {
-                break;
-            }
-            let _ = engine.play(
-                &mut state,
-                moves[rng.random_range(0..moves.len())],
-                &mut events,
-            );
-        }
         let moves = engine.legal_moves(&state);
         if !state.is_over() && !moves.is_empty() {
             ahead.push((state, moves));

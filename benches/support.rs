@@ -1,10 +1,13 @@
 //! Loading the shipped packs and generating large ones for the benchmarks. Not every
 //! benchmark uses every helper.
 
+use std::ops::Range;
 use std::path::PathBuf;
 
+use rand::RngExt;
+use rand_pcg::Pcg32;
 use tokensmith::content::{LoadOptions, Loaded, PackFolder};
-use tokensmith::rules::Catalog;
+use tokensmith::rules::{CardId, Catalog, Engine, Event, GameState};
 
 /// The shipped content and mods, only `pack` and what it requires, scripts checked.
 #[allow(dead_code)]
@@ -63,3 +66,27 @@ pub fn bulk_cards(first_value: i32) -> String {
 #[allow(dead_code)]
 pub const BULK_PACK: &str =
     "id: bulk\nname: Bulk\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n";
+
+/// A game of `deck` against itself after a number of random moves drawn from `plies`
+/// (fewer when the game ends first), its seed and moves drawn from `rng`: a position for
+/// a benchmark. `None` when the deck cannot start a game. `events` is left empty.
+#[allow(dead_code)]
+pub fn random_play(
+    engine: &Engine<'_>,
+    deck: &[Vec<CardId>],
+    rng: &mut Pcg32,
+    plies: Range<usize>,
+    events: &mut Vec<Event>,
+) -> Option<GameState> {
+    let started = engine.new_game([deck, deck], rng.random(), events);
+    let mut state = started.ok()?;
+    for _ in 0..rng.random_range(plies) {
+        let moves = engine.legal_moves(&state);
+        if moves.is_empty() {
+            break;
+        }
+        let _ = engine.play(&mut state, moves[rng.random_range(0..moves.len())], events);
+    }
+    events.clear();
+    Some(state)
+}
