@@ -735,8 +735,8 @@ pub(super) fn on_board(s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
 
 /// The token on `(x, y)` as the board holds it (recorded like `ctx:token`).
 pub(super) fn token_raw(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<Token>> {
-    let result = s.view(|v| Ok(v.state.board().get(cell(x, y))));
-    s.memo.noted(result, |out| Op::Token { x, y, out })
+    s.memo
+        .noted(s.board_token(x, y), |out| Op::Token { x, y, out })
 }
 
 pub(super) fn token_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<TokenOut>> {
@@ -787,11 +787,12 @@ pub(super) enum Spawned {
 }
 
 pub(super) fn spawn(lua: &Lua, s: &CallSlot, x: i64, y: i64, what: Spawned) -> mlua::Result<bool> {
-    let mut made = None;
-    s.before(x, y);
-    let result = s.effects(lua, "spawn", |fx| {
-        let (seat, value, kind) = match what {
-            Spawned::Resolved(seat, value, kind) => (seat, value, kind),
+    resolved_change(
+        lua,
+        s,
+        ("spawn", x, y),
+        |fx| match what {
+            Spawned::Resolved(seat, value, kind) => Ok((seat, value, kind)),
             Spawned::Spec(spec) => {
                 let seat = match spec.seat {
                     Some(n) => seat(n)?,
@@ -802,25 +803,22 @@ pub(super) fn spawn(lua: &Lua, s: &CallSlot, x: i64, y: i64, what: Spawned) -> m
                     .catalog()
                     .token_type_named(spec.kind.as_deref().unwrap_or("basic"))
                     .map_err(|e| e.to_string())?;
-                (seat, value, kind)
+                Ok((seat, value, kind))
             }
-        };
-        made = Some((seat, value, kind));
-        fx.spawn(cell(x, y), seat, value, kind)
-            .map_err(Refusal::Rules)
-    });
-    let Some((seat, value, kind)) = made else {
-        s.memo.spoil();
-        return result;
-    };
-    changed(s, result, |out, line| Op::Spawn {
-        at: (x, y),
-        seat,
-        value,
-        kind,
-        out,
-        line,
-    })
+        },
+        |fx, (seat, value, kind)| {
+            fx.spawn(cell(x, y), seat, value, kind)
+                .map_err(Refusal::Rules)
+        },
+        |(seat, value, kind), out, line| Op::Spawn {
+            at: (x, y),
+            seat,
+            value,
+            kind,
+            out,
+            line,
+        },
+    )
 }
 
 /// The type `ctx:set_type` gives: named by a script, or as a replay recorded it.
@@ -830,39 +828,67 @@ pub(super) enum Kind {
 }
 
 pub(super) fn set_type(lua: &Lua, s: &CallSlot, x: i64, y: i64, kind: Kind) -> mlua::Result<bool> {
-    let mut made = None;
-    s.before(x, y);
-    let result = s.effects(lua, "set_type", |fx| {
-        let kind = match kind {
-            Kind::Id(id) => id,
-            Kind::Named(name) => fx
+    resolved_change(
+        lua,
+        s,
+        ("set_type", x, y),
+        |fx| match kind {
+            Kind::Id(id) => Ok(id),
+            Kind::Named(name) => Ok(fx
                 .catalog()
                 .token_type_named(&name)
-                .map_err(|e| e.to_string())?,
-        };
-        made = Some(kind);
-        fx.set_type(cell(x, y), kind).map_err(Refusal::Rules)
+                .map_err(|e| e.to_string())?),
+        },
+        |fx, kind| fx.set_type(cell(x, y), kind).map_err(Refusal::Rules),
+        |kind, out, line| Op::SetType {
+            at: (x, y),
+            kind,
+            out,
+            line,
+        },
+    )
+}
+
+/// A change on `(x, y)` whose arguments are worked out first (`resolve`: a seat, a
+/// type named by a script) and then made (`apply`): the record (`op`) keeps them worked
+/// out, so a replay makes the same change however the script named them. A call refused
+/// before they were worked out spoils the record.
+fn resolved_change<R: Copy>(
+    lua: &Lua,
+    s: &CallSlot,
+    (what, x, y): (&str, i64, i64),
+    resolve: impl FnOnce(&mut Effects<'_>) -> Result<R, Refusal>,
+    apply: impl FnOnce(&mut Effects<'_>, R) -> Result<bool, Refusal>,
+    op: impl FnOnce(R, bool, u32) -> Op,
+) -> mlua::Result<bool> {
+    let mut made = None;
+    s.before(x, y);
+    let result = s.effects(lua, what, |fx| {
+        let resolved = resolve(fx)?;
+        made = Some(resolved);
+        apply(fx, resolved)
     });
-    let Some(kind) = made else {
+    let Some(resolved) = made else {
         s.memo.spoil();
         return result;
     };
-    changed(s, result, |out, line| Op::SetType {
-        at: (x, y),
-        kind,
-        out,
-        line,
-    })
+    changed(s, result, |out, line| op(resolved, out, line))
 }
 
 impl CallSlot {
+    /// The token on `(x, y)`, unrecorded.
+    fn board_token(&self, x: i64, y: i64) -> mlua::Result<Option<Token>> {
+        self.view(|v| Ok(v.state.board().get(cell(x, y))))
+    }
+
     /// While recording, what `(x, y)` holds before the call's first change
     /// ([`Op::Before`]).
     fn before(&self, x: i64, y: i64) {
         if self.memo.first_change() {
-            let seen = self.view(|v| Ok(v.state.board().get(cell(x, y))));
             // An error here spoils the record, like any read's.
-            let _ = self.memo.noted(seen, |seen| Op::Before { x, y, seen });
+            let _ = self
+                .memo
+                .noted(self.board_token(x, y), |seen| Op::Before { x, y, seen });
         }
     }
 }
@@ -1009,9 +1035,7 @@ fn again(op: Op, lua: &Lua, s: &CallSlot) -> bool {
             extra_turn(lua, s, n).is_ok()
         }
         Op::Targets { area, origin } => target_source(s).ok() == Some((area, origin)),
-        Op::Before { x, y, seen } => {
-            s.view(|v| Ok(v.state.board().get(cell(x, y)))).ok() == Some(seen)
-        }
+        Op::Before { x, y, seen } => s.board_token(x, y).ok() == Some(seen),
         Op::Spawn {
             at: (x, y),
             seat,
