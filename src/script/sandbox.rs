@@ -439,12 +439,9 @@ impl ScriptBudget {
         if self.exceeded.get().is_some() || self.load.get().is_some() {
             return false;
         }
-        let used = self.used.get().saturating_add(cost);
-        if used > self.step_limit {
-            return false;
-        }
-        if let Some(f) = self.frames.borrow().last()
-            && used.saturating_sub(f.mark) > f.limit
+        if self
+            .count_limit(self.used.get().saturating_add(cost))
+            .is_some()
         {
             return false;
         }
@@ -560,14 +557,8 @@ impl ScriptBudget {
         d.spent.then(|| d.overrun())
     }
 
-    fn check(&self) -> Option<Overrun> {
-        let used = self.used.get();
-        if let Some(o) = self.decision_check(None) {
-            return Some(o);
-        }
-        if let Some(l) = self.load.get() {
-            return self.check_load(used, l);
-        }
+    /// The count limit `used` instructions would pass: the call's cap, then the step's.
+    fn count_limit(&self, used: u64) -> Option<Overrun> {
         if let Some(f) = self.frames.borrow().last()
             && used.saturating_sub(f.mark) > f.limit
         {
@@ -576,10 +567,21 @@ impl ScriptBudget {
                 hook: f.hook,
             });
         }
-        if used > self.step_limit {
-            return Some(Overrun::Step {
-                limit: self.step_limit,
-            });
+        (used > self.step_limit).then_some(Overrun::Step {
+            limit: self.step_limit,
+        })
+    }
+
+    fn check(&self) -> Option<Overrun> {
+        let used = self.used.get();
+        if let Some(o) = self.decision_check(None) {
+            return Some(o);
+        }
+        if let Some(l) = self.load.get() {
+            return self.check_load(used, l);
+        }
+        if let Some(o) = self.count_limit(used) {
+            return Some(o);
         }
         match self.started.get() {
             None => {
