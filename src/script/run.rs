@@ -13,16 +13,34 @@ use crate::rules::{
     Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, ScriptPlace, Token,
 };
 
+/// What a hook call is passed besides its script, hook and `ctx` fields, for naming it
+/// to replay it (`memo.rs`): its `self` token and its number. `None`: never replayed.
+type Passed = Option<(Option<(Cell, Token)>, Option<i64>)>;
+
+impl Script {
+    /// Where `hook` of this script starts, when it is a function of the script's own (a
+    /// hook may be one of the sandbox's, such as `tostring`).
+    fn first_line(&self, hook: Hook) -> Option<ScriptPlace> {
+        let info = self.hooks[hook as usize].as_ref()?.info();
+        let from = info.source.as_deref()?.trim_start_matches(['@', '=']);
+        let line = u32::try_from(info.line_defined?).ok()?;
+        (from == self.name).then(|| ScriptPlace {
+            script: self.name.clone(),
+            line,
+        })
+    }
+}
+
 impl ScriptHost {
-    /// Run `hook` of `script` with `ctx` pointing at `enter`'s target. `key` names the
-    /// call for replaying it (`memo.rs`): `None` never replays.
+    /// Run `hook` of `script` with `ctx` pointing at `enter`'s target. `passed` names
+    /// the call for replaying it.
     #[allow(clippy::too_many_arguments)]
     fn call(
         &self,
         script: ScriptId,
         hook: Hook,
         fields: (crate::rules::Seat, Option<Cell>),
-        key: Option<memo::Key>,
+        passed: Passed,
         setup: impl FnOnce(&PackState) -> mlua::Result<call::Args>,
         mut enter: impl FnMut(&ctx::CallSlot) -> ctx::Entered<'_>,
     ) -> Result<Option<Value>, HookError> {
@@ -76,7 +94,9 @@ impl ScriptHost {
         let outermost = state.depth.get() == 0;
         // Only an outermost call of a script without state is replayed or recorded: its
         // count starts from zero, and it depends on nothing but its arguments and ctx.
-        let key = key.filter(|_| outermost && s.snapshot.is_none() && self.memo.enabled());
+        let key = passed
+            .filter(|_| outermost && s.snapshot.is_none() && self.memo.enabled())
+            .map(|(me, number)| memo::Key::new(script, hook as u8, fields, me, number));
         if let Some(k) = &key
             && let Some(variants) = self.memo.get(k)
         {
@@ -101,23 +121,7 @@ impl ScriptHost {
                         // Replayed, the call ran no line of its own: the overrun (the
                         // move's clock, whose last reading came before) is put at the
                         // hook's first line.
-                        let place = s.hooks[hook as usize]
-                            .as_ref()
-                            .map(mlua::Function::info)
-                            // Only a function of this script's (a hook may be one of
-                            // the sandbox's, such as `tostring`).
-                            .filter(|i| {
-                                i.source
-                                    .as_deref()
-                                    .map(|t| t.trim_start_matches(['@', '=']))
-                                    == Some(s.name.as_str())
-                            })
-                            .and_then(|i| i.line_defined)
-                            .and_then(|line| u32::try_from(line).ok())
-                            .map(|line| ScriptPlace {
-                                script: s.name.clone(),
-                                line,
-                            });
+                        let place = s.first_line(hook);
                         let text = match &place {
                             Some(p) => format!("{}:{}: {}", p.script, p.line, o.describe()),
                             None => o.describe(),
@@ -283,18 +287,11 @@ impl Hooks for ScriptHost {
 
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {
         let (mover, origin) = (fx.mover(), fx.origin());
-        let fields = (mover, Some(origin));
         self.call(
             script,
             Hook::OnPlace,
-            fields,
-            Some(memo::Key::new(
-                script,
-                Hook::OnPlace as u8,
-                fields,
-                None,
-                None,
-            )),
+            (mover, Some(origin)),
+            Some((None, None)),
             |_| Ok(call::Args::CTX),
             |slot| slot.enter_effects(fx, script),
         )
@@ -311,18 +308,11 @@ impl Hooks for ScriptHost {
         let token = fx.state().board().get(cell);
         let view_token = token.map(|t| (cell, t));
         let catalog = fx.catalog();
-        let fields = (mover, Some(cell));
         self.call(
             script,
             Hook::BetweenTurns,
-            fields,
-            Some(memo::Key::new(
-                script,
-                Hook::BetweenTurns as u8,
-                fields,
-                view_token,
-                None,
-            )),
+            (mover, Some(cell)),
+            Some((view_token, None)),
             |st| {
                 let me = match view_token {
                     Some((at, t)) => Value::Table(ctx::token_table(&st.lua, catalog, at, t)?),
@@ -347,19 +337,11 @@ impl Hooks for ScriptHost {
     ) -> Result<i64, HookError> {
         let token = view.state.board().get(cell);
         let seat = token.map_or(crate::rules::Seat::One, |t| t.seat);
-        let fields = (seat, Some(cell));
-        let me = token.map(|t| (cell, t));
         let result = self.call(
             script,
             Hook::Income,
-            fields,
-            Some(memo::Key::new(
-                script,
-                Hook::Income as u8,
-                fields,
-                me,
-                Some(income),
-            )),
+            (seat, Some(cell)),
+            Some((token.map(|t| (cell, t)), Some(income))),
             |st| {
                 let me = match token {
                     Some(t) => Value::Table(ctx::token_table(&st.lua, view.catalog, cell, t)?),
@@ -399,18 +381,11 @@ impl Hooks for ScriptHost {
         token: Token,
     ) -> Result<(), HookError> {
         let catalog = fx.catalog();
-        let fields = (token.seat, Some(cell));
         self.call(
             script,
             Hook::OnDestroyed,
-            fields,
-            Some(memo::Key::new(
-                script,
-                Hook::OnDestroyed as u8,
-                fields,
-                Some((cell, token)),
-                None,
-            )),
+            (token.seat, Some(cell)),
+            Some((Some((cell, token)), None)),
             |st| {
                 let me = ctx::token_table(&st.lua, catalog, cell, token)?;
                 Ok(call::Args {
