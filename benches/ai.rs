@@ -10,7 +10,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand::SeedableRng;
 use rand_pcg::Pcg32;
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
-use tokensmith::ai::{Budget, Level, Observation, Options, agent};
+use tokensmith::ai::{Budget, History, Level, Observation, Options, agent};
 use tokensmith::rules::{Catalog, Engine, GameState};
 
 fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {
@@ -41,7 +41,7 @@ fn bench(c: &mut Criterion) {
         let mut a = agent(Level::Greedy, 1, Options::default());
         b.iter(|| {
             for s in &states {
-                let obs = Observation::new(s, s.turn(), &[], false);
+                let obs = Observation::new(s, s.turn(), &History::default(), false);
                 black_box(a.choose(&engine, &obs));
             }
         });
@@ -61,7 +61,7 @@ fn bench(c: &mut Criterion) {
         let mut a = agent(Level::Hard, 1, options);
         let s = &states[0];
         b.iter(|| {
-            let obs = Observation::new(s, s.turn(), &[], false);
+            let obs = Observation::new(s, s.turn(), &History::default(), false);
             black_box(a.choose(&engine, &obs));
         });
     });

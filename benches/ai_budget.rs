@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
-use tokensmith::ai::{Budget, Level, Observation, Options, ScriptLimits, agent};
+use tokensmith::ai::{Budget, History, Level, Observation, Options, ScriptLimits, agent};
 use tokensmith::rules::Catalog;
 
 mod support;
@@ -118,7 +118,7 @@ fn decisions() {
                 if state.is_over() {
                     break;
                 }
-                let obs = Observation::new(&state, state.turn(), &[], false);
+                let obs = Observation::new(&state, state.turn(), &History::default(), false);
                 let mine = state.turn() == tokensmith::rules::Seat::One;
                 let started = Instant::now();
                 let mv = if mine {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use support::{BULK_PACK, bulk_cards};
-use tokensmith::ai::{Level, Observation, Options};
+use tokensmith::ai::{History, Level, Observation, Options};
 use tokensmith::net::client::{Client, Update};
 use tokensmith::net::sync::{Cache, plan};
 use tokensmith::net::{Content, Host, HostConfig, HostEvent};
@@ -94,7 +94,7 @@ fn greedy_move(
     seen: &tokensmith::net::Seen,
 ) -> (u8, tokensmith::rules::Cell) {
     let (state, history) = seen.restore(catalog).unwrap_or_else(|e| panic!("{e}"));
-    let obs = Observation::new(&state, seen.seat(), &history, false);
+    let obs = Observation::new(&state, seen.seat(), &History::from_plays(history), false);
     let mv = tokensmith::ai::agent(Level::Greedy, u64::from(seen.moves), Options::default())
         .choose(brain, &obs)
         .or_else(|| brain.engine().legal_moves(obs.state()).into_iter().next())

@@ -159,7 +159,7 @@ impl NormalAgent {
     fn ratings(&mut self, brain: &Brain<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
         let _deciding = brain.decide(self.scripts);
         let seat = obs.seat();
-        let world = obs.determinize(brain.engine().catalog(), &mut self.rng);
+        let world = obs.determinize(brain, &mut self.rng);
         let mut rated = Vec::new();
         let mut best_so_far = f64::NEG_INFINITY;
         let mut reply_state = world.clone();

@@ -19,7 +19,7 @@ use super::eval::evaluate;
 use super::observe::Observation;
 use super::{Agent, Brain, Rated, ScriptLimits, Spent, hooks_for};
 use crate::rules::never;
-use crate::rules::{CardId, Catalog, Cell, GameState, Move, Play, Seat};
+use crate::rules::{CardId, Cell, GameState, Move, Play, Seat};
 
 /// How long `hard` may think.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,7 +194,6 @@ impl Tree {
         exploration: f64,
     ) -> RootStats {
         let mut rng = Pcg32::seed_from_u64(seed);
-        let catalog: &Catalog = brain.engine().catalog();
         let mut iterations = 0u32;
         let mut path = Vec::with_capacity(64);
         let mut scratch = obs.state().clone();
@@ -213,7 +212,7 @@ impl Tree {
                 _ => {}
             }
             iterations += 1;
-            let mut state = obs.determinize(catalog, &mut rng);
+            let mut state = obs.determinize(brain, &mut rng);
             path.clear();
             path.push(0u32);
             let mut node = 0u32;

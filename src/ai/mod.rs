@@ -25,7 +25,7 @@ use rand_pcg::Pcg32;
 pub use agents::{EasyAgent, GreedyAgent, NormalAgent, RandomAgent};
 pub use eval::evaluate;
 pub use mcts::{Budget, HardAgent};
-pub use observe::{Observation, PublicPlay};
+pub use observe::{History, Observation, PublicPlay};
 
 use crate::rules::{Catalog, Engine, Hooks, Move, NoHooks};
 use crate::script::ScriptHost;

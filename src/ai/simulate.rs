@@ -6,7 +6,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::observe::{Observation, PublicPlay, record};
+use super::observe::{History, Observation};
 use super::{Brain, Level, Options, agent, hooks_for};
 use crate::rules::{CardId, Catalog, GameState, Seat};
 
@@ -290,7 +290,14 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         agent(config.ai_a, seed ^ 0xA, config.options),
         agent(config.ai_b, seed ^ 0xB, config.options),
     ];
-    let mut history: Vec<PublicPlay> = Vec::new();
+    // Only the levels that fill in hidden cards read what the opponent passed over.
+    let fills_in = |l: Level| matches!(l, Level::Normal | Level::Hard);
+    let mut history =
+        if !config.options.omniscient && (fills_in(config.ai_a) || fills_in(config.ai_b)) {
+            History::new()
+        } else {
+            History::plays_only()
+        };
     let mut record_out = GameRecord {
         game: g,
         a_seat: Some(a_seat),
@@ -329,6 +336,7 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         let obs = Observation::new(&state, seat, &history, config.options.omniscient);
         let chosen = agents[usize::from(!side_a)].choose(brain, &obs);
         let before = income;
+        let position = history.keeps().then(|| state.clone());
         events.clear();
         let played = chosen.is_some_and(|mv| {
             attempt(brain, &mut state, mv, &mut events, &mut record_out.refusals)
@@ -347,7 +355,7 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
                 swing,
             });
         }
-        record(&mut history, &events);
+        history.record(position.as_ref().unwrap_or(&state), &events);
         record_out.moves += 1;
     }
     record_out.cuts = brain.cuts();

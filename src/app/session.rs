@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
-use crate::ai::{self, Budget, Level, Observation, PublicPlay};
+use crate::ai::{self, Budget, History, Level, Observation};
 use crate::net::Seen;
 use crate::net::client::Update;
 use crate::net::events::WireEvent;
@@ -141,7 +141,7 @@ pub struct Session {
     pub setup: Setup,
     table: Table,
     timeline: Timeline,
-    public: Vec<PublicPlay>,
+    public: History,
     thinking: Option<Thinking>,
     conceded: Option<Seat>,
     remote: Option<Remote>,
@@ -178,7 +178,7 @@ impl Session {
             setup,
             table,
             timeline: Timeline::new(state, opening, catalog),
-            public: Vec::new(),
+            public: History::new(),
             thinking: None,
             conceded: None,
             remote: None,
@@ -220,7 +220,7 @@ impl Session {
             },
             table: Table::new(Arc::clone(&catalog)),
             timeline: Timeline::new(state, opening, catalog),
-            public,
+            public: History::from_plays(public),
             thinking: None,
             conceded: None,
             remote: Some(Remote {
@@ -278,7 +278,7 @@ impl Session {
                             || state != *self.timeline.state()
                         {
                             self.timeline = Timeline::new(state, Vec::new(), catalog);
-                            self.public = public;
+                            self.public = History::from_plays(public);
                         }
                         remote.waiting = false;
                         continue;
@@ -306,7 +306,7 @@ impl Session {
                         after: state,
                         catalog,
                     };
-                    self.public = public;
+                    self.public = History::from_plays(public);
                     return Ok(Some(self.timeline.record(step)));
                 }
                 LinkEvent::Update(Update::MoveRefused { reason, .. }) => {
@@ -439,12 +439,13 @@ impl Session {
             return Err("the game is over".into());
         }
         let state = self.timeline.state().clone();
+        let before = state.clone();
         let engine = self.table.engine();
         let played = self
             .timeline
             .play(&engine, self.table.catalog(), state, mv)
             .map_err(|e| e.to_string())?;
-        ai::observe::record(&mut self.public, &played.events);
+        self.public.record(&before, &played.events);
         self.thinking = None;
         Ok(played)
     }

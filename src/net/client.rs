@@ -552,7 +552,7 @@ pub fn play_with_ai(
                 if state.turn() != seat || moved_at == Some(seen.moves) {
                     continue;
                 }
-                let obs = Observation::new(&state, seat, &history, false);
+                let obs = Observation::new(&state, seat, &ai::History::from_plays(history), false);
                 let seed = u64::from(seen.moves) ^ 0x5EED;
                 let mut agent = ai::agent(level, seed, options);
                 let chosen = agent.choose(&brain, &obs);

@@ -5,7 +5,7 @@
 use rand::SeedableRng;
 use rand_pcg::Pcg32;
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
-use tokensmith::ai::{Budget, Level, Observation, Options, PublicPlay, agent, observe};
+use tokensmith::ai::{Budget, History, Level, Observation, Options, agent};
 use tokensmith::rules::{CardId, Catalog, Engine, GameState, NoHooks, Play, Seat};
 
 use crate::support::{TempPacks, base_catalog, root};
@@ -39,18 +39,19 @@ fn config(catalog: &Catalog, a: Level, b: Level, games: u32, seed: u64) -> Confi
 }
 
 /// A game a few moves in, with the history of public plays.
-fn midgame(catalog: &Catalog, moves: usize) -> (GameState, Vec<PublicPlay>) {
+fn midgame(catalog: &Catalog, moves: usize) -> (GameState, History) {
     let engine = Engine::new(catalog, &NoHooks);
     let d = &catalog.decks()[1].stacks;
     let mut events = Vec::new();
     let mut state = engine.new_game([d, d], 3, &mut events).expect("a game");
-    let mut history = Vec::new();
+    let mut history = History::new();
     for i in 0..moves {
         events.clear();
         let legal = engine.legal_moves(&state);
         let mv = legal[(i * 7) % legal.len()];
+        let before = state.clone();
         engine.play(&mut state, mv, &mut events).expect("legal");
-        observe::record(&mut history, &events);
+        history.record(&before, &events);
     }
     (state, history)
 }
@@ -68,7 +69,11 @@ fn an_observation_does_not_depend_on_the_opponents_hidden_order() {
         .iter()
         .map(|s| {
             let mut cards: Vec<CardId> = s.cards().collect();
-            let seen = history.iter().filter(|p| p.seat == seat.other()).count();
+            let seen = history
+                .plays()
+                .iter()
+                .filter(|p| p.seat == seat.other())
+                .count();
             if seen == 0 {
                 cards.reverse();
             }
@@ -101,7 +106,9 @@ fn omniscient_agents_see_the_true_stacks() {
     let (state, history) = midgame(&catalog, 2);
     let obs = Observation::new(&state, state.turn(), &history, true);
     let mut rng = Pcg32::seed_from_u64(1);
-    assert_eq!(obs.determinize(&catalog, &mut rng), state);
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
+    assert_eq!(obs.determinize(&brain, &mut rng), state);
 }
 
 #[test]
@@ -112,8 +119,10 @@ fn determinized_hands_keep_sizes_seen_cards_and_the_deck_rules() {
     let opponent = seat.other();
     let obs = Observation::new(&state, seat, &history, false);
     let mut rng = Pcg32::seed_from_u64(2);
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
     for _ in 0..200 {
-        let world = obs.determinize(&catalog, &mut rng);
+        let world = obs.determinize(&brain, &mut rng);
         let truth = state.seat(opponent).stacks();
         let sampled = world.seat(opponent).stacks();
         assert_eq!(truth.len(), sampled.len());
@@ -121,6 +130,7 @@ fn determinized_hands_keep_sizes_seen_cards_and_the_deck_rules() {
         for (i, (t, s)) in truth.iter().zip(sampled).enumerate() {
             assert_eq!(t.len(), s.len(), "stack {i} keeps its size");
             let plays: Vec<CardId> = history
+                .plays()
                 .iter()
                 .filter(|p| p.seat == opponent && usize::from(p.stack) == i)
                 .map(|p| p.card)
@@ -145,29 +155,26 @@ fn determinized_hands_keep_sizes_seen_cards_and_the_deck_rules() {
 }
 
 /// A game a few moves in where each side plays `stacks`, with the public plays.
-fn game_with(
-    catalog: &Catalog,
-    stacks: &[Vec<CardId>],
-    moves: usize,
-) -> (GameState, Vec<PublicPlay>) {
+fn game_with(catalog: &Catalog, stacks: &[Vec<CardId>], moves: usize) -> (GameState, History) {
     let engine = Engine::new(catalog, &NoHooks);
     let mut events = Vec::new();
     let mut state = engine
         .new_game([stacks, stacks], 5, &mut events)
         .expect("a game");
-    let mut history = Vec::new();
+    let mut history = History::new();
     for i in 0..moves {
         events.clear();
         let legal = engine.legal_moves(&state);
         let mv = legal[(i * 5) % legal.len()];
+        let before = state.clone();
         engine.play(&mut state, mv, &mut events).expect("legal");
-        observe::record(&mut history, &events);
+        history.record(&before, &events);
     }
     (state, history)
 }
 
 /// How many of `n` determinizations give the opponent exactly its true stacks.
-fn true_worlds(catalog: &Catalog, state: &GameState, history: &[PublicPlay], n: usize) -> usize {
+fn true_worlds(catalog: &Catalog, state: &GameState, history: &History, n: usize) -> usize {
     let seat = state.turn();
     let obs = Observation::new(state, seat, history, false);
     let order = |s: &GameState| -> Vec<Vec<CardId>> {
@@ -179,8 +186,10 @@ fn true_worlds(catalog: &Catalog, state: &GameState, history: &[PublicPlay], n: 
     };
     let truth = order(state);
     let mut rng = Pcg32::seed_from_u64(4);
+    let scripts = tokensmith::ai::hooks_for(catalog);
+    let brain = scripts.brain(catalog);
     (0..n)
-        .filter(|_| order(&obs.determinize(catalog, &mut rng)) == truth)
+        .filter(|_| order(&obs.determinize(&brain, &mut rng)) == truth)
         .count()
 }
 
@@ -213,6 +222,91 @@ fn a_loaded_deck_is_recognised_from_the_plays_and_another_is_not_assumed() {
     assert!(
         found < 10,
         "a deck of no pack is guessed whole in {found} of 400 worlds"
+    );
+}
+
+/// Both seats play `greedy` for `moves` moves with random-content decks (no loaded deck
+/// is theirs), keeping the position of every play.
+fn greedy_game(brain: &tokensmith::ai::Brain<'_>, seed: u64, moves: usize) -> (GameState, History) {
+    let deck = |s: u64| tokensmith::ai::decks::random_content(brain, s).expect("a deck");
+    let (one, two) = (deck(seed * 2), deck(seed * 2 + 1));
+    let mut events = Vec::new();
+    let mut state = brain
+        .engine()
+        .new_game([&one[..], &two[..]], seed, &mut events)
+        .expect("a game");
+    let mut history = History::new();
+    let options = Options {
+        budget: Budget::Iterations(1),
+        omniscient: false,
+        scripts: tokensmith::ai::ScriptLimits::DEFAULT,
+    };
+    for _ in 0..moves {
+        let obs = Observation::new(&state, state.turn(), &history, false);
+        let mv = agent(Level::Greedy, seed, options)
+            .choose(brain, &obs)
+            .expect("a move");
+        let before = state.clone();
+        events.clear();
+        brain
+            .engine()
+            .play(&mut state, mv, &mut events)
+            .expect("legal");
+        history.record(&before, &events);
+    }
+    (state, history)
+}
+
+#[test]
+fn what_an_opponent_passed_over_tells_its_top_cards() {
+    let catalog = base_catalog();
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
+    // How often a determinization puts the true card on top of a stack whose top the
+    // observer has not seen: with the positions the plays were made from, and without.
+    let (mut with, mut without, mut draws) = (0u32, 0u32, 0u32);
+    for seed in 0..12 {
+        let (state, history) = greedy_game(&brain, seed, 7);
+        let seat = state.turn();
+        let other = seat.other();
+        let unseen: Vec<(usize, CardId)> = state
+            .seat(other)
+            .stacks()
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| {
+                let played = history
+                    .plays()
+                    .iter()
+                    .filter(|p| p.seat == other && usize::from(p.stack) == *i)
+                    .count();
+                played < s.len()
+            })
+            .filter_map(|(i, s)| Some((i, s.top()?)))
+            .collect();
+        let bare = History::from_plays(history.plays().to_vec());
+        for (known, hits) in [(&history, &mut with), (&bare, &mut without)] {
+            let obs = Observation::new(&state, seat, known, false);
+            let mut rng = Pcg32::seed_from_u64(seed);
+            for _ in 0..200 {
+                let world = obs.determinize(&brain, &mut rng);
+                let stacks = world.seat(other).stacks();
+                let right = unseen
+                    .iter()
+                    .filter(|(i, card)| stacks[*i].top() == Some(*card))
+                    .count();
+                *hits += u32::try_from(right).expect("a few");
+            }
+        }
+        draws += 200 * u32::try_from(unseen.len()).expect("a few");
+    }
+    eprintln!("true tops: {with} with the positions, {without} without, of {draws}");
+    assert!(draws > 2000, "enough unseen tops to tell: {draws}");
+    // Beyond chance: the hits without positions are a count with a spread of about its
+    // square root; with them, the true tops must come up clearly more often.
+    assert!(
+        f64::from(with) > f64::from(without) + 4.0 * f64::from(without).sqrt(),
+        "the passed-over cards made the true tops likelier: {with} vs {without} of {draws}"
     );
 }
 
@@ -358,7 +452,7 @@ fn greedy_understands_a_scripted_card_without_ai_code() {
             .engine()
             .new_game([&deck, &deck], seed, &mut events)
             .expect("game");
-        let obs = Observation::new(&state, Seat::One, &[], false);
+        let obs = Observation::new(&state, Seat::One, &History::default(), false);
         let mv = agent(Level::Greedy, seed, Options::default())
             .choose(&engine, &obs)
             .expect("a move");

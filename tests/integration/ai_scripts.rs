@@ -6,7 +6,7 @@
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use tokensmith::ai::{Level, Observation, Options, ScriptLimits, agent};
+use tokensmith::ai::{History, Level, Observation, Options, ScriptLimits, agent};
 use tokensmith::content::{LoadOptions, PackFolder};
 use tokensmith::rules::Catalog;
 
@@ -175,7 +175,7 @@ fn a_hand_of_runaway_cards_and_a_looping_evaluate_stay_within_one_decisions_scri
             ..options
         };
         let mut ai = agent(level, 1, options);
-        let obs = Observation::new(&state, state.turn(), &[], false);
+        let obs = Observation::new(&state, state.turn(), &History::default(), false);
         let before = brain.cuts();
         let started = Instant::now();
         let chosen = ai.choose(&brain, &obs);
@@ -221,7 +221,7 @@ fn running_out_of_the_decision_budget_does_not_mark_a_card_as_runaway() {
         .engine()
         .new_game([&stacks, &stacks], 1, &mut Vec::new())
         .unwrap_or_else(|e| panic!("{e}"));
-    let obs = Observation::new(&state, state.turn(), &[], false);
+    let obs = Observation::new(&state, state.turn(), &History::default(), false);
     let tight = Options {
         scripts: ScriptLimits {
             instructions: 1_000,

@@ -246,7 +246,12 @@ fn a_spy_never_receives_a_card_of_the_opponents_hidden_stacks_before_it_is_playe
         }
         if seen.turn == 1 {
             let (state, history) = seen.restore(&catalog).expect("restore");
-            let obs = tokensmith::ai::Observation::new(&state, Seat::One, &history, false);
+            let obs = tokensmith::ai::Observation::new(
+                &state,
+                Seat::One,
+                &tokensmith::ai::History::from_plays(history),
+                false,
+            );
             let mv = tokensmith::ai::agent(Level::Greedy, 1, Options::default())
                 .choose(&brain, &obs)
                 .expect("a move");
@@ -588,7 +593,12 @@ fn a_killed_and_restarted_host_resumes_the_saved_game() {
                 break;
             }
             let (state, history) = seen.restore(&catalog).expect("restore");
-            let obs = tokensmith::ai::Observation::new(&state, Seat::Two, &history, false);
+            let obs = tokensmith::ai::Observation::new(
+                &state,
+                Seat::Two,
+                &tokensmith::ai::History::from_plays(history),
+                false,
+            );
             let mv = tokensmith::ai::agent(Level::Greedy, 3, Options::default())
                 .choose(&brain, &obs)
                 .expect("move");

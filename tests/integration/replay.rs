@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Output;
 use std::sync::Arc;
 
-use tokensmith::ai::{Level, Observation, Options, agent, hooks_for};
+use tokensmith::ai::{History, Level, Observation, Options, agent, hooks_for};
 use tokensmith::content::LoadOptions;
 use tokensmith::replay::{self, Replay};
 use tokensmith::rules::Catalog;
@@ -41,7 +41,7 @@ fn greedy_game(catalog: &Arc<Catalog>, seed: u64) -> Timeline {
     while !timeline.state().is_over() {
         assert!(timeline.steps().len() < 500, "the game does not end");
         let seat = timeline.state().turn();
-        let obs = Observation::new(timeline.state(), seat, &[], false);
+        let obs = Observation::new(timeline.state(), seat, &History::default(), false);
         let mv = players[seat.index()].choose(&brain, &obs).expect("a move");
         let state = timeline.state().clone();
         timeline

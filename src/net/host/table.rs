@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rand::{RngExt as _, SeedableRng as _};
 
-use crate::ai::{self, Level, Observation, PublicPlay};
+use crate::ai::{self, History, Level, Observation};
 use crate::replay::{PackStamp, Replay, ReplayError, SeatRecord};
 use crate::rules::{CardId, Cell, GameState, Move, Play, Seat};
 use crate::timeline::Timeline;
@@ -82,7 +82,7 @@ pub(super) struct HostedGame {
     /// The game, once both decks are in: its start and every move with its events.
     pub timeline: Option<Timeline>,
     /// What has been played, as both seats saw it (hidden cards stay hidden).
-    pub history: Vec<PublicPlay>,
+    pub history: History,
     pub done: bool,
     /// Since when a player is away (the game waits for them until it expires).
     pub paused_since: Option<Instant>,
@@ -120,7 +120,7 @@ impl HostedGame {
             seats: [Occupant::Empty, Occupant::Empty],
             decks: [None, None],
             timeline: None,
-            history: Vec::new(),
+            history: History::new(),
             done: false,
             paused_since: None,
         }
@@ -448,11 +448,12 @@ impl Game<'_> {
         };
         let catalog = &self.shared.content.catalog;
         let state = timeline.state().clone();
+        let before = state.clone();
         let step = timeline.play(self.engine.engine(), catalog, state, mv)?;
         let moves_played = step.after.moves_played();
-        let mark = self.t.history.len();
-        ai::observe::record(&mut self.t.history, &step.events);
-        let last = self.t.history.get(mark).copied();
+        let mark = self.t.history.plays().len();
+        self.t.history.record(&before, &step.events);
+        let last = self.t.history.plays().get(mark).copied();
         let wire = last.map(|p| played(catalog, p, Some(mv.cell)));
         let events = super::super::events::to_wire(catalog, &step.events);
         self.save();
@@ -552,7 +553,12 @@ impl Game<'_> {
         let Some(w) = self.t.writer(seat) else {
             return;
         };
-        let seen = Seen::of(&self.shared.content.catalog, state, seat, &self.t.history);
+        let seen = Seen::of(
+            &self.shared.content.catalog,
+            state,
+            seat,
+            self.t.history.plays(),
+        );
         w.send(&ToClient::State {
             seen,
             last,
@@ -705,10 +711,12 @@ pub(super) fn restore(
         return Err(ResumeError::Refused(n, why));
     }
     let timeline = played.timeline;
-    let mut history = Vec::new();
+    let mut history = History::new();
     let mut last_seq = [0u32; 2];
+    let mut before = timeline.start();
     for step in timeline.steps() {
-        ai::observe::record(&mut history, &step.events);
+        history.record(before, &step.events);
+        before = &step.after;
         if let Some((mv, _)) = step.played() {
             last_seq[mv.seat.index()] += 1;
         }
