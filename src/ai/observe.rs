@@ -31,8 +31,9 @@ pub struct PublicPlay {
 #[derive(Clone, Debug, Default)]
 pub struct History {
     plays: Vec<PublicPlay>,
-    /// For each play, the position it was made from; `None` where it was not kept (a
-    /// history restored from the network, or one kept without positions).
+    /// For each play, the position it was made from; `None` (or missing at the end) where
+    /// it was not kept: a history restored from the network, or one kept without
+    /// positions.
     from: Vec<Option<Arc<Position>>>,
     /// Whether [`History::record`] keeps positions.
     keep: bool,
@@ -58,10 +59,9 @@ impl History {
     /// A history of `plays` without their positions (restored from what the network sent).
     #[must_use]
     pub fn from_plays(plays: Vec<PublicPlay>) -> History {
-        let from = vec![None; plays.len()];
         History {
             plays,
-            from,
+            from: Vec::new(),
             keep: true,
         }
     }
@@ -74,10 +74,10 @@ impl History {
                 self.plays.push(PublicPlay { seat, stack, card });
             }
         }
-        let position =
-            (self.keep && self.plays.len() > mark).then(|| Arc::new(Position::of(before)));
-        for _ in mark..self.plays.len() {
-            self.from.push(position.clone());
+        if self.keep && self.plays.len() > mark {
+            let position = Arc::new(Position::of(before));
+            self.from.resize(mark, None);
+            self.from.resize(self.plays.len(), Some(position));
         }
     }
 
@@ -175,9 +175,9 @@ struct KnownStack {
     bottom: Vec<CardId>,
     /// Every card played from it, first play first.
     plays: Vec<CardId>,
-    /// The opponent's turns (indices into [`Observation::turns`]) since its last play
-    /// from this stack: at each, its top card now was on offer and passed over.
-    passed: Vec<usize>,
+    /// The opponent's turns from this index of [`Observation::turns`] on came after its
+    /// last play from this stack: at each, its top card now was on offer and passed over.
+    since: usize,
 }
 
 impl KnownStack {
@@ -390,7 +390,7 @@ pub struct Observation {
     state: GameState,
     opponent: Vec<KnownStack>,
     /// The opponent's plays, first first: the card and the position it was played from
-    /// (where the history kept it).
+    /// (where the history kept it); empty when the history kept no position at all.
     turns: Vec<(CardId, Option<Arc<Position>>)>,
     /// With `omniscient`, the true state (for tests and for measuring what hiding costs).
     truth: Option<GameState>,
@@ -404,35 +404,43 @@ impl Observation {
     #[must_use]
     pub fn new(state: &GameState, seat: Seat, history: &History, omniscient: bool) -> Observation {
         let other = seat.other();
-        let turns: Vec<(u8, CardId, Option<Arc<Position>>)> = history
-            .plays
-            .iter()
-            .zip(history.from.iter().chain(std::iter::repeat(&None)))
-            .filter(|(p, _)| p.seat == other)
-            .map(|(p, from)| (p.stack, p.card, from.clone()))
-            .collect();
+        let theirs = || history.plays.iter().filter(move |p| p.seat == other);
         let opponent: Vec<KnownStack> = state
             .seat(other)
             .stacks()
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let mine = |t: &&(u8, CardId, Option<Arc<Position>>)| usize::from(t.0) == i;
-                let plays: Vec<CardId> = turns.iter().filter(mine).map(|t| t.1).collect();
-                let since = turns
-                    .iter()
-                    .rposition(|t| usize::from(t.0) == i)
-                    .map_or(0, |last| last + 1);
+                let (mut plays, mut since) = (Vec::new(), 0);
+                for (t, p) in theirs().enumerate() {
+                    if usize::from(p.stack) == i {
+                        plays.push(p.card);
+                        since = t + 1;
+                    }
+                }
                 let size = s.len();
                 let known = plays.len().min(size);
                 KnownStack {
                     size,
                     bottom: plays[plays.len() - known..].to_vec(),
                     plays,
-                    passed: (since..turns.len()).collect(),
+                    since,
                 }
             })
             .collect();
+        // Without a single position kept there is nothing to rate: no list to make
+        // (random playouts make an observation every move).
+        let turns = if history.from.iter().any(Option::is_some) {
+            history
+                .plays
+                .iter()
+                .zip(history.from.iter().chain(std::iter::repeat(&None)))
+                .filter(|(p, _)| p.seat == other)
+                .map(|(p, from)| (p.card, from.clone()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut public = state.clone();
         let empty: Vec<Vec<CardId>> = vec![Vec::new(); opponent.len()];
         public.set_stacks(other, &empty);
@@ -445,10 +453,7 @@ impl Observation {
             seat,
             state: public,
             opponent,
-            turns: turns
-                .into_iter()
-                .map(|(_, card, from)| (card, from))
-                .collect(),
+            turns,
             truth: omniscient.then(|| state.clone()),
             belief: OnceLock::new(),
         }
@@ -483,11 +488,10 @@ impl Observation {
                 }
                 let mut logs = vec![0.0; n];
                 let mut any = false;
-                for &t in &stack.passed {
-                    let (played, Some(from)) = &self.turns[t] else {
-                        continue;
-                    };
-                    let values = worth[t].get_or_insert_with(|| from.worth(brain));
+                let since = self.turns.iter().zip(worth.iter_mut()).skip(stack.since);
+                for ((played, from), values) in since {
+                    let Some(from) = from else { continue };
+                    let values = values.get_or_insert_with(|| from.worth(brain));
                     let Some(values) = values else { continue };
                     let Some(Some(chosen)) = values.get(played.index()).copied() else {
                         continue;
@@ -604,7 +608,7 @@ mod tests {
                 size: s.len(),
                 bottom: Vec::new(),
                 plays: Vec::new(),
-                passed: Vec::new(),
+                since: 0,
             })
             .collect();
         // A card on top of no loaded deck's first stack: the choices say it is there.
