@@ -404,32 +404,31 @@ impl Observation {
     #[must_use]
     pub fn new(state: &GameState, seat: Seat, history: &History, omniscient: bool) -> Observation {
         let other = seat.other();
-        let theirs = || history.plays.iter().filter(move |p| p.seat == other);
-        let opponent: Vec<KnownStack> = state
+        let mut opponent: Vec<KnownStack> = state
             .seat(other)
             .stacks()
             .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let (mut plays, mut since) = (Vec::new(), 0);
-                for (t, p) in theirs().enumerate() {
-                    if usize::from(p.stack) == i {
-                        plays.push(p.card);
-                        since = t + 1;
-                    }
-                }
-                let size = s.len();
-                let known = plays.len().min(size);
-                KnownStack {
-                    size,
-                    bottom: plays[plays.len() - known..].to_vec(),
-                    plays,
-                    since,
-                }
+            .map(|s| KnownStack {
+                size: s.len(),
+                bottom: Vec::new(),
+                plays: Vec::new(),
+                since: 0,
             })
             .collect();
-        // Without a single position kept there is nothing to rate: no list to make
-        // (random playouts make an observation every move).
+        // One pass over the plays for every stack (random playouts make an observation
+        // every move).
+        let theirs = history.plays.iter().filter(|p| p.seat == other);
+        for (t, p) in theirs.enumerate() {
+            if let Some(known) = opponent.get_mut(usize::from(p.stack)) {
+                known.plays.push(p.card);
+                known.since = t + 1;
+            }
+        }
+        for known in &mut opponent {
+            let seen = known.plays.len().min(known.size);
+            known.bottom = known.plays[known.plays.len() - seen..].to_vec();
+        }
+        // Without a single position kept there is nothing to rate: no list to make.
         let turns = if history.from.iter().any(Option::is_some) {
             history
                 .plays
