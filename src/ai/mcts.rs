@@ -205,7 +205,10 @@ impl Tree {
             match limit {
                 Limit::Count(n) if iterations >= n => break,
                 Limit::Until(t)
-                    if iterations.is_multiple_of(16) && Instant::now() >= t && iterations > 0 =>
+                    // Also after the first: its determinization may have rated positions.
+                    if (iterations.is_multiple_of(16) || iterations == 1)
+                        && Instant::now() >= t
+                        && iterations > 0 =>
                 {
                     break;
                 }

@@ -310,6 +310,21 @@ impl<'a> Brain<'a> {
         self.host.is_some_and(ScriptHost::decision_spent)
     }
 
+    /// Whether the decision under way has spent at least `share` of its script
+    /// instructions (or all its budget): false without scripts.
+    #[must_use]
+    pub fn decision_past(&self, share: f64) -> bool {
+        self.decision_spent()
+            || self
+                .host
+                .and_then(ScriptHost::decision_used)
+                .is_some_and(|(used, limit)| {
+                    #[allow(clippy::cast_precision_loss)]
+                    let past = used as f64 >= share * limit as f64;
+                    past
+                })
+    }
+
     /// Decisions of this brain whose script budget ran out.
     #[must_use]
     pub fn cuts(&self) -> u64 {

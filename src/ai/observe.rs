@@ -6,7 +6,7 @@
 //! opponent's unknown cards are filled in by [`Observation::determinize`], which samples a
 //! full state consistent with everything seen.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rand::RngExt;
 use rand_pcg::Pcg32;
@@ -92,24 +92,31 @@ impl History {
     pub fn plays(&self) -> &[PublicPlay] {
         &self.plays
     }
-
-    /// Forget the plays after the first `n` (a move taken back).
-    pub fn truncate(&mut self, n: usize) {
-        self.plays.truncate(n);
-        self.from.truncate(n);
-    }
 }
 
 /// A position a play was made from, with nothing hidden in it (both seats' stacks empty,
 /// the generator reseeded), and what each card would have been worth there to the seat
-/// that played, worked out once when an observer first needs it.
+/// that played, rated card by card as observers need it and kept for the next.
 #[derive(Debug)]
 pub struct Position {
     state: GameState,
-    /// The catalog's stamp and, by card, the player's best income swing with that card
-    /// on top of a stack (`None`: no legal move with it).
-    worth: OnceLock<(u64, Vec<Option<f64>>)>,
+    /// The catalog's stamp and, by card, what is known of its worth (see [`Worth`]).
+    worth: Mutex<(u64, Vec<Worth>)>,
 }
+
+/// A card's worth at a position to the seat to move: `None` not rated yet (or its rating
+/// was cut short, or a script failed in it); `Some(None)` no legal move with it;
+/// `Some(Some(swing))` its best income swing, as `greedy` rates a move.
+type Worth = Option<Option<f64>>;
+
+/// What rating positions may spend in one decision: this many simulated plays, and no
+/// more once the decision has used a quarter of its script instructions (the rest is
+/// the search's). What is rated is kept with the position, so a later decision goes on
+/// where this one stopped.
+const RATING_PLAYS: usize = 4096;
+
+/// The share of a decision's script instructions past which no more is rated.
+const RATING_SCRIPT_SHARE: f64 = 0.25;
 
 impl Position {
     fn of(state: &GameState) -> Position {
@@ -121,32 +128,62 @@ impl Position {
         public.reseed(u64::from(state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         Position {
             state: public,
-            worth: OnceLock::new(),
+            worth: Mutex::new((0, Vec::new())),
         }
     }
 
-    /// What each card of `brain`'s catalog would have been worth here to the seat to
-    /// move: its best income swing, as `greedy` rates a move. `None` when a script ran
-    /// out of the decision's budget on the way (nothing is kept then).
-    fn worth(&self, brain: &Brain<'_>) -> Option<Vec<Option<f64>>> {
+    /// What is known of each card's worth here, after rating `first` and then every card
+    /// `wanted` (by index) not rated yet, within `plays` (taken from as it goes) and the
+    /// decision's share of script instructions. The lock is held only to copy and to
+    /// merge: two searches rating at once each pay their own work.
+    fn worth(
+        &self,
+        brain: &Brain<'_>,
+        first: CardId,
+        wanted: &[bool],
+        plays: &mut usize,
+    ) -> Vec<Worth> {
         let catalog = brain.engine().catalog();
-        if let Some((stamp, worth)) = self.worth.get()
-            && *stamp == catalog.stamp()
-        {
-            return Some(worth.clone());
-        }
+        let n = catalog.cards().len();
+        let mut known = {
+            let kept = self.worth.lock().unwrap_or_else(PoisonError::into_inner);
+            if kept.0 == catalog.stamp() && kept.1.len() == n {
+                kept.1.clone()
+            } else {
+                vec![None; n]
+            }
+        };
         let seat = self.state.turn();
         let mut holding = self.state.clone();
         let mut scratch = self.state.clone();
-        let mut worth = Vec::with_capacity(catalog.cards().len());
-        for card in catalog.card_ids() {
+        let todo = std::iter::once(first).chain(
+            catalog
+                .card_ids()
+                .filter(|c| wanted.get(c.index()).copied().unwrap_or(false)),
+        );
+        let mut fresh = false;
+        for card in todo {
+            let c = card.index();
+            if known.get(c).is_none_or(Option::is_some) {
+                continue;
+            }
+            if *plays == 0 || brain.decision_past(RATING_SCRIPT_SHARE) {
+                break;
+            }
             let mut stacks = vec![Vec::new(); holding.seat(seat).stacks().len().max(1)];
             stacks[0].push(card);
             holding.set_stacks(seat, &stacks);
-            let mut best: Option<f64> = None;
+            let (mut best, mut whole) = (None::<f64>, true);
             for mv in brain.engine().legal_moves(&holding) {
+                if *plays == 0 {
+                    whole = false;
+                    break;
+                }
+                *plays -= 1;
                 scratch.clone_from(&holding);
                 if brain.play_lookahead(&mut scratch, mv).is_err() {
+                    // Refused by a script (or out of budget): says nothing of the card.
+                    whole = false;
                     continue;
                 }
                 let gain = |s: Seat| scratch.score(s) - holding.score(s);
@@ -154,15 +191,23 @@ impl Position {
                 let swing = (gain(seat) - gain(seat.other())) as f64;
                 best = Some(best.map_or(swing, |b| b.max(swing)));
             }
-            if brain.decision_spent() {
-                return None;
+            if whole && !brain.decision_spent() {
+                known[c] = Some(best);
+                fresh = true;
             }
-            worth.push(best);
         }
-        // Kept for the next observer, unless another catalog's figures are there first
-        // (a reload during the game): then this one works them out again.
-        let _ = self.worth.set((catalog.stamp(), worth.clone()));
-        Some(worth)
+        if fresh {
+            let mut kept = self.worth.lock().unwrap_or_else(PoisonError::into_inner);
+            if kept.0 != catalog.stamp() || kept.1.len() != n {
+                *kept = (catalog.stamp(), vec![None; n]);
+            }
+            for (slot, mine) in kept.1.iter_mut().zip(&known) {
+                if slot.is_none() {
+                    *slot = *mine;
+                }
+            }
+        }
+        known
     }
 }
 
@@ -241,14 +286,15 @@ impl Belief {
             }
         }
         let n = catalog.cards().len();
+        // In logs: with many cards seen the product is too small for a float.
         #[allow(clippy::cast_precision_loss)]
         let likelihood: f64 = (0..seen.len())
-            .map(|j| 1.0 / n.saturating_sub(j).max(1) as f64)
-            .product();
+            .map(|j| -(n.saturating_sub(j).max(1) as f64).ln())
+            .sum();
         let evidence = |stack: usize| passed.get(stack).filter(|l| l.len() == n);
         // The tops the choices say: relative weights under "another deck" (its top is one
         // of the cards not seen), and how likely the choices are on average over them.
-        let mut other_log = ((1.0 - DECK_PRIOR) * likelihood).ln();
+        let mut other_log = (1.0 - DECK_PRIOR).ln() + likelihood;
         let tops: Vec<Option<Vec<f64>>> = (0..opponent.len())
             .map(|j| {
                 let logs = evidence(j)?;
@@ -338,8 +384,11 @@ fn draw_weighted(pool: &mut Vec<CardId>, weights: &[f64], rng: &mut Pcg32) -> Op
         let mut pick = rng.random::<f64>() * total;
         for (i, c) in pool.iter().enumerate() {
             let w = weight(c);
-            if pick < w {
+            if w > 0.0 {
+                // Rounding may leave `pick` past the sum: then the last card with weight.
                 at = i;
+            }
+            if pick < w {
                 break;
             }
             pick -= w;
@@ -477,27 +526,49 @@ impl Observation {
     /// for a stack whose top is known or was never passed over, or whose positions the
     /// history did not keep.
     fn passed(&self, brain: &Brain<'_>) -> Vec<Vec<f64>> {
-        let n = brain.engine().catalog().cards().len();
-        let mut worth: Vec<Option<Option<Vec<Option<f64>>>>> = vec![None; self.turns.len()];
+        let catalog = brain.engine().catalog();
+        let n = catalog.cards().len();
+        let open = |stack: &KnownStack| stack.top_unknown() && stack.size > 0;
+        // Only the cards that may be on top are worth rating: none seen played.
+        let mut wanted = vec![true; n];
+        for card in self.opponent.iter().flat_map(|s| s.plays.iter()) {
+            if let Some(w) = wanted.get_mut(card.index()) {
+                *w = false;
+            }
+        }
+        // The turns some unseen top was passed over at, newest first: a new position is
+        // rated before older ones whose ratings were cut short.
+        let from = self
+            .opponent
+            .iter()
+            .filter(|s| open(s))
+            .map(|s| s.since)
+            .min()
+            .unwrap_or(self.turns.len());
+        let mut plays = RATING_PLAYS;
+        let mut worth: Vec<Option<Vec<Worth>>> = vec![None; self.turns.len()];
+        for t in (from..self.turns.len()).rev() {
+            if let (played, Some(position)) = &self.turns[t] {
+                worth[t] = Some(position.worth(brain, *played, &wanted, &mut plays));
+            }
+        }
         self.opponent
             .iter()
             .map(|stack| {
-                if !stack.top_unknown() || stack.size == 0 {
+                if !open(stack) {
                     return Vec::new();
                 }
                 let mut logs = vec![0.0; n];
                 let mut any = false;
-                let since = self.turns.iter().zip(worth.iter_mut()).skip(stack.since);
-                for ((played, from), values) in since {
-                    let Some(from) = from else { continue };
-                    let values = values.get_or_insert_with(|| from.worth(brain));
+                let since = self.turns.iter().zip(&worth).skip(stack.since);
+                for ((played, _), values) in since {
                     let Some(values) = values else { continue };
-                    let Some(Some(chosen)) = values.get(played.index()).copied() else {
+                    let Some(Some(Some(chosen))) = values.get(played.index()).copied() else {
                         continue;
                     };
-                    for (log, value) in logs.iter_mut().zip(values.iter()) {
-                        // A card with no legal move there was no choice to pass over.
-                        if let Some(v) = value {
+                    for (log, value) in logs.iter_mut().zip(values) {
+                        // A card not rated, or with no legal move there, tells nothing.
+                        if let Some(Some(v)) = value {
                             *log += pass_log(chosen, *v);
                         }
                     }
@@ -591,8 +662,84 @@ mod tests {
         assert!(pass_log(3.0, 0.0) > pass_log(3.0, 3.0));
         assert!(pass_log(3.0, 3.0) > pass_log(3.0, 6.0));
         assert!((pass_log(3.0, 3.0) - (SLIP + (1.0 - SLIP) * 0.5).ln()).abs() < 1e-12);
-        assert!(pass_log(0.0, 1000.0) >= SLIP.ln() - 1e-12);
-        assert!(pass_log(1000.0, 0.0) <= 1e-12);
+        // The floor: far better is still SLIP, far worse is certain.
+        assert!((pass_log(0.0, 1000.0) - SLIP.ln()).abs() < 1e-9);
+        assert!(pass_log(1000.0, 0.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_position_keeps_nothing_hidden() {
+        let catalog = crate::content::base_for_tests();
+        let cards: Vec<CardId> = catalog.card_ids().collect();
+        let a = vec![cards[0..3].to_vec(), cards[3..6].to_vec()];
+        let b = vec![cards[6..9].to_vec(), cards[9..12].to_vec()];
+        let one = GameState::new(&catalog, [&a, &b], 1);
+        let mut two = one.clone();
+        two.set_stacks(Seat::Two, &a);
+        two.set_stacks(Seat::One, &b);
+        two.reseed(99);
+        let (p, q) = (Position::of(&one), Position::of(&two));
+        assert_eq!(
+            p.state, q.state,
+            "stacks and draws differ only where hidden"
+        );
+        assert!(p.state.seat(Seat::One).hand().next().is_none());
+        assert!(p.state.seat(Seat::Two).hand().next().is_none());
+    }
+
+    #[test]
+    fn each_stack_hears_only_the_turns_since_its_last_play() {
+        let catalog = crate::content::base_for_tests();
+        let cards: Vec<CardId> = catalog.card_ids().collect();
+        let stacks: Vec<Vec<CardId>> = cards[..12].chunks(3).map(<[CardId]>::to_vec).collect();
+        let state = GameState::new(&catalog, [&stacks, &stacks], 1);
+        // Every card worth nothing (no legal move), but the ones played (5), a card worth
+        // more (10) and one worth less (0).
+        let (better, worse) = (cards[20], cards[21]);
+        let position = Arc::new(Position::of(&state));
+        {
+            let mut worth = vec![Some(None); cards.len()];
+            for c in &cards[..12] {
+                worth[c.index()] = Some(Some(5.0));
+            }
+            worth[better.index()] = Some(Some(10.0));
+            worth[worse.index()] = Some(Some(0.0));
+            *position
+                .worth
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = (catalog.stamp(), worth);
+        }
+        // The opponent played from stack 0, 1, 0, 1: stack 0's top has been passed over
+        // once since (turn 3), stack 1's never, stacks 2 and 3's at all four turns.
+        let play = |stack: u8, card: CardId| PublicPlay {
+            seat: Seat::Two,
+            stack,
+            card,
+        };
+        let history = History {
+            plays: vec![
+                play(0, cards[0]),
+                play(1, cards[3]),
+                play(0, cards[1]),
+                play(1, cards[4]),
+            ],
+            from: vec![Some(Arc::clone(&position)); 4],
+            keep: true,
+        };
+        let obs = Observation::new(&state, Seat::One, &history, false);
+        let scripts = crate::ai::hooks_for(&catalog);
+        let brain = scripts.brain(&catalog);
+        let logs = obs.passed(&brain);
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(near(logs[0][better.index()], pass_log(5.0, 10.0)));
+        assert!(near(logs[0][worse.index()], pass_log(5.0, 0.0)));
+        assert!(logs[1].is_empty(), "stack 1 was played last");
+        for stack in [2, 3] {
+            assert!(near(logs[stack][better.index()], 4.0 * pass_log(5.0, 10.0)));
+            assert!(near(logs[stack][worse.index()], 4.0 * pass_log(5.0, 0.0)));
+            // A card with no legal move tells nothing.
+            assert!(near(logs[stack][cards[30].index()], 0.0));
+        }
     }
 
     #[test]

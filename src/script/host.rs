@@ -367,6 +367,12 @@ impl ScriptHost {
         self.budget.decision_spent()
     }
 
+    /// The decision under way's instructions spent so far and its limit.
+    #[must_use]
+    pub fn decision_used(&self) -> Option<(u64, u64)> {
+        self.budget.decision_used()
+    }
+
     /// With a shared total ([`ScriptHost::shared`]): give each pack's state room to grow
     /// by what the total has left, within its own cap. Called whenever a hook call starts
     /// or ends (only one state runs at a time: a nested call's state is fitted when it

@@ -236,6 +236,12 @@ impl ScriptBudget {
         spent
     }
 
+    /// The decision under way's instructions spent so far and its limit (`None` without
+    /// one).
+    pub fn decision_used(&self) -> Option<(u64, u64)> {
+        self.decision.get().map(|d| (d.used, d.limit))
+    }
+
     /// Whether the decision under way has spent its meter.
     pub fn decision_spent(&self) -> bool {
         self.decision.get().is_some_and(|d| d.spent)
