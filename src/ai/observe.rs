@@ -226,6 +226,16 @@ struct KnownStack {
 }
 
 impl KnownStack {
+    /// A stack of `size` cards none of which has been seen played.
+    fn unplayed(size: usize) -> KnownStack {
+        KnownStack {
+            size,
+            bottom: Vec::new(),
+            plays: Vec::new(),
+            since: 0,
+        }
+    }
+
     /// Whether the observer does not know the card on top: some card of the stack has
     /// not been played yet.
     fn top_unknown(&self) -> bool {
@@ -457,12 +467,7 @@ impl Observation {
             .seat(other)
             .stacks()
             .iter()
-            .map(|s| KnownStack {
-                size: s.len(),
-                bottom: Vec::new(),
-                plays: Vec::new(),
-                since: 0,
-            })
+            .map(|s| KnownStack::unplayed(s.len()))
             .collect();
         // One pass over the plays for every stack (random playouts make an observation
         // every move).
@@ -528,7 +533,7 @@ impl Observation {
     fn passed(&self, brain: &Brain<'_>) -> Vec<Vec<f64>> {
         let catalog = brain.engine().catalog();
         let n = catalog.cards().len();
-        let open = |stack: &KnownStack| stack.top_unknown() && stack.size > 0;
+
         // Only the cards that may be on top are worth rating: none seen played.
         let mut wanted = vec![true; n];
         for card in self.opponent.iter().flat_map(|s| s.plays.iter()) {
@@ -541,7 +546,7 @@ impl Observation {
         let from = self
             .opponent
             .iter()
-            .filter(|s| open(s))
+            .filter(|s| s.top_unknown())
             .map(|s| s.since)
             .min()
             .unwrap_or(self.turns.len());
@@ -555,7 +560,7 @@ impl Observation {
         self.opponent
             .iter()
             .map(|stack| {
-                if !open(stack) {
+                if !stack.top_unknown() {
                     return Vec::new();
                 }
                 let mut logs = vec![0.0; n];
@@ -750,12 +755,7 @@ mod tests {
         let shape = &decks[0].stacks;
         let opponent: Vec<KnownStack> = shape
             .iter()
-            .map(|s| KnownStack {
-                size: s.len(),
-                bottom: Vec::new(),
-                plays: Vec::new(),
-                since: 0,
-            })
+            .map(|s| KnownStack::unplayed(s.len()))
             .collect();
         // A card on top of no loaded deck's first stack: the choices say it is there.
         let likely = catalog

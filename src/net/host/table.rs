@@ -111,6 +111,16 @@ pub(super) enum ResumeError {
     Level(usize, String),
 }
 
+/// A game's history: with the position of every play only when an AI seat will read
+/// what its opponent passed over; between two players, the plays alone.
+fn kept_history(ai_seat: bool) -> History {
+    if ai_seat {
+        History::new()
+    } else {
+        History::plays_only()
+    }
+}
+
 impl HostedGame {
     /// A table with no one seated yet.
     pub fn new(id: u64) -> HostedGame {
@@ -120,7 +130,7 @@ impl HostedGame {
             seats: [Occupant::Empty, Occupant::Empty],
             decks: [None, None],
             timeline: None,
-            history: History::new(),
+            history: History::plays_only(),
             done: false,
             paused_since: None,
         }
@@ -277,6 +287,8 @@ impl Game<'_> {
             Ok(state) => {
                 let catalog = Arc::clone(&self.shared.content.catalog);
                 self.t.timeline = Some(Timeline::new(state, events.clone(), catalog));
+                let ai = self.t.seats.iter().any(|s| matches!(s, Occupant::Ai(_)));
+                self.t.history = kept_history(ai);
             }
             Err(e) => {
                 let reason = format!("the game cannot start: {e}");
@@ -711,7 +723,7 @@ pub(super) fn restore(
         return Err(ResumeError::Refused(n, why));
     }
     let timeline = played.timeline;
-    let mut history = History::new();
+    let mut history = kept_history(table.iter().any(|s| matches!(s, SeatRecord::Ai { .. })));
     let mut last_seq = [0u32; 2];
     let mut before = timeline.start();
     for step in timeline.steps() {
