@@ -1219,8 +1219,15 @@ fn interactive_join_asks_again_after_a_refused_move_and_plays_typed_moves_to_the
         }
         answered = text.matches(PROMPT).count();
         if !refused_once {
-            // A stack the deck does not have: the host refuses it.
-            writeln!(stdin, "9 0 0").expect("type");
+            // A stack the deck does not have, on an empty cell (a cell the host's first
+            // move took would be refused for that first): the host refuses it.
+            let (cells, _) = last_board(&text);
+            let (x, y, _) = cells
+                .iter()
+                .copied()
+                .find(|c| c.2)
+                .unwrap_or_else(|| panic!("no empty cell:\n{text}"));
+            writeln!(stdin, "9 {x} {y}").expect("type");
             refused_once = true;
             continue;
         }
