@@ -603,7 +603,7 @@ pub(super) fn make(
         })?;
         per_table(lua, tokens.len(), "tokens")?;
         // SAFETY: one protected call makes the list and its tables (`list_of`).
-        unsafe { list_of(lua, &tokens, |state, token| token.push(state)) }
+        unsafe { list_of(lua, &tokens, |state, keys, token| token.push(state, keys)) }
     });
     func!("score", |lua, s, (Int(n),): (Int,)| score(lua, s, n));
     func!("targets", |lua, s, (): ()| {
@@ -617,16 +617,14 @@ pub(super) fn make(
         // SAFETY: one protected call makes the list and its tables (`list_of`); each
         // pair table is a raw set of two keys.
         unsafe {
-            list_of(lua, &cells, |state, xy| {
+            list_of(lua, &cells, |state, keys, xy| {
                 use mlua::ffi;
                 ffi::lua_createtable(state, 0, 2);
-                let keyed = push_keys(state);
                 for (key, n) in [Key::X, Key::Y].into_iter().zip(xy) {
-                    push_key(state, keyed, key);
+                    push_key(state, keys, key);
                     ffi::lua_pushinteger(state, *n);
-                    ffi::lua_rawset(state, -4);
+                    ffi::lua_rawset(state, -3);
                 }
-                ffi::lua_settop(state, -2);
             })
         }
     });
@@ -1102,6 +1100,8 @@ impl CallSlot {
 /// protected call: through mlua's API each table and each field would be a protected
 /// call of its own (a raw set, and a string pushed under a memory cap, are).
 ///
+/// The field names are looked up once for the whole list (see [`Keys`]).
+///
 /// # Safety
 /// `push` leaves exactly one value (the item's table) on the stack, needs at most six
 /// slots, and only pushes and raw-sets (running out of memory raises a Lua error, which
@@ -1109,20 +1109,24 @@ impl CallSlot {
 unsafe fn list_of<T>(
     lua: &Lua,
     items: &[T],
-    push: impl Fn(*mut mlua::ffi::lua_State, &T),
+    push: impl Fn(*mut mlua::ffi::lua_State, Keys, &T),
 ) -> mlua::Result<Table> {
     use mlua::ffi;
     let size = std::ffi::c_int::try_from(items.len()).unwrap_or(std::ffi::c_int::MAX);
-    // SAFETY: the contract; the list stays alone on the stack, the one result.
+    // SAFETY: the contract; the keys table (or the nil in its place) stays under the
+    // list and is taken off at the end, leaving the list alone on the stack, the one
+    // result.
     unsafe {
         lua.exec_raw::<Table>((), |state| {
+            let keys = push_keys(state);
             ffi::lua_createtable(state, size, 0);
             let mut n: ffi::lua_Integer = 0;
             for item in items {
-                push(state, item);
+                push(state, keys, item);
                 n += 1;
                 ffi::lua_rawseti(state, -2, n);
             }
+            ffi::lua_remove(state, -2);
         })
     }
 }
@@ -1163,11 +1167,20 @@ fn keys_slot() -> *const std::ffi::c_void {
     (&raw const KEYS_SLOT).cast()
 }
 
-/// Where the keys table keeps the names of token types (by type number + 1) and of cards
-/// (by card number + 1) as Lua strings: a host serves one catalog's content (its clones
-/// share it), so a number always stands for the same name. Bounded by the catalog.
-const TYPE_NAMES: mlua::ffi::lua_Integer = 7;
-const CARD_NAMES: mlua::ffi::lua_Integer = 8;
+/// Which name a kept name is: the keys table keeps the names of token types and cards
+/// as Lua strings beside the field names, type number `n` (from 1) at `8 + 2n` and card
+/// number `n` at `9 + 2n`. A host serves one catalog's content (its clones share it), so
+/// a number always stands for the same name. Bounded by the catalog.
+#[derive(Clone, Copy)]
+enum Name {
+    Type = 0,
+    Card = 1,
+}
+
+/// The slot of the kept name `number` (from 1) of kind `name` in the keys table.
+fn name_slot(name: Name, number: i64) -> mlua::ffi::lua_Integer {
+    number.saturating_mul(2).saturating_add(8 + name as i64)
+}
 
 /// Keep the [`Key`] names as Lua strings in `lua`'s registry, for [`push_key`], with room
 /// for the type and card names [`push_name`] keeps.
@@ -1182,82 +1195,100 @@ pub(super) fn keep_keys(lua: &Lua) -> mlua::Result<()> {
                 ffi::lua_pushstring(state, key.name().as_ptr());
                 ffi::lua_rawseti(state, -2, key as ffi::lua_Integer);
             }
-            // The names of token types and cards, kept as scripts first see each.
-            for slot in [TYPE_NAMES, CARD_NAMES] {
-                ffi::lua_createtable(state, 0, 0);
-                ffi::lua_rawseti(state, -2, slot);
-            }
             ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, keys_slot());
         })
     }
 }
 
-/// Push the state's kept keys table, or nil where [`keep_keys`] never ran: whether it is
-/// the table.
+/// Where a token or cell table finds its field names (and a token's type and card
+/// names): the keys table [`keep_keys`] made, at a fixed stack index (an absolute index
+/// or a C function's upvalue), or none (the names are pushed as C strings).
+#[derive(Clone, Copy)]
+pub(super) struct Keys(Option<std::ffi::c_int>);
+
+impl Keys {
+    /// Whether there is no keys table.
+    pub(super) fn is_none(self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The keys table at `index` (absolute, or an upvalue's pseudo-index).
+    ///
+    /// # Safety
+    /// While the result is used, the value at `index` is the table [`keep_keys`] made.
+    pub(super) unsafe fn at(index: std::ffi::c_int) -> Keys {
+        Keys(Some(index))
+    }
+}
+
+/// Push the state's kept keys table, or nil where [`keep_keys`] never ran: where to find
+/// it while it stays on the stack.
 ///
 /// # Safety
 /// `state` has room for one more value.
-unsafe fn push_keys(state: *mut mlua::ffi::lua_State) -> bool {
+pub(super) unsafe fn push_keys(state: *mut mlua::ffi::lua_State) -> Keys {
     use mlua::ffi;
     // SAFETY: the contract; a raw read of the registry raises no error.
-    unsafe { ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, keys_slot()) == ffi::LUA_TTABLE }
-}
-
-/// Push `key`'s name: from the kept keys table on the top of the stack when `keyed`,
-/// or else as a C string.
-///
-/// # Safety
-/// `state` has room for one more value, and when `keyed` the top of its stack is the
-/// table [`push_keys`] pushed.
-unsafe fn push_key(state: *mut mlua::ffi::lua_State, keyed: bool, key: Key) {
-    use mlua::ffi;
-    // SAFETY: the contract; a raw read of the keys table raises no error.
     unsafe {
-        if keyed {
-            ffi::lua_rawgeti(state, -1, key as ffi::lua_Integer);
+        if ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, keys_slot()) == ffi::LUA_TTABLE {
+            Keys(Some(ffi::lua_absindex(state, -1)))
         } else {
-            ffi::lua_pushstring(state, key.name().as_ptr());
+            Keys(None)
         }
     }
 }
 
-/// Push `name`, the name of type or card `index` (by `slot`, [`TYPE_NAMES`] or
-/// [`CARD_NAMES`]): when `keyed`, from the names kept in the keys table (keeping it
-/// there the first time); else as a new string. Hashing a name and finding it among the
-/// interned strings costs more than a table read, and tokens are read all the time.
+/// Push `key`'s name: from the kept keys table when there is one, or else as a C string.
 ///
 /// # Safety
-/// `state` has room for three more values, `name` points at its bytes, and when `keyed`
-/// the table [`push_keys`] pushed is at `keys` (an index from the top). Running out of memory
-/// raises a Lua error (a long jump): the caller holds nothing that needs dropping.
+/// `state` has room for one more value, and `keys` holds (see [`Keys::at`]).
+unsafe fn push_key(state: *mut mlua::ffi::lua_State, keys: Keys, key: Key) {
+    use mlua::ffi;
+    // SAFETY: the contract; a raw read of the keys table raises no error.
+    unsafe {
+        match keys.0 {
+            Some(at) => {
+                ffi::lua_rawgeti(state, at, key as ffi::lua_Integer);
+            }
+            None => {
+                ffi::lua_pushstring(state, key.name().as_ptr());
+            }
+        }
+    }
+}
+
+/// Push `name`, the name of type or card `number` (from 1): from the names kept in the
+/// keys table when there is one (keeping it there the first time), or else as a new
+/// string. Hashing a name and finding it among the interned strings costs more than a
+/// table read, and tokens are read all the time.
+///
+/// # Safety
+/// `state` has room for two more values, `name` points at its bytes, and `keys` holds
+/// (see [`Keys::at`]). Running out of memory raises a Lua error (a long jump): the caller
+/// holds nothing that needs dropping.
 unsafe fn push_name(
     state: *mut mlua::ffi::lua_State,
-    keyed: bool,
-    keys: std::ffi::c_int,
-    slot: mlua::ffi::lua_Integer,
-    index: mlua::ffi::lua_Integer,
+    keys: Keys,
+    kind: Name,
+    number: i64,
     name: (*const u8, usize),
 ) {
     use mlua::ffi;
-    // SAFETY: the contract; raw reads and sets run no metamethod; the names table is
-    // taken off the stack before returning, leaving only the name.
+    // SAFETY: the contract; raw reads and sets run no metamethod; only the name is left
+    // on the stack.
     unsafe {
-        if keyed {
-            if ffi::lua_rawgeti(state, keys, slot) == ffi::LUA_TTABLE {
-                if ffi::lua_rawgeti(state, -1, index) == ffi::LUA_TSTRING {
-                    ffi::lua_remove(state, -2);
-                    return;
-                }
-                ffi::lua_pop(state, 1);
-                ffi::lua_pushlstring(state, name.0.cast(), name.1);
-                ffi::lua_pushvalue(state, -1);
-                ffi::lua_rawseti(state, -3, index);
-                ffi::lua_remove(state, -2);
-                return;
-            }
-            ffi::lua_pop(state, 1);
+        let Some(at) = keys.0 else {
+            ffi::lua_pushlstring(state, name.0.cast(), name.1);
+            return;
+        };
+        let slot = name_slot(kind, number);
+        if ffi::lua_rawgeti(state, at, slot) == ffi::LUA_TSTRING {
+            return;
         }
+        ffi::lua_pop(state, 1);
         ffi::lua_pushlstring(state, name.0.cast(), name.1);
+        ffi::lua_pushvalue(state, -1);
+        ffi::lua_rawseti(state, at, slot);
     }
 }
 
@@ -1293,47 +1324,46 @@ impl TokenOut {
         }
     }
 
-    /// Push the token's table on `state`'s stack.
+    /// Push the token's table on `state`'s stack, its names found through `keys`.
     ///
     /// # Safety
-    /// `state` has room for six more values, and the catalog the names point into is
-    /// alive. Running out of memory raises a Lua error (a long jump): the caller holds
-    /// nothing that needs dropping.
-    pub(super) unsafe fn push(&self, state: *mut mlua::ffi::lua_State) {
+    /// `state` has room for six more values, `keys` holds (see [`Keys::at`]), and the
+    /// catalog the names point into is alive. Running out of memory raises a Lua error (a
+    /// long jump): the caller holds nothing that needs dropping.
+    pub(super) unsafe fn push(&self, state: *mut mlua::ffi::lua_State, keys: Keys) {
         use mlua::ffi;
         // SAFETY: see the function's contract; each field is a raw set of a key and a
-        // value into the new table (no metamethod runs); the keys table (or the nil in
-        // its place) is taken off at the end.
+        // value into the new table (no metamethod runs).
         unsafe {
             ffi::lua_createtable(state, 0, 6);
-            let keyed = push_keys(state);
             let numbers = [Key::X, Key::Y, Key::Seat, Key::Value];
             for (key, n) in numbers.into_iter().zip(self.numbers) {
-                push_key(state, keyed, key);
+                push_key(state, keys, key);
                 ffi::lua_pushinteger(state, n);
-                ffi::lua_rawset(state, -4);
+                ffi::lua_rawset(state, -3);
             }
-            push_key(state, keyed, Key::Type);
-            // The keys table is under the key just pushed.
-            push_name(state, keyed, -2, TYPE_NAMES, self.kind.0, self.kind.1);
-            ffi::lua_rawset(state, -4);
-            if let Some((index, name)) = self.card {
-                push_key(state, keyed, Key::Card);
-                push_name(state, keyed, -2, CARD_NAMES, index, name);
-                ffi::lua_rawset(state, -4);
+            push_key(state, keys, Key::Type);
+            push_name(state, keys, Name::Type, self.kind.0, self.kind.1);
+            ffi::lua_rawset(state, -3);
+            if let Some((number, name)) = self.card {
+                push_key(state, keys, Key::Card);
+                push_name(state, keys, Name::Card, number, name);
+                ffi::lua_rawset(state, -3);
             }
-            ffi::lua_settop(state, -2);
         }
     }
 
     /// The token's table, made in one protected call (a raw set through the API is a
     /// protected call of its own, and so is pushing a string while a memory cap is set).
     pub(super) fn table(&self, lua: &Lua) -> mlua::Result<Table> {
-        // SAFETY: a protected call gives room for the table and its key and value, and
-        // catches running out of memory; the table is left alone on the stack.
+        // SAFETY: a protected call gives room for the keys table, the token's table and a
+        // key and value, and catches running out of memory; the keys table (or the nil
+        // in its place) is taken off, leaving the token's table alone on the stack.
         unsafe {
             lua.exec_raw::<Table>((), |state| {
-                self.push(state);
+                let keys = push_keys(state);
+                self.push(state, keys);
+                mlua::ffi::lua_remove(state, -2);
             })
         }
     }

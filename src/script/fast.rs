@@ -178,22 +178,35 @@ pub(super) fn install(
     methods.set_metatable(Some(fields))?;
     for (name, function) in entries {
         let general: mlua::Function = methods.raw_get(name)?;
-        // SAFETY: the stack holds the general function; the light userdata above it and
-        // the function become the closure's two upvalues (`lua_pushcclosure` pops both
-        // and pushes the closure, the one result; running out of memory is caught by
-        // the protected call around it). `env_ptr` stays valid while the state lives.
+        // SAFETY: the stack holds the general function; the light userdata and the keys
+        // table above it become, with the function, the closure's three upvalues
+        // (`lua_pushcclosure` pops them and pushes the closure, the one result; running
+        // out of memory is caught by the protected call around it). `env_ptr` stays
+        // valid while the state lives. Without its keys table (which `keep_keys` above
+        // made) nothing is made: `push` reads upvalue 3 as that table.
         let fast = unsafe {
-            lua.exec_raw::<mlua::Function>(general, |state| {
+            lua.exec_raw::<mlua::Value>(general, |state| {
                 ffi::lua_pushlightuserdata(state, env_ptr.cast_mut().cast::<c_void>());
-                ffi::lua_pushcclosure(state, function, 2);
+                if ctx::push_keys(state).is_none() {
+                    ffi::lua_settop(state, 0);
+                    ffi::lua_pushnil(state);
+                    return;
+                }
+                ffi::lua_pushcclosure(state, function, 3);
             })?
+        };
+        let mlua::Value::Function(fast) = fast else {
+            return Err(mlua::Error::RuntimeError(
+                "ctx: the field names were not kept".into(),
+            ));
         };
         methods.raw_set(name, fast)?;
     }
     Ok(())
 }
 
-/// The C function of method `M`.
+/// The C function of method `M`: upvalue 1 is its general twin, 2 the [`Env`], 3 the
+/// state's keys table (`ctx::keep_keys`).
 unsafe extern "C-unwind" fn entry<M: Method>(state: *mut ffi::lua_State) -> c_int {
     // The result is written in place and read field by field: moving it (and an
     // `mlua::Result` around it) between frames costs more than the call's own work.
@@ -319,7 +332,8 @@ unsafe fn push(state: *mut ffi::lua_State, out: &Out) -> c_int {
                 2
             }
             Out::Token(Some(token)) => {
-                token.push(state);
+                // SAFETY: upvalue 3 is the keys table for as long as the closure lives.
+                token.push(state, ctx::Keys::at(ffi::lua_upvalueindex(3)));
                 1
             }
             Out::Token(None) => {
