@@ -18,10 +18,21 @@ use std::ffi::c_int;
 
 use mlua::{Function, Lua, RegistryKey, Table, Value, ffi};
 
+use super::ctx::{self, TokenOut};
+
+/// The token a hook is about (`self`), or nil.
+pub(super) enum Me {
+    Nil,
+    /// Made into its table inside the call's protection, with no value of mlua's in
+    /// between (a table made through mlua is a protected call and a registry entry of
+    /// its own: about a thousand instructions on every hook call that runs in Lua).
+    Token(TokenOut),
+}
+
 /// What a hook call passes after `ctx`.
 pub(super) struct Args {
     /// The token the hook is about (`self`), or nil; absent for `on_place`, `evaluate`.
-    pub me: Option<Value>,
+    pub me: Option<Me>,
     /// A number after it (`income`'s income, `evaluate`'s seat).
     pub number: Option<i64>,
 }
@@ -66,15 +77,12 @@ impl Caller {
         result: bool,
     ) -> mlua::Result<Value> {
         let state = self.main;
-        let slot = self.slot.borrow().id();
-        if let Some(Value::Table(me)) = &args.me {
-            lua.replace_registry_value(&mut self.slot.borrow_mut(), me)?;
-        }
         // SAFETY: `state` is this state's main thread, alive as long as `lua`. Lua is
         // either idle or running a C function on that thread (a hook nested in a `ctx`
         // call): pushing above its frame and putting the top back afterwards is what any
-        // C function does. The pushes before `lua_pcall` allocate nothing; the reads
-        // after it are of values it left.
+        // C function does. The pushes before each `lua_pcall` allocate nothing (a light
+        // C function and a light userdata are plain values); the reads after it are of
+        // values it left. `me` outlives the protected call that reads it.
         unsafe {
             let top = ffi::lua_gettop(state);
             if ffi::lua_checkstack(state, 5) == 0 {
@@ -86,11 +94,21 @@ impl Caller {
             let mut n = 1;
             match &args.me {
                 None => {}
-                Some(Value::Table(_)) => {
-                    ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, slot.into());
+                Some(Me::Token(me)) => {
+                    ffi::lua_pushcfunction(state, token_table);
+                    ffi::lua_pushlightuserdata(
+                        state,
+                        std::ptr::from_ref(me).cast_mut().cast::<std::ffi::c_void>(),
+                    );
+                    // Only running out of memory can fail here.
+                    if ffi::lua_pcall(state, 1, 1, 0) != ffi::LUA_OK {
+                        let text = text_at_top(state);
+                        ffi::lua_settop(state, top);
+                        return Err(mlua::Error::MemoryError(text));
+                    }
                     n += 1;
                 }
-                Some(_) => {
+                Some(Me::Nil) => {
                     ffi::lua_pushnil(state);
                     n += 1;
                 }
@@ -182,6 +200,22 @@ unsafe fn text_at_top(state: *mut ffi::lua_State) -> String {
         let p = ffi::lua_tolstring(state, -1, &mut len);
         String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len)).into_owned()
     }
+}
+
+/// Make the table of the [`TokenOut`] a light userdata (the one argument) points at.
+unsafe extern "C-unwind" fn token_table(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: `Caller::call` calls this in a protected call with a pointer to a token
+    // that outlives it; a C function has room for the pushes (`LUA_MINSTACK`). Running
+    // out of memory raises a Lua error, which the protected call catches; nothing here
+    // needs dropping. The keys table (or the nil in its place) is taken off, leaving the
+    // token's table on top, the one result.
+    unsafe {
+        let me = &*ffi::lua_touserdata(state, 1).cast::<TokenOut>();
+        let keys = ctx::push_keys(state);
+        me.push(state, keys);
+        ffi::lua_remove(state, -2);
+    }
+    1
 }
 
 /// The message handler of a hook call: an error raised by a Rust function (a userdata

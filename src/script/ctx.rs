@@ -436,16 +436,6 @@ fn seat(n: i64) -> Result<Seat, ArgError> {
     Seat::from_number(n).ok_or(ArgError::Seat(n))
 }
 
-/// A token as scripts see it: `{x, y, seat, value, type, card}`.
-pub(super) fn token_table(
-    lua: &Lua,
-    catalog: &Catalog,
-    at: BoardCell,
-    token: Token,
-) -> mlua::Result<Table> {
-    TokenOut::new(catalog, at, token).table(lua)
-}
-
 fn in_range(value: i64, what: &'static str) -> Result<i32, ArgError> {
     i32::try_from(value).map_err(|_| ArgError::Range { what, value })
 }
@@ -1304,7 +1294,7 @@ pub(super) struct TokenOut {
 }
 
 impl TokenOut {
-    fn new(catalog: &Catalog, at: BoardCell, token: Token) -> TokenOut {
+    pub(super) fn new(catalog: &Catalog, at: BoardCell, token: Token) -> TokenOut {
         let number = |i: usize| i64::try_from(i).map_or(i64::MAX, |i| i.saturating_add(1));
         let name = catalog.token_type(token.kind).meta.id.as_str();
         let kind = (number(token.kind.index()), (name.as_ptr(), name.len()));

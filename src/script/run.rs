@@ -41,7 +41,7 @@ impl ScriptHost {
         hook: Hook,
         fields: (crate::rules::Seat, Option<Cell>),
         passed: Passed,
-        setup: impl FnOnce(&PackState) -> mlua::Result<call::Args>,
+        args: call::Args,
         mut enter: impl FnMut(&ctx::CallSlot) -> ctx::Entered<'_>,
     ) -> Result<Option<Value>, HookError> {
         if !self.memo.starting() {
@@ -157,8 +157,7 @@ impl ScriptHost {
             // ignored.
             let wants = matches!(hook, Hook::Income | Hook::Evaluate);
             let running = watchdog::enter(state.ctx.main());
-            let result =
-                setup(state).and_then(|args| state.caller.call(&state.lua, function, args, wants));
+            let result = state.caller.call(&state.lua, function, args, wants);
             watchdog::leave(running);
             place::restore_calling(outer);
             result
@@ -292,7 +291,7 @@ impl Hooks for ScriptHost {
             Hook::OnPlace,
             (mover, Some(origin)),
             Some((None, None)),
-            |_| Ok(call::Args::CTX),
+            call::Args::CTX,
             |slot| slot.enter_effects(fx, script),
         )
         .map(|_| ())
@@ -313,15 +312,12 @@ impl Hooks for ScriptHost {
             Hook::BetweenTurns,
             (mover, Some(cell)),
             Some((view_token, None)),
-            |st| {
-                let me = match view_token {
-                    Some((at, t)) => Value::Table(ctx::token_table(&st.lua, catalog, at, t)?),
-                    None => Value::Nil,
-                };
-                Ok(call::Args {
-                    me: Some(me),
-                    number: None,
-                })
+            call::Args {
+                me: Some(match view_token {
+                    Some((at, t)) => call::Me::Token(ctx::TokenOut::new(catalog, at, t)),
+                    None => call::Me::Nil,
+                }),
+                number: None,
             },
             |slot| slot.enter_effects(fx, script),
         )
@@ -342,15 +338,12 @@ impl Hooks for ScriptHost {
             Hook::Income,
             (seat, Some(cell)),
             Some((token.map(|t| (cell, t)), Some(income))),
-            |st| {
-                let me = match token {
-                    Some(t) => Value::Table(ctx::token_table(&st.lua, view.catalog, cell, t)?),
-                    None => Value::Nil,
-                };
-                Ok(call::Args {
-                    me: Some(me),
-                    number: Some(income),
-                })
+            call::Args {
+                me: Some(match token {
+                    Some(t) => call::Me::Token(ctx::TokenOut::new(view.catalog, cell, t)),
+                    None => call::Me::Nil,
+                }),
+                number: Some(income),
             },
             |slot| slot.enter_view(view, script),
         )?;
@@ -386,12 +379,9 @@ impl Hooks for ScriptHost {
             Hook::OnDestroyed,
             (token.seat, Some(cell)),
             Some((Some((cell, token)), None)),
-            |st| {
-                let me = ctx::token_table(&st.lua, catalog, cell, token)?;
-                Ok(call::Args {
-                    me: Some(Value::Table(me)),
-                    number: None,
-                })
+            call::Args {
+                me: Some(call::Me::Token(ctx::TokenOut::new(catalog, cell, token))),
+                number: None,
             },
             |slot| slot.enter_effects(fx, script),
         )
@@ -415,11 +405,9 @@ impl ScriptHost {
                 Hook::Evaluate,
                 (seat, None),
                 None,
-                |_| {
-                    Ok(call::Args {
-                        me: None,
-                        number: Some(seat.number().into()),
-                    })
+                call::Args {
+                    me: None,
+                    number: Some(seat.number().into()),
                 },
                 |slot| slot.enter_view(view, script),
             )?;
