@@ -81,6 +81,36 @@ impl History {
         }
     }
 
+    /// Follow a game seen one state at a time, as a client sees it: `plays` are the
+    /// plays so far as the latest state, `now`, gives them, and `before` the state seen
+    /// just before that one. A single new play, one move after `before`, was made from
+    /// it, and its position is kept (when this history keeps positions); any other new
+    /// play (states missed in between, say while reconnecting) keeps none. Plays that do
+    /// not go on from the ones held (another game) replace them.
+    pub fn follow(&mut self, before: Option<&GameState>, now: &GameState, plays: Vec<PublicPlay>) {
+        let held = self.plays.len();
+        let goes_on = plays.len() >= held && plays[..held] == self.plays[..];
+        if !self.keep {
+            self.plays = plays;
+            return;
+        }
+        if !goes_on {
+            self.from.clear();
+        }
+        let from_before = goes_on && plays.len() == held + 1;
+        self.from.resize(held.min(plays.len()), None);
+        match before {
+            Some(before)
+                if from_before
+                    && before.moves_played().checked_add(1) == Some(now.moves_played()) =>
+            {
+                self.from.push(Some(Arc::new(Position::of(before))));
+            }
+            _ => {}
+        }
+        self.plays = plays;
+    }
+
     /// Whether [`History::record`] keeps the positions.
     #[must_use]
     pub fn keeps(&self) -> bool {
@@ -690,6 +720,68 @@ mod tests {
         );
         assert!(p.state.seat(Seat::One).hand().next().is_none());
         assert!(p.state.seat(Seat::Two).hand().next().is_none());
+    }
+
+    /// A client's history keeps the position of an opponent's play only when it saw the
+    /// state just before it: one move, one new play.
+    #[test]
+    fn a_followed_history_keeps_positions_seen_just_before_a_play() {
+        use crate::rules::{Engine, NoHooks};
+        let catalog = crate::content::base_for_tests();
+        let engine = Engine::new(&catalog, &NoHooks);
+        let cards: Vec<CardId> = catalog.card_ids().collect();
+        let stacks: Vec<Vec<CardId>> = cards[..12].chunks(3).map(<[CardId]>::to_vec).collect();
+        // Six states, one move apart; seat 1 (the opponent of the seat watching) moves
+        // first and then every other move.
+        let mut states = vec![GameState::new(&catalog, [&stacks, &stacks], 1)];
+        let mut theirs = Vec::new();
+        let mut plays = vec![Vec::new()];
+        for _ in 0..5 {
+            let mut next = states[states.len() - 1].clone();
+            let mv = engine.legal_moves(&next)[0];
+            let mut events = Vec::new();
+            engine
+                .play(&mut next, mv, &mut events)
+                .expect("a legal move");
+            if mv.seat == Seat::One {
+                for e in &events {
+                    if let EventKind::Cycled { seat, stack, card } = e.kind {
+                        theirs.push(PublicPlay { seat, stack, card });
+                    }
+                }
+            }
+            plays.push(theirs.clone());
+            states.push(next);
+        }
+        let kept = |h: &History| h.from.iter().map(Option::is_some).collect::<Vec<_>>();
+        // Every state seen: the opponent's plays from states 0 and 2 keep their positions.
+        let mut seen_all = History::new();
+        seen_all.follow(None, &states[0], plays[0].clone());
+        for i in 1..states.len() {
+            seen_all.follow(Some(&states[i - 1]), &states[i], plays[i].clone());
+        }
+        assert_eq!(seen_all.plays().len(), 3);
+        assert_eq!(kept(&seen_all), [true, true, true]);
+        let position = seen_all.from[1].as_ref().expect("kept");
+        assert_eq!(position.state, Position::of(&states[2]).state);
+        // State 2 missed (a reconnect): the play made from it keeps none, as the play
+        // that came two moves after what was seen.
+        let mut gap = History::new();
+        gap.follow(None, &states[0], plays[0].clone());
+        gap.follow(Some(&states[0]), &states[1], plays[1].clone());
+        gap.follow(Some(&states[1]), &states[3], plays[3].clone());
+        gap.follow(Some(&states[3]), &states[4], plays[4].clone());
+        gap.follow(Some(&states[4]), &states[5], plays[5].clone());
+        assert_eq!(kept(&gap), [true, false, true]);
+        // Another game's plays replace the ones held; a history of plays only keeps none.
+        gap.follow(None, &states[0], Vec::new());
+        assert!(gap.plays().is_empty() && gap.from.is_empty());
+        let mut bare = History::plays_only();
+        for i in 1..states.len() {
+            bare.follow(Some(&states[i - 1]), &states[i], plays[i].clone());
+        }
+        assert_eq!(bare.plays().len(), 3);
+        assert_eq!(kept(&bare), Vec::<bool>::new());
     }
 
     #[test]

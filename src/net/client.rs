@@ -515,6 +515,15 @@ pub fn play_with_ai(
     let mut fallbacks: Vec<Move> = Vec::new();
     // A view already received (say, on reconnecting) is acted on first.
     let mut pending = client.last_seen.clone();
+    // The opponent's plays, with the position each was made from where the state just
+    // before it was seen (what it passed over tells the AI what it holds); only for
+    // levels that fill in hidden cards.
+    let mut history = if matches!(level, Level::Normal | Level::Hard) {
+        ai::History::new()
+    } else {
+        ai::History::plays_only()
+    };
+    let mut before: Option<crate::rules::GameState> = None;
     loop {
         let next = match pending.take() {
             Some(seen) => Ok(Some(Update::State {
@@ -540,7 +549,9 @@ pub fn play_with_ai(
         let Some(update) = update else { continue };
         match update {
             Update::State { seen, .. } => {
-                let (state, history) = seen.restore(catalog).map_err(ClientError::Protocol)?;
+                let (state, plays) = seen.restore(catalog).map_err(ClientError::Protocol)?;
+                history.follow(before.as_ref(), &state, plays);
+                before = Some(state.clone());
                 if seen.over {
                     return Ok(GameResult {
                         scores: seen.scores,
@@ -552,7 +563,7 @@ pub fn play_with_ai(
                 if state.turn() != seat || moved_at == Some(seen.moves) {
                     continue;
                 }
-                let obs = Observation::new(&state, seat, &ai::History::from_plays(history), false);
+                let obs = Observation::new(&state, seat, &history, false);
                 let seed = u64::from(seen.moves) ^ 0x5EED;
                 let mut agent = ai::agent(level, seed, options);
                 let chosen = agent.choose(&brain, &obs);

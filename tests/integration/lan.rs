@@ -1570,3 +1570,21 @@ fn the_protocol_documents_worked_examples_decode_with_the_real_decoder() {
     body.push(0xff);
     assert_eq!(frame::decode::<ToHost>(&body).ok(), Some(ToHost::Ping));
 }
+
+/// A joiner whose level fills in hidden cards (`normal`) follows the opponent's plays with
+/// the positions it saw them made from, and plays to the end.
+#[test]
+fn a_joiner_that_fills_in_hidden_cards_plays_to_the_end() {
+    let (host, catalog) = ai_host();
+    let mut client = Client::connect(host.addr(), "bot", None, WAIT).expect("connect");
+    client.join(&deck_keys(&catalog, "shifters")).expect("join");
+    let player = AiPlayer {
+        level: Level::Normal,
+        ..greedy()
+    };
+    let r = play_with_ai(&mut client, &catalog, &player, &mut |_: &str| {}).expect("game");
+    assert!(r.moves > 0);
+    let (results, _) = host_results(&host, 1);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].moves, r.moves);
+}
