@@ -981,13 +981,30 @@ pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
 
 /// Make the recorded call `op` again through `s` (a replay: nothing is recorded, a change
 /// takes the recorded line): whether it returned what it returned before.
+/// Whether a plain read of the board, `op`, gives on `board` what it gave; `None` for any
+/// other call. Read straight off the board, not through its `ctx` function: nothing is
+/// recorded during a replay, and a replay's reads before its first change all see one
+/// board (looked up once for them).
+fn read_on(board: &crate::rules::Board, op: Op) -> Option<bool> {
+    match op {
+        Op::Token { x, y, out } | Op::Before { x, y, seen: out } => {
+            Some(board.get(cell(x, y)) == out)
+        }
+        Op::OnBoard { x, y, out } => Some(board.contains(cell(x, y)) == out),
+        _ => None,
+    }
+}
+
 fn again(op: Op, lua: &Lua, s: &CallSlot) -> bool {
     let at = |line: u32| s.memo.line.set(Some(line));
     match op {
+        Op::Token { .. } | Op::OnBoard { .. } | Op::Before { .. } => s
+            .view(|v| Ok(read_on(v.state.board(), op)))
+            .ok()
+            .flatten()
+            .unwrap_or(false),
         Op::Width(out) => width(s).ok() == Some(out),
         Op::Height(out) => height(s).ok() == Some(out),
-        Op::OnBoard { x, y, out } => on_board(s, x, y).ok() == Some(out),
-        Op::Token { x, y, out } => token_raw(s, x, y).ok() == Some(out),
         Op::Score { n, out } => score(lua, s, n).ok() == Some(out),
         Op::TargetCount(out) => target_count(s).ok() == Some(out),
         Op::Target { i, out } => target(s, i).ok() == Some(out),
@@ -1023,7 +1040,6 @@ fn again(op: Op, lua: &Lua, s: &CallSlot) -> bool {
             extra_turn(lua, s, n).is_ok()
         }
         Op::Targets { area, origin } => target_source(s).ok() == Some((area, origin)),
-        Op::Before { x, y, seen } => s.board_token(x, y).ok() == Some(seen),
         Op::Spawn {
             at: (x, y),
             seat,
@@ -1065,10 +1081,20 @@ impl CallSlot {
         affords: impl Fn(u64) -> bool,
         checkpoint: &mut crate::rules::Checkpoint,
     ) -> Option<usize> {
+        // The reads before a record's first change all see one board: it is looked up
+        // once for them, and the plain board reads are checked against it directly.
+        let reads_again = |ops: &[Op]| {
+            self.view(|v| {
+                let board = v.state.board();
+                Ok(ops
+                    .iter()
+                    .all(|&op| read_on(board, op).unwrap_or_else(|| again(op, lua, self))))
+            })
+            .unwrap_or(false)
+        };
         let (index, entry) = variants.0.iter().enumerate().find_map(|(i, e)| {
             let e = e.as_ref()?;
-            (affords(e.cost) && e.ops[..e.reads].iter().all(|&op| again(op, lua, self)))
-                .then_some((i, e))
+            (affords(e.cost) && reads_again(&e.ops[..e.reads])).then_some((i, e))
         })?;
         if entry.changes {
             self.checkpoint(checkpoint);
