@@ -100,11 +100,16 @@ impl Caller {
                         state,
                         std::ptr::from_ref(me).cast_mut().cast::<std::ffi::c_void>(),
                     );
-                    // Only running out of memory can fail here.
-                    if ffi::lua_pcall(state, 1, 1, 0) != ffi::LUA_OK {
+                    // Running out of memory, or out of nested C calls, fails here.
+                    let status = ffi::lua_pcall(state, 1, 1, 0);
+                    if status != ffi::LUA_OK {
                         let text = text_at_top(state);
                         ffi::lua_settop(state, top);
-                        return Err(mlua::Error::MemoryError(text));
+                        return Err(if status == ffi::LUA_ERRMEM {
+                            mlua::Error::MemoryError(text)
+                        } else {
+                            mlua::Error::RuntimeError(text)
+                        });
                     }
                     n += 1;
                 }
