@@ -100,6 +100,13 @@ impl Level {
             Level::Hard => "hard",
         }
     }
+
+    /// Whether the level fills in the opponent's hidden cards (`normal`, `hard`): only
+    /// those read what the opponent passed over, from the positions a [`History`] keeps.
+    #[must_use]
+    pub fn fills_in(self) -> bool {
+        matches!(self, Level::Normal | Level::Hard)
+    }
 }
 
 /// How `hard` thinks, and whether agents may see hidden cards.

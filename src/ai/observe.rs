@@ -66,16 +66,24 @@ impl History {
         }
     }
 
-    /// Append the plays in `events`, made from `before`.
-    pub fn record(&mut self, before: &GameState, events: &[Event]) {
+    /// The position of a move about to be made from `state`, for [`History::record`]:
+    /// made only when this history keeps positions (taken before the move, it spares the
+    /// caller a copy of the whole state).
+    #[must_use]
+    pub fn position_of(&self, state: &GameState) -> Option<Arc<Position>> {
+        self.keep.then(|| Arc::new(Position::of(state)))
+    }
+
+    /// Append the plays in `events`, made from `from` ([`History::position_of`] the state
+    /// before them).
+    pub fn record(&mut self, from: Option<Arc<Position>>, events: &[Event]) {
         let mark = self.plays.len();
         for e in events {
             if let EventKind::Cycled { seat, stack, card } = e.kind {
                 self.plays.push(PublicPlay { seat, stack, card });
             }
         }
-        if self.keep && self.plays.len() > mark {
-            let position = Arc::new(Position::of(before));
+        if let Some(position) = from.filter(|_| self.plays.len() > mark) {
             self.from.resize(mark, None);
             self.from.resize(self.plays.len(), Some(position));
         }
@@ -95,18 +103,17 @@ impl History {
             return;
         }
         if !goes_on {
+            // Another game: none of its plays' positions was seen.
             self.from.clear();
+            self.plays = plays;
+            return;
         }
-        let from_before = goes_on && plays.len() == held + 1;
-        self.from.resize(held.min(plays.len()), None);
-        match before {
-            Some(before)
-                if from_before
-                    && before.moves_played().checked_add(1) == Some(now.moves_played()) =>
-            {
-                self.from.push(Some(Arc::new(Position::of(before))));
-            }
-            _ => {}
+        self.from.resize(held, None);
+        if let Some(before) = before
+            && plays.len() == held + 1
+            && before.moves_played().checked_add(1) == Some(now.moves_played())
+        {
+            self.from.push(Some(Arc::new(Position::of(before))));
         }
         self.plays = plays;
     }
@@ -754,7 +761,8 @@ mod tests {
             states.push(next);
         }
         let kept = |h: &History| h.from.iter().map(Option::is_some).collect::<Vec<_>>();
-        // Every state seen: the opponent's plays from states 0 and 2 keep their positions.
+        // Every state seen: the opponent's plays, from states 0, 2 and 4, keep their
+        // positions.
         let mut seen_all = History::new();
         seen_all.follow(None, &states[0], plays[0].clone());
         for i in 1..states.len() {

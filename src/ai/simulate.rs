@@ -290,10 +290,8 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         agent(config.ai_a, seed ^ 0xA, config.options),
         agent(config.ai_b, seed ^ 0xB, config.options),
     ];
-    // Only the levels that fill in hidden cards read what the opponent passed over.
-    let fills_in = |l: Level| matches!(l, Level::Normal | Level::Hard);
     let mut history =
-        if !config.options.omniscient && (fills_in(config.ai_a) || fills_in(config.ai_b)) {
+        if !config.options.omniscient && (config.ai_a.fills_in() || config.ai_b.fills_in()) {
             History::new()
         } else {
             History::plays_only()
@@ -336,7 +334,7 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         let obs = Observation::new(&state, seat, &history, config.options.omniscient);
         let chosen = agents[usize::from(!side_a)].choose(brain, &obs);
         let before = income;
-        let position = history.keeps().then(|| state.clone());
+        let position = history.position_of(&state);
         events.clear();
         let played = chosen.is_some_and(|mv| {
             attempt(brain, &mut state, mv, &mut events, &mut record_out.refusals)
@@ -355,7 +353,7 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
                 swing,
             });
         }
-        history.record(position.as_ref().unwrap_or(&state), &events);
+        history.record(position, &events);
         record_out.moves += 1;
     }
     record_out.cuts = brain.cuts();

@@ -439,13 +439,13 @@ impl Session {
             return Err("the game is over".into());
         }
         let state = self.timeline.state().clone();
-        let before = state.clone();
+        let from = self.public.position_of(&state);
         let engine = self.table.engine();
         let played = self
             .timeline
             .play(&engine, self.table.catalog(), state, mv)
             .map_err(|e| e.to_string())?;
-        self.public.record(&before, &played.events);
+        self.public.record(from, &played.events);
         self.thinking = None;
         Ok(played)
     }

@@ -516,9 +516,8 @@ pub fn play_with_ai(
     // A view already received (say, on reconnecting) is acted on first.
     let mut pending = client.last_seen.clone();
     // The opponent's plays, with the position each was made from where the state just
-    // before it was seen (what it passed over tells the AI what it holds); only for
-    // levels that fill in hidden cards.
-    let mut history = if matches!(level, Level::Normal | Level::Hard) {
+    // before it was seen (what it passed over tells the AI what it holds).
+    let mut history = if level.fills_in() {
         ai::History::new()
     } else {
         ai::History::plays_only()
@@ -551,7 +550,9 @@ pub fn play_with_ai(
             Update::State { seen, .. } => {
                 let (state, plays) = seen.restore(catalog).map_err(ClientError::Protocol)?;
                 history.follow(before.as_ref(), &state, plays);
-                before = Some(state.clone());
+                if history.keeps() {
+                    before = Some(state.clone());
+                }
                 if seen.over {
                     return Ok(GameResult {
                         scores: seen.scores,

@@ -49,9 +49,9 @@ fn midgame(catalog: &Catalog, moves: usize) -> (GameState, History) {
         events.clear();
         let legal = engine.legal_moves(&state);
         let mv = legal[(i * 7) % legal.len()];
-        let before = state.clone();
+        let from = history.position_of(&state);
         engine.play(&mut state, mv, &mut events).expect("legal");
-        history.record(&before, &events);
+        history.record(from, &events);
     }
     (state, history)
 }
@@ -188,9 +188,9 @@ fn game_with(catalog: &Catalog, stacks: &[Vec<CardId>], moves: usize) -> (GameSt
         events.clear();
         let legal = engine.legal_moves(&state);
         let mv = legal[(i * 5) % legal.len()];
-        let before = state.clone();
+        let from = history.position_of(&state);
         engine.play(&mut state, mv, &mut events).expect("legal");
-        history.record(&before, &events);
+        history.record(from, &events);
     }
     (state, history)
 }
@@ -268,13 +268,13 @@ fn greedy_game(brain: &tokensmith::ai::Brain<'_>, seed: u64, moves: usize) -> (G
         let mv = agent(Level::Greedy, seed, options)
             .choose(brain, &obs)
             .expect("a move");
-        let before = state.clone();
+        let from = history.position_of(&state);
         events.clear();
         brain
             .engine()
             .play(&mut state, mv, &mut events)
             .expect("legal");
-        history.record(&before, &events);
+        history.record(from, &events);
     }
     (state, history)
 }

@@ -112,9 +112,12 @@ pub(super) enum ResumeError {
 }
 
 /// A game's history: with the position of every play only when an AI seat will read
-/// what its opponent passed over; between two players, the plays alone.
-fn kept_history(ai_seat: bool) -> History {
-    if ai_seat {
+/// what its opponent passed over (see [`Level::fills_in`]); otherwise the plays alone.
+fn kept_history(seats: &[Occupant; 2]) -> History {
+    if seats
+        .iter()
+        .any(|s| matches!(s, Occupant::Ai(level) if level.fills_in()))
+    {
         History::new()
     } else {
         History::plays_only()
@@ -287,8 +290,7 @@ impl Game<'_> {
             Ok(state) => {
                 let catalog = Arc::clone(&self.shared.content.catalog);
                 self.t.timeline = Some(Timeline::new(state, events.clone(), catalog));
-                let ai = self.t.seats.iter().any(|s| matches!(s, Occupant::Ai(_)));
-                self.t.history = kept_history(ai);
+                self.t.history = kept_history(&self.t.seats);
             }
             Err(e) => {
                 let reason = format!("the game cannot start: {e}");
@@ -460,11 +462,11 @@ impl Game<'_> {
         };
         let catalog = &self.shared.content.catalog;
         let state = timeline.state().clone();
-        let before = state.clone();
+        let from = self.t.history.position_of(&state);
         let step = timeline.play(self.engine.engine(), catalog, state, mv)?;
         let moves_played = step.after.moves_played();
         let mark = self.t.history.plays().len();
-        self.t.history.record(&before, &step.events);
+        self.t.history.record(from, &step.events);
         let last = self.t.history.plays().get(mark).copied();
         let wire = last.map(|p| played(catalog, p, Some(mv.cell)));
         let events = super::super::events::to_wire(catalog, &step.events);
@@ -723,12 +725,8 @@ pub(super) fn restore(
         return Err(ResumeError::Refused(n, why));
     }
     let timeline = played.timeline;
-    let mut history = kept_history(table.iter().any(|s| matches!(s, SeatRecord::Ai { .. })));
     let mut last_seq = [0u32; 2];
-    let mut before = timeline.start();
     for step in timeline.steps() {
-        history.record(before, &step.events);
-        before = &step.after;
         if let Some((mv, _)) = step.played() {
             last_seq[mv.seat.index()] += 1;
         }
@@ -749,12 +747,19 @@ pub(super) fn restore(
             })),
         }
     };
+    let seats = [seat(&table[0], 0)?, seat(&table[1], 1)?];
+    let mut history = kept_history(&seats);
+    let mut before = timeline.start();
+    for step in timeline.steps() {
+        history.record(history.position_of(before), &step.events);
+        before = &step.after;
+    }
     let start = timeline.start();
     let decks = Seat::BOTH.map(|s| Some(start.seat(s).stack_cards()));
     Ok(HostedGame {
         id,
         seed: replay.seed,
-        seats: [seat(&table[0], 0)?, seat(&table[1], 1)?],
+        seats,
         decks,
         timeline: Some(timeline),
         history,
