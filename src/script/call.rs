@@ -18,7 +18,7 @@ use std::ffi::c_int;
 
 use mlua::{Function, Lua, RegistryKey, Table, Value, ffi};
 
-use super::ctx::{self, TokenOut};
+use super::ctx::TokenOut;
 
 /// The token a hook is about (`self`), or nil.
 pub(super) enum Me {
@@ -212,13 +212,10 @@ unsafe extern "C-unwind" fn token_table(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: `Caller::call` calls this in a protected call with a pointer to a token
     // that outlives it; a C function has room for the pushes (`LUA_MINSTACK`). Running
     // out of memory raises a Lua error, which the protected call catches; nothing here
-    // needs dropping. The keys table (or the nil in its place) is taken off, leaving the
-    // token's table on top, the one result.
+    // needs dropping. The token's table is left on top, the one result.
     unsafe {
         let me = &*ffi::lua_touserdata(state, 1).cast::<TokenOut>();
-        let keys = ctx::push_keys(state);
-        me.push(state, keys);
-        ffi::lua_remove(state, -2);
+        me.push_alone(state);
     }
     1
 }

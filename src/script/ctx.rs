@@ -1369,19 +1369,30 @@ impl TokenOut {
         }
     }
 
+    /// Push the token's table on `state`'s stack, its names found through the keys table
+    /// in the registry (looked up, then taken off again).
+    ///
+    /// # Safety
+    /// `state` has room for seven more values and the catalog the names point into is
+    /// alive. Running out of memory raises a Lua error (a long jump): the caller holds
+    /// nothing that needs dropping.
+    pub(super) unsafe fn push_alone(&self, state: *mut mlua::ffi::lua_State) {
+        // SAFETY: the contract; the keys table (or the nil in its place) is taken off,
+        // leaving the token's table on top.
+        unsafe {
+            let keys = push_keys(state);
+            self.push(state, keys);
+            mlua::ffi::lua_remove(state, -2);
+        }
+    }
+
     /// The token's table, made in one protected call (a raw set through the API is a
     /// protected call of its own, and so is pushing a string while a memory cap is set).
     pub(super) fn table(&self, lua: &Lua) -> mlua::Result<Table> {
         // SAFETY: a protected call gives room for the keys table, the token's table and a
-        // key and value, and catches running out of memory; the keys table (or the nil
-        // in its place) is taken off, leaving the token's table alone on the stack.
-        unsafe {
-            lua.exec_raw::<Table>((), |state| {
-                let keys = push_keys(state);
-                self.push(state, keys);
-                mlua::ffi::lua_remove(state, -2);
-            })
-        }
+        // key and value, and catches running out of memory; the token's table is left
+        // alone on the stack.
+        unsafe { lua.exec_raw::<Table>((), |state| self.push_alone(state)) }
     }
 }
 
