@@ -86,6 +86,20 @@ impl History {
         if let Some(position) = from.filter(|_| self.plays.len() > mark) {
             self.from.resize(mark, None);
             self.from.resize(self.plays.len(), Some(position));
+            self.keep_newest();
+        }
+    }
+
+    /// Let go of the oldest positions past [`KEPT_POSITIONS`].
+    fn keep_newest(&mut self) {
+        let mut kept = self.from.iter().filter(|p| p.is_some()).count();
+        for old in &mut self.from {
+            if kept <= KEPT_POSITIONS {
+                break;
+            }
+            if old.take().is_some() {
+                kept -= 1;
+            }
         }
     }
 
@@ -114,6 +128,7 @@ impl History {
             && before.moves_played().checked_add(1) == Some(now.moves_played())
         {
             self.from.push(Some(Arc::new(Position::of(before))));
+            self.keep_newest();
         }
         self.plays = plays;
     }
@@ -130,6 +145,12 @@ impl History {
         &self.plays
     }
 }
+
+/// The most positions a history keeps, the newest: how long a game runs is up to whoever
+/// runs it (a host, for a client), and a position is a copy of the board and scores with
+/// a rating per card. The rating reads the newest first and only the turns since each
+/// stack's last play.
+const KEPT_POSITIONS: usize = 512;
 
 /// A position a play was made from, with nothing hidden in it (both seats' stacks empty,
 /// the generator reseeded), and what each card would have been worth there to the seat
@@ -784,6 +805,16 @@ mod tests {
         // Another game's plays replace the ones held; a history of plays only keeps none.
         gap.follow(None, &states[0], Vec::new());
         assert!(gap.plays().is_empty() && gap.from.is_empty());
+        // However long a game runs, only the newest positions are kept.
+        let mut long = History::new();
+        let mut so_far = Vec::new();
+        for _ in 0..KEPT_POSITIONS + 40 {
+            so_far.push(plays[1][0]);
+            long.follow(Some(&states[0]), &states[1], so_far.clone());
+        }
+        assert_eq!(long.plays().len(), KEPT_POSITIONS + 40);
+        assert_eq!(kept(&long)[..40], [false; 40]);
+        assert!(kept(&long)[40..].iter().all(|&k| k));
         let mut bare = History::plays_only();
         for i in 1..states.len() {
             bare.follow(Some(&states[i - 1]), &states[i], plays[i].clone());
