@@ -21,6 +21,7 @@ use crate::rules::MoveLimits;
 pub(super) const CTX_METHODS: &[&str] = &[
     "add_score",
     "damage",
+    "empty",
     "extra_turn",
     "height",
     "log",
@@ -29,6 +30,7 @@ pub(super) const CTX_METHODS: &[&str] = &[
     "random",
     "remove",
     "score",
+    "seat_at",
     "set_type",
     "set_value",
     "spawn",
@@ -37,6 +39,8 @@ pub(super) const CTX_METHODS: &[&str] = &[
     "targets",
     "token",
     "tokens",
+    "type_at",
+    "value_at",
     "width",
 ];
 
@@ -224,6 +228,46 @@ fn methods() -> Vec<Method> {
                 "nil for an empty cell or one off the board",
             )],
             "The token on a cell (a copy), or nil.",
+            vec![],
+        ),
+        read(
+            "empty",
+            vec![X, Y],
+            vec![f("empty", "boolean", "false off the board")],
+            "Whether the cell is on the board and holds no token (no table is made).",
+            vec![],
+        ),
+        read(
+            "seat_at",
+            vec![X, Y],
+            vec![f(
+                "seat",
+                "integer?",
+                "1 or 2; nil for an empty cell or one off the board",
+            )],
+            "The seat of the token on a cell, or nil (no table is made).",
+            vec![],
+        ),
+        read(
+            "value_at",
+            vec![X, Y],
+            vec![f(
+                "value",
+                "integer?",
+                "nil for an empty cell or one off the board",
+            )],
+            "The value of the token on a cell, or nil (no table is made).",
+            vec![],
+        ),
+        read(
+            "type_at",
+            vec![X, Y],
+            vec![f(
+                "type",
+                "string?",
+                "without the pack prefix; nil for an empty cell or one off the board",
+            )],
+            "The type of the token on a cell, or nil (no table is made).",
             vec![],
         ),
         Method {
@@ -705,7 +749,7 @@ fn limits() -> Vec<Limit> {
 #[must_use]
 pub fn describe() -> Api {
     Api {
-        version: 1,
+        version: 2,
         ctx_fields: vec![
             f(
                 "seat",

@@ -495,6 +495,10 @@ const RECORDED: &[&str] = &[
     "height",
     "on_board",
     "token",
+    "empty",
+    "seat_at",
+    "value_at",
+    "type_at",
     "score",
     "target_count",
     "target",
@@ -580,6 +584,22 @@ pub(super) fn make(
     func!("token", |lua, s, (Int(x), Int(y)): (Int, Int)| {
         match token_at(s, x, y)? {
             Some(t) => Ok(Value::Table(t.table(lua)?)),
+            None => Ok(Value::Nil),
+        }
+    });
+    func!("empty", |_lua, s, (Int(x), Int(y)): (Int, Int)| empty(
+        s, x, y
+    ));
+    func!("seat_at", |_lua, s, (Int(x), Int(y)): (Int, Int)| seat_at(
+        s, x, y
+    ));
+    func!(
+        "value_at",
+        |_lua, s, (Int(x), Int(y)): (Int, Int)| value_at(s, x, y)
+    );
+    func!("type_at", |lua, s, (Int(x), Int(y)): (Int, Int)| {
+        match type_at(s, x, y)? {
+            Some(name) => Ok(Value::String(lua.create_string(name.bytes())?)),
             None => Ok(Value::Nil),
         }
     });
@@ -732,6 +752,36 @@ pub(super) fn token_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<Toke
     s.view(|v| Ok(token.map(|t| TokenOut::new(v.catalog, cell(x, y), t))))
 }
 
+pub(super) fn empty(s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
+    let result = s.view(|v| Ok(is_empty(v.state.board(), cell(x, y))));
+    s.memo.noted(result, |out| Op::Empty { x, y, out })
+}
+
+/// Whether `at` is on `board` and holds no token (what `ctx:empty` says).
+fn is_empty(board: &crate::rules::Board, at: BoardCell) -> bool {
+    board.contains(at) && board.get(at).is_none()
+}
+
+pub(super) fn seat_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<i64>> {
+    let result = s.view(|v| Ok(v.state.board().get(cell(x, y)).map(|t| t.seat)));
+    s.memo
+        .noted(result, |out| Op::SeatAt { x, y, out })
+        .map(|seat| seat.map(|seat| seat.number().into()))
+}
+
+pub(super) fn value_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<i64>> {
+    let result = s.view(|v| Ok(v.state.board().get(cell(x, y)).map(|t| t.value)));
+    s.memo
+        .noted(result, |out| Op::ValueAt { x, y, out })
+        .map(|value| value.map(i64::from))
+}
+
+pub(super) fn type_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<NameOut>> {
+    let result = s.view(|v| Ok(v.state.board().get(cell(x, y)).map(|t| t.kind)));
+    let kind = s.memo.noted(result, |out| Op::TypeAt { x, y, out })?;
+    s.view(|v| Ok(kind.map(|kind| NameOut::of_type(v.catalog, kind))))
+}
+
 pub(super) fn score(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
     let result = seat(n)
         .map_err(|e| {
@@ -874,9 +924,11 @@ impl CallSlot {
     fn before(&self, x: i64, y: i64) {
         if self.memo.first_change() {
             // An error here spoils the record, like any read's.
-            let _ = self
-                .memo
-                .noted(self.board_token(x, y), |seen| Op::Before { x, y, seen });
+            let _ = self.memo.noted(self.board_token(x, y), |seen| Op::Before {
+                x,
+                y,
+                taken: seen.is_some(),
+            });
         }
     }
 }
@@ -987,10 +1039,13 @@ pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
 /// board (looked up once for them).
 fn read_on(board: &crate::rules::Board, op: Op) -> Option<bool> {
     match op {
-        Op::Token { x, y, out } | Op::Before { x, y, seen: out } => {
-            Some(board.get(cell(x, y)) == out)
-        }
+        Op::Token { x, y, out } => Some(board.get(cell(x, y)) == out),
+        Op::Before { x, y, taken } => Some(board.get(cell(x, y)).is_some() == taken),
         Op::OnBoard { x, y, out } => Some(board.contains(cell(x, y)) == out),
+        Op::Empty { x, y, out } => Some(is_empty(board, cell(x, y)) == out),
+        Op::SeatAt { x, y, out } => Some(board.get(cell(x, y)).map(|t| t.seat) == out),
+        Op::ValueAt { x, y, out } => Some(board.get(cell(x, y)).map(|t| t.value) == out),
+        Op::TypeAt { x, y, out } => Some(board.get(cell(x, y)).map(|t| t.kind) == out),
         _ => None,
     }
 }
@@ -998,7 +1053,13 @@ fn read_on(board: &crate::rules::Board, op: Op) -> Option<bool> {
 fn again(op: Op, lua: &Lua, s: &CallSlot) -> bool {
     let at = |line: u32| s.memo.line.set(Some(line));
     match op {
-        Op::Token { .. } | Op::OnBoard { .. } | Op::Before { .. } => s
+        Op::Token { .. }
+        | Op::OnBoard { .. }
+        | Op::Before { .. }
+        | Op::Empty { .. }
+        | Op::SeatAt { .. }
+        | Op::ValueAt { .. }
+        | Op::TypeAt { .. } => s
             .view(|v| Ok(read_on(v.state.board(), op)))
             .ok()
             .flatten()
@@ -1305,6 +1366,35 @@ unsafe fn push_name(
         ffi::lua_pushlstring(state, name.0.cast(), name.1);
         ffi::lua_pushvalue(state, -1);
         ffi::lua_rawseti(state, at, slot);
+    }
+}
+
+/// A token type's name as scripts see it (`ctx:type_at`): its number + 1 and its name,
+/// which points into the catalog (it outlives every hook call).
+#[derive(Clone, Copy)]
+pub(super) struct NameOut(i64, (*const u8, usize));
+
+impl NameOut {
+    fn of_type(catalog: &Catalog, kind: TokenTypeId) -> NameOut {
+        let name = catalog.token_type(kind).meta.id.as_str();
+        let number = i64::try_from(kind.index()).map_or(i64::MAX, |i| i.saturating_add(1));
+        NameOut(number, (name.as_ptr(), name.len()))
+    }
+
+    /// The name's bytes.
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the pointer and length were taken from a name of the catalog, which
+        // outlives every hook call (and so this value).
+        unsafe { std::slice::from_raw_parts(self.1.0, self.1.1) }
+    }
+
+    /// Push the name, found through `keys`.
+    ///
+    /// # Safety
+    /// As for [`push_name`].
+    pub(super) unsafe fn push(&self, state: *mut mlua::ffi::lua_State, keys: Keys) {
+        // SAFETY: the contract.
+        unsafe { push_name(state, keys, Name::Type, self.0, self.1) }
     }
 }
 

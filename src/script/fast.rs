@@ -27,7 +27,7 @@ use std::rc::Rc;
 use mlua::{Lua, Table, ffi};
 
 use super::api::CTX_FIELDS;
-use super::ctx::{self, CallSlot, TokenOut};
+use super::ctx::{self, CallSlot, NameOut, TokenOut};
 use super::place::CALLING;
 use super::sandbox::ScriptBudget;
 
@@ -54,6 +54,8 @@ enum Out {
     Int(i64),
     Pair(Option<(i32, i32)>),
     Token(Option<TokenOut>),
+    OptInt(Option<i64>),
+    Name(Option<NameOut>),
 }
 
 /// One fast `ctx` function: its name, how many integer arguments it takes after `ctx`,
@@ -89,6 +91,20 @@ method!(TokenAt, "token", 2, |_, s, [x, y, ..]| ctx::token_at(
     s, x, y
 )
 .map(Out::Token));
+method!(Empty, "empty", 2, |_, s, [x, y, ..]| ctx::empty(s, x, y)
+    .map(Out::Bool));
+method!(SeatAt, "seat_at", 2, |_, s, [x, y, ..]| ctx::seat_at(
+    s, x, y
+)
+.map(Out::OptInt));
+method!(ValueAt, "value_at", 2, |_, s, [x, y, ..]| ctx::value_at(
+    s, x, y
+)
+.map(Out::OptInt));
+method!(TypeAt, "type_at", 2, |_, s, [x, y, ..]| ctx::type_at(
+    s, x, y
+)
+.map(Out::Name));
 method!(Score, "score", 1, |lua, s, [n, ..]| ctx::score(lua, s, n)
     .map(Out::Int));
 method!(TargetCount, "target_count", 0, |_, s, _| {
@@ -147,11 +163,15 @@ pub(super) fn install(
                 .write(env_ptr);
         })?;
     }
-    let entries: [(&str, ffi::lua_CFunction); 14] = [
+    let entries: [(&str, ffi::lua_CFunction); 18] = [
         (Width::NAME, entry::<Width>),
         (Height::NAME, entry::<Height>),
         (OnBoard::NAME, entry::<OnBoard>),
         (TokenAt::NAME, entry::<TokenAt>),
+        (Empty::NAME, entry::<Empty>),
+        (SeatAt::NAME, entry::<SeatAt>),
+        (ValueAt::NAME, entry::<ValueAt>),
+        (TypeAt::NAME, entry::<TypeAt>),
         (Score::NAME, entry::<Score>),
         (TargetCount::NAME, entry::<TargetCount>),
         (Target::NAME, entry::<Target>),
@@ -336,8 +356,17 @@ unsafe fn push(state: *mut ffi::lua_State, out: &Out) -> c_int {
                 token.push(state, ctx::Keys::at(ffi::lua_upvalueindex(3)));
                 1
             }
-            Out::Token(None) => {
+            Out::Token(None) | Out::OptInt(None) | Out::Name(None) => {
                 ffi::lua_pushnil(state);
+                1
+            }
+            Out::OptInt(Some(n)) => {
+                ffi::lua_pushinteger(state, *n);
+                1
+            }
+            Out::Name(Some(name)) => {
+                // SAFETY: as for a token's table.
+                name.push(state, ctx::Keys::at(ffi::lua_upvalueindex(3)));
                 1
             }
         }

@@ -68,6 +68,28 @@ pub(super) enum Op {
         y: i64,
         out: Option<Token>,
     },
+    /// `ctx:empty`, `ctx:seat_at`, `ctx:value_at`, `ctx:type_at`: one part of a cell,
+    /// so a record of them still holds when the rest of the cell changes.
+    Empty {
+        x: i64,
+        y: i64,
+        out: bool,
+    },
+    SeatAt {
+        x: i64,
+        y: i64,
+        out: Option<Seat>,
+    },
+    ValueAt {
+        x: i64,
+        y: i64,
+        out: Option<i32>,
+    },
+    TypeAt {
+        x: i64,
+        y: i64,
+        out: Option<TokenTypeId>,
+    },
     Score {
         n: i64,
         out: i64,
@@ -110,14 +132,17 @@ pub(super) enum Op {
         out: bool,
         line: u32,
     },
-    /// What the cell of a call's first change to a cell held just before it. Not a read
-    /// of the script's: a replay checks it with the reads before that change, so a record
-    /// whose first such change would report otherwise (another token there now) is
-    /// passed over before the board is changed, not undone after.
+    /// Whether the cell of a call's first change held a token just before it. Not a
+    /// read of the script's: a replay checks it with the reads before that change, so a
+    /// record whose first change would report otherwise (the cell emptied or filled
+    /// since) is passed over before the board is changed, not undone after. Only whether
+    /// the cell is taken: that is what a change reports (a token's value, seat or type
+    /// there changes nothing a replay compares, and the change itself is made again
+    /// through the engine).
     Before {
         x: i64,
         y: i64,
-        seen: Option<Token>,
+        taken: bool,
     },
     /// `ctx:spawn`, with the seat, value and type its spec came to.
     Spawn {

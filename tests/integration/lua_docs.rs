@@ -270,6 +270,19 @@ expect:
     - { at: [3, 2], seat: 2, value: 2 }
 "],
     ),
+    // One part of a cell as a plain value, and the strongest enemy around: the `-->`
+    // results (a stronger friendly token beside it is passed over).
+    check(
+        "reading only what the choice needs",
+        Role::Body,
+        &["board:
+  - { at: [2, 1], seat: 2, value: 3 }
+  - { at: [1, 1], seat: 2, value: 2 }
+  - { at: [1, 2], seat: 1, value: 5 }
+moves:
+  - { seat: 1, card: example, at: [2, 2], sandbox: true }
+"],
+    ),
     // Counting a seat's tokens.
     Check {
         logs: &["seat 1 has 2 tokens"],

@@ -187,6 +187,35 @@ fn replays_keep_each_calls_own_cap() {
 }
 
 #[test]
+fn a_record_of_one_part_of_a_cell_holds_when_the_rest_changes() {
+    // The same hook twice: reading whole tokens, then only the seats it decides on. Row
+    // and column damage keeps changing the values around, which spoils records of whole
+    // tokens and not of seats: both play exactly as the Lua does (the games are the
+    // same), and the second replays more of the same calls.
+    let hook = |read: &str| {
+        format!(
+            "return {{ on_place = function(ctx)\n  \
+             for dx = -1, 1 do\n    local x = ctx.x + dx\n    \
+             if dx ~= 0 and {read} then ctx:damage(x, ctx.y, 1) end\n  end\nend }}\n"
+        )
+    };
+    let whole = hook("(ctx:token(x, ctx.y) or {}).seat == ctx.opponent");
+    let seat = hook("ctx:seat_at(x, ctx.y) == ctx.opponent");
+    let dir = temp(&pack_running("{}", &whole));
+    let (refused, (whole_hits, whole_misses)) =
+        play_both(&load(Some(dir.path()), "catching"), "catching", 3);
+    assert_eq!(refused, 0);
+    let dir = temp(&pack_running("{}", &seat));
+    let (_, (seat_hits, seat_misses)) =
+        play_both(&load(Some(dir.path()), "catching"), "catching", 3);
+    assert!(
+        seat_hits > whole_hits && seat_misses < whole_misses,
+        "seats: {seat_hits} replays went as recorded and {seat_misses} were undone; \
+         whole tokens: {whole_hits} and {whole_misses}"
+    );
+}
+
+#[test]
 fn hooks_nested_across_packs_play_alike() {
     // A pack's hook whose damage destroys another pack's powder kegs (whose
     // `on_destroyed` then runs in that pack's state): a call that started another is not

@@ -542,6 +542,8 @@ return {{
     check(ctx:targets(), "targets", seen)
     check(ctx:tokens(), "tokens", seen)
     check(ctx:token(ctx.x, ctx.y), "token", seen)
+    check({{ ctx:empty(0, 0), ctx:seat_at(ctx.x, ctx.y), ctx:value_at(ctx.x, ctx.y),
+      ctx:type_at(ctx.x, ctx.y) }}, "plain reads", seen)
     check({{ ctx:width(), ctx:height(), ctx:on_board(0, 0), ctx:score(1), ctx:random(3),
       ctx:spawn(ctx.x + 1, ctx.y, {{ type = "glow", value = 5 }}),
       ctx:move(ctx.x + 1, ctx.y, ctx.x + 2, ctx.y), ctx:damage(ctx.x + 2, ctx.y, 1),
@@ -1843,6 +1845,63 @@ return {
     let before = game.events.len();
     game.played("caught", 0, 0);
     assert_eq!(damage_lines(&game.events[before..]), [4, 5]);
+}
+
+#[test]
+fn plain_reads_give_the_parts_of_the_token_table() {
+    // ctx:empty, ctx:seat_at, ctx:value_at and ctx:type_at say what ctx:token's table
+    // says, on a taken cell, an empty one and one off the board, by their fast entries
+    // (integers) and their general ones (whole floats); a wrong argument is refused with
+    // the general message at the script's line.
+    let script = r#"
+local function parts(ctx, x, y)
+  return table.concat({ tostring(ctx:empty(x, y)), tostring(ctx:seat_at(x, y)),
+    tostring(ctx:value_at(x, y)), tostring(ctx:type_at(x, y)) }, " ")
+end
+
+local function from_table(ctx, x, y)
+  local t = ctx:token(x, y)
+  local empty = t == nil and ctx:on_board(x, y)
+  if t == nil then return tostring(empty) .. " nil nil nil" end
+  return table.concat({ "false", tostring(t.seat), tostring(t.value), t.type }, " ")
+end
+
+return {
+  on_place = function(ctx)
+    ctx:spawn(ctx.x + 1, ctx.y, { seat = 2, value = 7, type = "resilient" })
+    for _, c in ipairs({ { 0, 0 }, { 1, 0 }, { 2, 0 }, { -1, 0 }, { 0, 6 } }) do
+      local x, y = c[1], c[2]
+      local fast, general = parts(ctx, x, y), parts(ctx, x + 0.0, y * 1.0)
+      local want = from_table(ctx, x, y)
+      if fast ~= want or general ~= want then
+        error(("(%d, %d): %s / %s, ctx:token says %s"):format(x, y, fast, general, want))
+      end
+      ctx:log(fast)
+    end
+    local v = ctx:value_at(0, "0")
+  end,
+}
+"#;
+    let f = pack(&[("parts", script)]);
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+    let mut game = Game::new(&f.catalog, &host);
+    let message = game.refused("parts", 0, 0);
+    assert!(
+        message.contains("parts.lua:26:")
+            && message.contains("expected a whole number, got a string"),
+        "{message}"
+    );
+    let fine = script.replace("local v = ctx:value_at(0, \"0\")", "");
+    let f = pack(&[("parts", &fine)]);
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+    let mut game = Game::new(&f.catalog, &host);
+    game.played("parts", 0, 0);
+    let logs = game.logs();
+    assert_eq!(logs.len(), 5, "{logs:?}");
+    assert!(logs[0].starts_with("false 1 "), "{logs:?}");
+    assert_eq!(logs[1], "false 2 7 resilient");
+    assert_eq!(logs[2], "true nil nil nil");
+    assert_eq!(logs[3..], ["false nil nil nil", "false nil nil nil"]);
 }
 
 #[test]
