@@ -6,11 +6,10 @@
 
 return {
   income = function(ctx, self, income)
-    local empty = 0
+    local sx, sy, empty = self.x, self.y, 0
     for dy = -1, 1 do
       for dx = -1, 1 do
-        local x, y = self.x + dx, self.y + dy
-        if (dx ~= 0 or dy ~= 0) and ctx:on_board(x, y) and ctx:token(x, y) == nil then
+        if (dx ~= 0 or dy ~= 0) and ctx:empty(sx + dx, sy + dy) then
           empty = empty + 1
         end
       end

@@ -24,28 +24,34 @@ return {
     -- as a powder keg blowing up, leaves them as they were).
     local me, hx, hy = ctx.seat, ctx.x, ctx.y
 
-    local prey = nil ---@type Token?
-    for _, cell in ipairs(ctx:targets()) do
-      local t = ctx:token(cell.x, cell.y)
-      if t and t.seat ~= me and (prey == nil or t.value > prey.value) then
-        prey = t
+    -- The prey's cell and value. ctx:seat_at and ctx:value_at read one part of a cell
+    -- as a plain value (nil for an empty cell), with no table made.
+    local px, py, strongest = nil, nil, nil
+    for i = 1, ctx:target_count() do
+      local x, y = ctx:target(i)
+      local seat = ctx:seat_at(x, y)
+      if seat and seat ~= me then
+        local value = ctx:value_at(x, y)
+        if strongest == nil or value > strongest then
+          px, py, strongest = x, y, value
+        end
       end
     end
 
-    if prey == nil then
-      local hunter = ctx:token(hx, hy)
-      if hunter then
-        ctx:set_value(hx, hy, hunter.value + 1)
+    if strongest == nil then
+      local value = ctx:value_at(hx, hy)
+      if value then
+        ctx:set_value(hx, hy, value + 1)
       end
       return
     end
 
-    ctx:damage(prey.x, prey.y, DAMAGE)
-    local left = ctx:token(prey.x, prey.y)
+    ctx:damage(px, py, DAMAGE)
+    local left = ctx:seat_at(px, py)
     if left == nil then
-      ctx:spawn(prey.x, prey.y, { seat = me, value = 1, type = "base:basic" })
-    elseif left.seat ~= me then
-      ctx:move(prey.x, prey.y, prey.x + sign(prey.x - hx), prey.y + sign(prey.y - hy))
+      ctx:spawn(px, py, { seat = me, value = 1, type = "base:basic" })
+    elseif left ~= me then
+      ctx:move(px, py, px + sign(px - hx), py + sign(py - hy))
     end
   end,
 }

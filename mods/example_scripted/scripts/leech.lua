@@ -4,28 +4,33 @@
 
 return {
   between_turns = function(ctx, self)
-    local victim = nil ---@type Token?
+    local sx, sy, me = self.x, self.y, self.seat
+    local vx, vy, strongest = nil, nil, nil
     for dy = -1, 1 do
       for dx = -1, 1 do
         if dx ~= 0 or dy ~= 0 then
-          -- ctx:token gives nil for an empty cell and for a cell off the board.
-          local t = ctx:token(self.x + dx, self.y + dy)
-          if t and t.seat ~= self.seat and (victim == nil or t.value > victim.value) then
-            victim = t
+          local x, y = sx + dx, sy + dy
+          -- ctx:seat_at gives nil for an empty cell and for a cell off the board;
+          -- the value is read only for an enemy.
+          local seat = ctx:seat_at(x, y)
+          if seat and seat ~= me then
+            local value = ctx:value_at(x, y)
+            if strongest == nil or value > strongest then
+              vx, vy, strongest = x, y, value
+            end
           end
         end
       end
     end
-    if victim == nil then
+    if strongest == nil then
       return
     end
 
-    ctx:damage(victim.x, victim.y, 1)
+    ctx:damage(vx, vy, 1)
     -- The drain may have destroyed a powder keg whose blast hit the leech: `self` is the
-    -- leech as it was when the hook started, so look at the board again.
-    local now = ctx:token(self.x, self.y)
-    if now and now.seat == self.seat and now.type == self.type then
-      ctx:set_value(self.x, self.y, now.value + 1)
+    -- leech as it was when the hook started, so look at its cell again.
+    if ctx:seat_at(sx, sy) == me and ctx:type_at(sx, sy) == self.type then
+      ctx:set_value(sx, sy, ctx:value_at(sx, sy) + 1)
     end
   end,
 }
