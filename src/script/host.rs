@@ -474,7 +474,7 @@ impl PackState {
                     )));
                 }
             };
-            let running = watchdog::enter(self.ctx.main());
+            let running = self.budget.guard(self.ctx.main());
             let v = chunk.call::<Value>(());
             watchdog::leave(running);
             let v = v?;

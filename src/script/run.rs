@@ -156,7 +156,7 @@ impl ScriptHost {
             // `income` and `evaluate` give a value back; the other hooks' results are
             // ignored.
             let wants = matches!(hook, Hook::Income | Hook::Evaluate);
-            let running = watchdog::enter(state.ctx.main());
+            let running = self.budget.guard(state.ctx.main());
             let result = state.caller.call(&state.lua, function, args, wants);
             watchdog::leave(running);
             place::restore_calling(outer);

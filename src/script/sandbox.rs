@@ -160,6 +160,13 @@ pub(super) struct ScriptBudget {
     caught: Cell<u64>,
     /// Whether `decision` holds one (read at every charge; cheaper than the whole meter).
     deciding: Cell<bool>,
+    /// Whether the clock of the move or call under way started and the watchdog was not
+    /// told yet: it is told when Lua code is about to run ([`ScriptBudget::guard`]), the
+    /// only thing it can stop. A step whose hooks all replay (no Lua) tells it nothing.
+    untold: Cell<bool>,
+    /// Whether the deadline the watchdog was last told includes a move's or call's clock
+    /// (else it is the decision's or loading's, or none).
+    told_call: Cell<bool>,
 }
 
 /// The meter of one AI decision: what all the hooks and `evaluate` calls of its
@@ -201,6 +208,8 @@ impl ScriptBudget {
             decision: Cell::new(None),
             deciding: Cell::new(false),
             caught: Cell::new(0),
+            untold: Cell::new(false),
+            told_call: Cell::new(false),
         }
     }
 
@@ -247,13 +256,19 @@ impl ScriptBudget {
         self.decision.get().is_some_and(|d| d.spent)
     }
 
-    /// The decision's meter, checked when a hook call starts (reading the clock): an
-    /// error once it ran out.
+    /// The decision's meter, checked when a hook call starts: an error once it ran out.
+    /// The clock is read here only when a charge would read it ([`HOOK_EVERY`]
+    /// instructions' worth of work since the last reading): the first charge of a step
+    /// reads it anyway, so a decision's deadline is noticed within that much work, as a
+    /// move's is, and the AI's hundreds of hook calls a decision (most of them replays of
+    /// a few hundred instructions) do not read it each.
     fn decision_open(&self) -> Result<(), Overrun> {
         let Some(mut d) = self.decision.get() else {
             return Ok(());
         };
-        if !d.spent && (d.used > d.limit || Instant::now() >= d.deadline) {
+        let due = self.started.get().is_some()
+            && self.used.get().saturating_sub(self.clock_at.get()) >= u64::from(HOOK_EVERY);
+        if !d.spent && (d.used > d.limit || (due && Instant::now() >= d.deadline)) {
             d.spent = true;
             self.decision.set(Some(d));
         }
@@ -348,9 +363,13 @@ impl ScriptBudget {
                 allowed: self.max_depth - 1,
             });
         }
-        self.quiet_until.set(0);
+        // The new call's cap may be nearer than every limit the quiet count was set
+        // under; nothing else got nearer.
+        let used = self.used.get();
+        self.quiet_until
+            .set(self.quiet_until.get().min(used.saturating_add(limit)));
         frames.push(Frame {
-            mark: self.used.get(),
+            mark: used,
             limit,
             hook,
         });
@@ -359,13 +378,17 @@ impl ScriptBudget {
 
     /// A hook call ends.
     pub fn leave(&self) {
-        // The outer call's cap may be nearer than the inner one's.
-        self.quiet_until.set(0);
         let outermost = {
             let mut frames = self.frames.borrow_mut();
             frames.pop();
             frames.is_empty()
         };
+        if !outermost {
+            // The outer call's cap may be nearer than the inner one's (the quiet count
+            // was set under the inner one's alone). With no call left, the step's,
+            // the clock's and the decision's limits it was set under still hold.
+            self.quiet_until.set(0);
+        }
         if outermost && !self.in_move.get() && self.load.get().is_none() {
             // A call outside a move is over: its clock no longer runs.
             self.publish_none();
@@ -403,15 +426,35 @@ impl ScriptBudget {
     /// [`Budget::publish`] where no move or call clock runs (a move starts or ends, a
     /// call outside a move ends): only a decision's or loading's clock may.
     fn publish_none(&self) {
+        self.untold.set(false);
+        if self.deciding.get() && self.load.get().is_none() && !self.told_call.get() {
+            // What the watchdog holds is the decision's deadline already (told when the
+            // decision began, or since): the AI's candidate moves whose hooks ran no Lua
+            // tell it nothing at all.
+            return;
+        }
         if self.deciding.get() || self.load.get().is_some() {
             self.publish();
         } else {
+            self.told_call.set(false);
             super::watchdog::publish(None);
         }
     }
 
+    /// Lua code of `state` is about to run on this thread: the watchdog is told the
+    /// deadline of the clocks running now if it was not yet, then notes the state (see
+    /// [`super::watchdog::enter`], whose result this returns).
+    pub fn guard(&self, state: *mut mlua::ffi::lua_State) -> *mut mlua::ffi::lua_State {
+        if self.untold.replace(false) {
+            self.publish();
+        }
+        super::watchdog::enter(state)
+    }
+
     fn publish(&self) {
+        self.untold.set(false);
         let deadline = if self.load.get().is_some() {
+            self.told_call.set(false);
             self.load_deadline()
         } else {
             let call = self
@@ -424,6 +467,7 @@ impl ScriptBudget {
             } else {
                 None
             };
+            self.told_call.set(call.is_some());
             match (call, decision) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -594,10 +638,13 @@ impl ScriptBudget {
                 let now = Instant::now();
                 self.started.set(Some(now));
                 self.clock_at.set(used);
-                if self.deciding.get() {
+                // The watchdog only stops Lua code: it learns of this clock now if Lua
+                // runs (this charge is one of its instructions or `ctx` calls), else
+                // when Lua is about to run (`guard`).
+                if super::watchdog::running() {
                     self.publish();
                 } else {
-                    super::watchdog::publish(Some(now + self.wall));
+                    self.untold.set(true);
                 }
                 self.decision_check(Some(now))
             }

@@ -43,6 +43,11 @@ pub fn enter(state: *mut mlua::ffi::lua_State) -> *mut mlua::ffi::lua_State {
     RUNNING.with(|r| r.replace(state))
 }
 
+/// Whether Lua code runs on this thread now (between [`enter`] and [`leave`]).
+pub fn running() -> bool {
+    RUNNING.with(|r| !r.get().is_null())
+}
+
 /// The Lua code [`enter`] noted is over; `previous` is what it returned.
 pub fn leave(previous: *mut mlua::ffi::lua_State) {
     RUNNING.with(|r| r.set(previous));
