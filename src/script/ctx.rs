@@ -322,6 +322,9 @@ const MAX_NAME: usize = 256;
 /// A name argument (a string, or a number written as text), at most [`MAX_NAME`] bytes.
 pub(super) struct Text(pub String);
 
+/// The longest name `ctx` takes as an argument, in bytes (a type in `ctx:spawn`'s spec).
+pub(super) const NAME_BYTES: usize = MAX_NAME;
+
 impl mlua::FromLua for Text {
     fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Text> {
         match &value {
@@ -348,6 +351,13 @@ pub(super) struct Spec {
     seat: Option<i64>,
     value: Option<i64>,
     kind: Option<String>,
+}
+
+impl Spec {
+    /// A spec read by a fast entry (plain integers, a name of at most [`MAX_NAME`] bytes).
+    pub(super) fn plain(seat: Option<i64>, value: Option<i64>, kind: Option<String>) -> Spec {
+        Spec { seat, value, kind }
+    }
 }
 
 impl mlua::FromLua for Spec {
@@ -1332,6 +1342,28 @@ unsafe fn push_key(state: *mut mlua::ffi::lua_State, keys: Keys, key: Key) {
             }
         }
     }
+}
+
+/// A field of `ctx:spawn`'s spec table.
+#[derive(Clone, Copy)]
+pub(super) enum SpecKey {
+    Seat,
+    Value,
+    Type,
+}
+
+/// Push the name of `key` (see [`push_key`]).
+///
+/// # Safety
+/// As for [`push_key`].
+pub(super) unsafe fn push_spec_key(state: *mut mlua::ffi::lua_State, keys: Keys, key: SpecKey) {
+    let key = match key {
+        SpecKey::Seat => Key::Seat,
+        SpecKey::Value => Key::Value,
+        SpecKey::Type => Key::Type,
+    };
+    // SAFETY: the contract.
+    unsafe { push_key(state, keys, key) }
 }
 
 /// Push `name`, the name of type or card `number` (from 1): from the names kept in the

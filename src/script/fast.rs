@@ -27,7 +27,7 @@ use std::rc::Rc;
 use mlua::{Lua, Table, ffi};
 
 use super::api::CTX_FIELDS;
-use super::ctx::{self, CallSlot, NameOut, TokenOut};
+use super::ctx::{self, CallSlot, NameOut, Spec, TokenOut};
 use super::place::CALLING;
 use super::sandbox::ScriptBudget;
 
@@ -59,11 +59,12 @@ enum Out {
 }
 
 /// One fast `ctx` function: its name, how many integer arguments it takes after `ctx`,
-/// and its body.
+/// whether a spec table follows them (`ctx:spawn`), and its body.
 trait Method {
     const NAME: &'static str;
     const ARGS: usize;
-    fn body(lua: &Lua, slot: &CallSlot, a: [i64; 4]) -> mlua::Result<Out>;
+    const SPEC: bool = false;
+    fn body(lua: &Lua, slot: &CallSlot, a: [i64; 4], spec: Option<Spec>) -> mlua::Result<Out>;
 }
 
 macro_rules! method {
@@ -72,11 +73,38 @@ macro_rules! method {
         impl Method for $ty {
             const NAME: &'static str = $name;
             const ARGS: usize = $args;
-            fn body($lua: &Lua, $slot: &CallSlot, $a: [i64; 4]) -> mlua::Result<Out> {
+            fn body(
+                $lua: &Lua,
+                $slot: &CallSlot,
+                $a: [i64; 4],
+                _: Option<Spec>,
+            ) -> mlua::Result<Out> {
                 $body
             }
         }
     };
+}
+
+/// `ctx:spawn(x, y, spec)` for a spec table of plain fields (no metatable: a table frozen
+/// at load keeps its fields elsewhere, which the general function finds).
+struct Spawn;
+impl Method for Spawn {
+    const NAME: &'static str = "spawn";
+    const ARGS: usize = 2;
+    const SPEC: bool = true;
+    fn body(
+        lua: &Lua,
+        s: &CallSlot,
+        [x, y, ..]: [i64; 4],
+        spec: Option<Spec>,
+    ) -> mlua::Result<Out> {
+        let Some(spec) = spec else {
+            return Err(mlua::Error::RuntimeError(
+                "ctx:spawn: no spec was read (a bug: please report it)".into(),
+            ));
+        };
+        ctx::spawn(lua, s, x, y, ctx::Spawned::Spec(spec)).map(Out::Bool)
+    }
 }
 
 method!(Width, "width", 0, |_, s, _| ctx::width(s)
@@ -163,7 +191,7 @@ pub(super) fn install(
                 .write(env_ptr);
         })?;
     }
-    let entries: [(&str, ffi::lua_CFunction); 18] = [
+    let entries: [(&str, ffi::lua_CFunction); 19] = [
         (Width::NAME, entry::<Width>),
         (Height::NAME, entry::<Height>),
         (OnBoard::NAME, entry::<OnBoard>),
@@ -182,6 +210,7 @@ pub(super) fn install(
         (ExtraTurn::NAME, entry::<ExtraTurn>),
         (AddScore::NAME, entry::<AddScore>),
         (Random::NAME, entry::<Random>),
+        (Spawn::NAME, entry::<Spawn>),
     ];
     // The per-call fields: read from the slot when a script looks one up (the methods
     // table is not reachable by scripts, so neither is this metatable).
@@ -269,6 +298,14 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State, out: &mut Out) -> bool {
             }
             *slot = ffi::lua_tointegerx(state, index, std::ptr::null_mut());
         }
+        let spec = if M::SPEC {
+            match read_spec(state, wanted + 2) {
+                Some(spec) => Some(spec),
+                None => return false,
+            }
+        } else {
+            None
+        };
         let env = env_of(state, 2);
         let lua = match env.lua.get() {
             known if !known.is_null() => &*known,
@@ -282,7 +319,7 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State, out: &mut Out) -> bool {
         let done =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 match ctx::charge_call(lua, &env.budget, M::NAME)
-                    .and_then(|()| M::body(lua, &env.slot, a))
+                    .and_then(|()| M::body(lua, &env.slot, a, spec))
                 {
                     Ok(result) => {
                         *out = result;
@@ -302,6 +339,55 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State, out: &mut Out) -> bool {
             )));
             false
         })
+    }
+}
+
+/// The spec table at `index` as plain data, or None to let the general function read it:
+/// a table without a metatable whose `seat` and `value` are integers or nil and whose
+/// `type` is a UTF-8 string of at most [`ctx::NAME_BYTES`] bytes, or nil.
+///
+/// # Safety
+/// As for [`entry`] (upvalue 3 is the keys table). Only raw reads and pops run (no
+/// error is raised), and the name is copied after the last of them.
+unsafe fn read_spec(state: *mut ffi::lua_State, index: c_int) -> Option<Spec> {
+    // SAFETY: the contract; a C function has room for the three values and a metatable.
+    unsafe {
+        if ffi::lua_type(state, index) != ffi::LUA_TTABLE {
+            return None;
+        }
+        if ffi::lua_getmetatable(state, index) != 0 {
+            ffi::lua_pop(state, 1);
+            return None;
+        }
+        let keys = ctx::Keys::at(ffi::lua_upvalueindex(3));
+        let top = ffi::lua_gettop(state);
+        for key in [ctx::SpecKey::Seat, ctx::SpecKey::Value, ctx::SpecKey::Type] {
+            ctx::push_spec_key(state, keys, key);
+            ffi::lua_rawget(state, index);
+        }
+        let int = |at: c_int| match ffi::lua_type(state, at) {
+            ffi::LUA_TNIL => Some(None),
+            _ if ffi::lua_isinteger(state, at) != 0 => {
+                Some(Some(ffi::lua_tointegerx(state, at, std::ptr::null_mut())))
+            }
+            _ => None,
+        };
+        let seat = int(top + 1);
+        let value = int(top + 2);
+        let kind = match ffi::lua_type(state, top + 3) {
+            ffi::LUA_TNIL => Some(None),
+            ffi::LUA_TSTRING => {
+                let mut len = 0usize;
+                let p = ffi::lua_tolstring(state, top + 3, &mut len);
+                let bytes = std::slice::from_raw_parts(p.cast::<u8>(), len);
+                (len <= ctx::NAME_BYTES)
+                    .then(|| std::str::from_utf8(bytes).ok().map(|s| Some(s.to_string())))
+                    .flatten()
+            }
+            _ => None,
+        };
+        ffi::lua_settop(state, top);
+        Some(Spec::plain(seat?, value?, kind?))
     }
 }
 

@@ -1905,6 +1905,57 @@ return {
 }
 
 #[test]
+fn spawn_reads_its_spec_alike_by_either_entry() {
+    // A spec of plain fields (the fast entry), the same with whole floats (the general
+    // function), and a table made at load (frozen: its fields live elsewhere) give the
+    // same tokens; a bad type name is refused with the same message either way.
+    let script = r#"
+SPEC = { seat = 2, value = 3, type = "resilient" }
+
+return {
+  on_place = function(ctx)
+    ctx:spawn(ctx.x + 1, ctx.y, { seat = 2, value = 3, type = "resilient" })
+    ctx:spawn(ctx.x + 2, ctx.y, { seat = 2.0, value = 3.0, type = "resilient" })
+    ctx:spawn(ctx.x + 3, ctx.y, SPEC)
+    ctx:spawn(ctx.x + 4, ctx.y, {})
+    for x = 1, 4 do
+      local t = ctx:token(ctx.x + x, ctx.y)
+      ctx:log(("%d %d %s"):format(t.seat, t.value, t.type))
+    end
+    BAD
+  end,
+}
+"#;
+    let fine = script.replace("    BAD\n", "");
+    let f = pack(&[("spawner", &fine)]);
+    let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+    let mut game = Game::new(&f.catalog, &host);
+    game.played("spawner", 0, 0);
+    assert_eq!(
+        game.logs(),
+        [
+            "2 3 resilient",
+            "2 3 resilient",
+            "2 3 resilient",
+            "1 1 basic"
+        ]
+    );
+    for bad in [
+        "ctx:spawn(ctx.x, ctx.y + 1, { type = 'resilent' })",
+        "ctx:spawn(ctx.x + 0.0, ctx.y + 1, { type = 'resilent' })",
+    ] {
+        let f = pack(&[("spawner", &script.replace("BAD", bad))]);
+        let host = ScriptHost::new(&f.catalog).expect("the script compiles");
+        let message = Game::new(&f.catalog, &host).refused("spawner", 0, 0);
+        assert!(
+            message.contains("spawner.lua:14:")
+                && message.contains("unknown token type 'resilent' (did you mean 'resilient'?)"),
+            "{bad}: {message}"
+        );
+    }
+}
+
+#[test]
 fn ctx_arguments_of_other_types_are_converted_or_refused_as_before() {
     // Whole floats count as integers, numbers written as text do not; a wrong argument is
     // refused with the general message at the script's line, however it was called.
