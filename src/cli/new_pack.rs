@@ -117,8 +117,7 @@ fn files(id: &str, scripted: bool, schemas: &str) -> (Vec<(PathBuf, String)>, Pa
              \x20 on_place = function(ctx)\n\
              \x20   for i = 1, ctx:target_count() do\n\
              \x20     local x, y = ctx:target(i)\n\
-             \x20     local t = ctx:token(x, y)\n\
-             \x20     if t and t.seat ~= ctx.seat then\n\
+             \x20     if ctx:seat_at(x, y) == ctx.opponent then\n\
              \x20       ctx:damage(x, y, 1)\n\
              \x20     end\n\
              \x20   end\n\
