@@ -26,7 +26,7 @@ return {
 
     -- The prey's cell and value. ctx:seat_at and ctx:value_at read one part of a cell
     -- as a plain value (nil for an empty cell), with no table made.
-    local px, py, strongest = nil, nil, nil
+    local px, py, strongest = 0, 0, nil
     for i = 1, ctx:target_count() do
       local x, y = ctx:target(i)
       local seat = ctx:seat_at(x, y)

@@ -5,7 +5,7 @@
 return {
   between_turns = function(ctx, self)
     local sx, sy, me = self.x, self.y, self.seat
-    local vx, vy, strongest = nil, nil, nil
+    local vx, vy, strongest = 0, 0, nil
     for dy = -1, 1 do
       for dx = -1, 1 do
         if dx ~= 0 or dy ~= 0 then
