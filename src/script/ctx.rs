@@ -75,6 +75,10 @@ impl Drop for Entered<'_> {
 impl CallSlot {
     /// Point `ctx` at `fx` until the returned guard is dropped.
     pub fn enter_effects<'s>(&'s self, fx: &mut Effects<'_>, script: ScriptId) -> Entered<'s> {
+        // An error a fast entry kept for its general function that never raised it
+        // (the general function failed first, converting an argument the script changed
+        // meanwhile) belongs to no later call.
+        self.stash.borrow_mut().take();
         let previous = (self.current.get(), self.script.get());
         let ptr: *mut Effects<'_> = fx;
         self.current.set(Current::Effects(ptr.cast()));
@@ -87,6 +91,10 @@ impl CallSlot {
 
     /// Point `ctx` at a read-only view until the returned guard is dropped.
     pub fn enter_view<'s>(&'s self, view: &GameView<'_>, script: ScriptId) -> Entered<'s> {
+        // An error a fast entry kept for its general function that never raised it
+        // (the general function failed first, converting an argument the script changed
+        // meanwhile) belongs to no later call.
+        self.stash.borrow_mut().take();
         let previous = (self.current.get(), self.script.get());
         let ptr: *const GameView<'_> = view;
         self.current.set(Current::View(ptr.cast()));
@@ -929,7 +937,7 @@ impl CallSlot {
         self.view(|v| Ok(v.state.board().get(cell(x, y))))
     }
 
-    /// While recording, what `(x, y)` holds before the call's first change
+    /// While recording, whether `(x, y)` holds a token before the call's first change
     /// ([`Op::Before`]).
     fn before(&self, x: i64, y: i64) {
         if self.memo.first_change() {

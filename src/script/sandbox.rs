@@ -14,6 +14,8 @@ use crate::rules::{BudgetStep, MoveLimits};
 /// instruction can do without being counted (a `..` of two long strings) adds up to little
 /// between two looks at the clock.
 pub(super) const HOOK_EVERY: u32 = 500;
+/// How many hook calls of an AI decision may start between two reads of its deadline.
+const DECISION_LOOK_EVERY: u32 = 8;
 
 /// Base functions removed from the sandbox: they reach files, load code or depend on when
 /// memory is collected.
@@ -167,6 +169,11 @@ pub(super) struct ScriptBudget {
     /// Whether the deadline the watchdog was last told includes a move's or call's clock
     /// (else it is the decision's or loading's, or none).
     told_call: Cell<bool>,
+    /// The thread's count of deadline changes ([`super::watchdog::changes`]) just after
+    /// this budget last told the watchdog.
+    told_at: Cell<u64>,
+    /// Hook calls started in a decision since its deadline was last read.
+    unread_starts: Cell<u32>,
 }
 
 /// The meter of one AI decision: what all the hooks and `evaluate` calls of its
@@ -210,6 +217,8 @@ impl ScriptBudget {
             caught: Cell::new(0),
             untold: Cell::new(false),
             told_call: Cell::new(false),
+            told_at: Cell::new(0),
+            unread_starts: Cell::new(0),
         }
     }
 
@@ -257,17 +266,20 @@ impl ScriptBudget {
     }
 
     /// The decision's meter, checked when a hook call starts: an error once it ran out.
-    /// The clock is read here only when a charge would read it ([`HOOK_EVERY`]
-    /// instructions' worth of work since the last reading): the first charge of a step
-    /// reads it anyway, so a decision's deadline is noticed within that much work, as a
-    /// move's is, and the AI's hundreds of hook calls a decision (most of them replays of
-    /// a few hundred instructions) do not read it each.
+    /// Its deadline is read at every [`DECISION_LOOK_EVERY`]th start, or sooner when a
+    /// charge would read the clock anyway: the AI makes hundreds of hook calls a
+    /// decision, most of them replays of a few hundred instructions, and a clock read at
+    /// each cost about 3 % of the time. A call started past the deadline before the next
+    /// read is bounded by its own caps and stopped by the watchdog.
     fn decision_open(&self) -> Result<(), Overrun> {
         let Some(mut d) = self.decision.get() else {
             return Ok(());
         };
-        let due = self.started.get().is_some()
-            && self.used.get().saturating_sub(self.clock_at.get()) >= u64::from(HOOK_EVERY);
+        let starts = self.unread_starts.get().saturating_add(1);
+        let due = starts >= DECISION_LOOK_EVERY
+            || (self.started.get().is_some()
+                && self.used.get().saturating_sub(self.clock_at.get()) >= u64::from(HOOK_EVERY));
+        self.unread_starts.set(if due { 0 } else { starts });
         if !d.spent && (d.used > d.limit || (due && Instant::now() >= d.deadline)) {
             d.spent = true;
             self.decision.set(Some(d));
@@ -427,10 +439,14 @@ impl ScriptBudget {
     /// call outside a move ends): only a decision's or loading's clock may.
     fn publish_none(&self) {
         self.untold.set(false);
-        if self.deciding.get() && self.load.get().is_none() && !self.told_call.get() {
+        if self.deciding.get()
+            && self.load.get().is_none()
+            && !self.told_call.get()
+            && super::watchdog::changes() == self.told_at.get()
+        {
             // What the watchdog holds is the decision's deadline already (told when the
-            // decision began, or since): the AI's candidate moves whose hooks ran no Lua
-            // tell it nothing at all.
+            // decision began, or since, and nothing else told it otherwise): the AI's
+            // candidate moves whose hooks ran no Lua tell it nothing at all.
             return;
         }
         if self.deciding.get() || self.load.get().is_some() {
@@ -438,6 +454,7 @@ impl ScriptBudget {
         } else {
             self.told_call.set(false);
             super::watchdog::publish(None);
+            self.told_at.set(super::watchdog::changes());
         }
     }
 
@@ -474,6 +491,7 @@ impl ScriptBudget {
             }
         };
         super::watchdog::publish(deadline);
+        self.told_at.set(super::watchdog::changes());
     }
 
     /// The instructions counted in this step so far.

@@ -35,6 +35,15 @@ thread_local! {
     static RUNNING: Cell<*mut mlua::ffi::lua_State> = const { Cell::new(std::ptr::null_mut()) };
     /// The state whose hook the signal handler made fire early, until the hook sees it.
     static FORCED: Cell<*mut mlua::ffi::lua_State> = const { Cell::new(std::ptr::null_mut()) };
+    /// How many times this thread's deadline changed: a budget that skips telling the
+    /// watchdog what it told it last checks that no other budget of the thread (another
+    /// script host) told it something else since.
+    static CHANGES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times this thread's published deadline changed so far.
+pub fn changes() -> u64 {
+    CHANGES.with(Cell::get)
 }
 
 /// Note that Lua code of `state` (a state's main thread) runs on this thread until
@@ -163,6 +172,7 @@ mod guard {
         if DEADLINE.with(|d| d.replace(value)) == value {
             return;
         }
+        super::CHANGES.with(|c| c.set(c.get().wrapping_add(1)));
         publish_changed(value);
     }
 
