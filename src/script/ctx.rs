@@ -325,13 +325,10 @@ pub(super) fn a_type(value: &Value) -> String {
 
 /// The longest name (of a token type) a `ctx` call takes, in bytes: far longer than any
 /// id, and short enough that looking it up costs nothing.
-const MAX_NAME: usize = 256;
+pub(super) const MAX_NAME: usize = 256;
 
 /// A name argument (a string, or a number written as text), at most [`MAX_NAME`] bytes.
 pub(super) struct Text(pub String);
-
-/// The longest name `ctx` takes as an argument, in bytes (a type in `ctx:spawn`'s spec).
-pub(super) const NAME_BYTES: usize = MAX_NAME;
 
 impl mlua::FromLua for Text {
     fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Text> {
@@ -1226,9 +1223,9 @@ unsafe fn list_of<T>(
     }
 }
 
-/// A field of a token or cell table.
+/// A field of a token or cell table (and of `ctx:spawn`'s spec: seat, value, type).
 #[derive(Clone, Copy)]
-enum Key {
+pub(super) enum Key {
     X = 1,
     Y,
     Seat,
@@ -1337,7 +1334,7 @@ pub(super) unsafe fn push_keys(state: *mut mlua::ffi::lua_State) -> Keys {
 ///
 /// # Safety
 /// `state` has room for one more value, and `keys` holds (see [`Keys::at`]).
-unsafe fn push_key(state: *mut mlua::ffi::lua_State, keys: Keys, key: Key) {
+pub(super) unsafe fn push_key(state: *mut mlua::ffi::lua_State, keys: Keys, key: Key) {
     use mlua::ffi;
     // SAFETY: the contract; a raw read of the keys table raises no error.
     unsafe {
@@ -1350,28 +1347,6 @@ unsafe fn push_key(state: *mut mlua::ffi::lua_State, keys: Keys, key: Key) {
             }
         }
     }
-}
-
-/// A field of `ctx:spawn`'s spec table.
-#[derive(Clone, Copy)]
-pub(super) enum SpecKey {
-    Seat,
-    Value,
-    Type,
-}
-
-/// Push the name of `key` (see [`push_key`]).
-///
-/// # Safety
-/// As for [`push_key`].
-pub(super) unsafe fn push_spec_key(state: *mut mlua::ffi::lua_State, keys: Keys, key: SpecKey) {
-    let key = match key {
-        SpecKey::Seat => Key::Seat,
-        SpecKey::Value => Key::Value,
-        SpecKey::Type => Key::Type,
-    };
-    // SAFETY: the contract.
-    unsafe { push_key(state, keys, key) }
 }
 
 /// Push `name`, the name of type or card `number` (from 1): from the names kept in the
@@ -1409,7 +1384,12 @@ unsafe fn push_name(
     }
 }
 
-/// A token type's name as scripts see it (`ctx:type_at`): its number + 1 and its name,
+/// The number a name is kept under in the keys table: its index + 1.
+fn number_of(index: usize) -> i64 {
+    i64::try_from(index).map_or(i64::MAX, |i| i.saturating_add(1))
+}
+
+/// A token type's name as scripts see it (`ctx:type_at`, a token table's `type`): its number + 1 and its name,
 /// which points into the catalog (it outlives every hook call).
 #[derive(Clone, Copy)]
 pub(super) struct NameOut(i64, (*const u8, usize));
@@ -1417,8 +1397,7 @@ pub(super) struct NameOut(i64, (*const u8, usize));
 impl NameOut {
     fn of_type(catalog: &Catalog, kind: TokenTypeId) -> NameOut {
         let name = catalog.token_type(kind).meta.id.as_str();
-        let number = i64::try_from(kind.index()).map_or(i64::MAX, |i| i.saturating_add(1));
-        NameOut(number, (name.as_ptr(), name.len()))
+        NameOut(number_of(kind.index()), (name.as_ptr(), name.len()))
     }
 
     /// The name's bytes.
@@ -1443,20 +1422,17 @@ impl NameOut {
 #[derive(Clone, Copy)]
 pub(super) struct TokenOut {
     numbers: [i64; 4],
-    /// The type's number + 1 and name.
-    kind: (i64, (*const u8, usize)),
+    kind: NameOut,
     /// The card's number + 1 and name.
     card: Option<(i64, (*const u8, usize))>,
 }
 
 impl TokenOut {
     pub(super) fn new(catalog: &Catalog, at: BoardCell, token: Token) -> TokenOut {
-        let number = |i: usize| i64::try_from(i).map_or(i64::MAX, |i| i.saturating_add(1));
-        let name = catalog.token_type(token.kind).meta.id.as_str();
-        let kind = (number(token.kind.index()), (name.as_ptr(), name.len()));
+        let kind = NameOut::of_type(catalog, token.kind);
         let card = token.card.map(|c| {
             let name = catalog.card(c).meta.id.as_str();
-            (number(c.index()), (name.as_ptr(), name.len()))
+            (number_of(c.index()), (name.as_ptr(), name.len()))
         });
         TokenOut {
             numbers: [
@@ -1489,7 +1465,7 @@ impl TokenOut {
                 ffi::lua_rawset(state, -3);
             }
             push_key(state, keys, Key::Type);
-            push_name(state, keys, Name::Type, self.kind.0, self.kind.1);
+            self.kind.push(state, keys);
             ffi::lua_rawset(state, -3);
             if let Some((number, name)) = self.card {
                 push_key(state, keys, Key::Card);

@@ -344,7 +344,7 @@ unsafe fn run<M: Method>(state: *mut ffi::lua_State, out: &mut Out) -> bool {
 
 /// The spec table at `index` as plain data, or None to let the general function read it:
 /// a table without a metatable whose `seat` and `value` are integers or nil and whose
-/// `type` is a UTF-8 string of at most [`ctx::NAME_BYTES`] bytes, or nil.
+/// `type` is a UTF-8 string of at most [`ctx::MAX_NAME`] bytes, or nil.
 ///
 /// # Safety
 /// As for [`entry`] (upvalue 3 is the keys table). Only raw reads and pops run (no
@@ -361,8 +361,8 @@ unsafe fn read_spec(state: *mut ffi::lua_State, index: c_int) -> Option<Spec> {
         }
         let keys = ctx::Keys::at(ffi::lua_upvalueindex(3));
         let top = ffi::lua_gettop(state);
-        for key in [ctx::SpecKey::Seat, ctx::SpecKey::Value, ctx::SpecKey::Type] {
-            ctx::push_spec_key(state, keys, key);
+        for key in [ctx::Key::Seat, ctx::Key::Value, ctx::Key::Type] {
+            ctx::push_key(state, keys, key);
             ffi::lua_rawget(state, index);
         }
         let int = |at: c_int| match ffi::lua_type(state, at) {
@@ -380,7 +380,7 @@ unsafe fn read_spec(state: *mut ffi::lua_State, index: c_int) -> Option<Spec> {
                 let mut len = 0usize;
                 let p = ffi::lua_tolstring(state, top + 3, &mut len);
                 let bytes = std::slice::from_raw_parts(p.cast::<u8>(), len);
-                (len <= ctx::NAME_BYTES)
+                (len <= ctx::MAX_NAME)
                     .then(|| std::str::from_utf8(bytes).ok().map(|s| Some(s.to_string())))
                     .flatten()
             }

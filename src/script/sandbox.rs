@@ -266,19 +266,17 @@ impl ScriptBudget {
     }
 
     /// The decision's meter, checked when a hook call starts: an error once it ran out.
-    /// Its deadline is read at every [`DECISION_LOOK_EVERY`]th start, or sooner when a
-    /// charge would read the clock anyway: the AI makes hundreds of hook calls a
-    /// decision, most of them replays of a few hundred instructions, and a clock read at
-    /// each cost about 3 % of the time. A call started past the deadline before the next
-    /// read is bounded by its own caps and stopped by the watchdog.
+    /// Its deadline is read at every [`DECISION_LOOK_EVERY`]th start (and whenever a
+    /// charge reads the clock, in [`ScriptBudget::check`]): the AI makes hundreds of hook
+    /// calls a decision, most of them replays of a few hundred instructions, and a clock
+    /// read at each cost about 3 % of the time. A call started past the deadline before
+    /// the next read is bounded by its own caps and stopped by the watchdog.
     fn decision_open(&self) -> Result<(), Overrun> {
         let Some(mut d) = self.decision.get() else {
             return Ok(());
         };
         let starts = self.unread_starts.get().saturating_add(1);
-        let due = starts >= DECISION_LOOK_EVERY
-            || (self.started.get().is_some()
-                && self.used.get().saturating_sub(self.clock_at.get()) >= u64::from(HOOK_EVERY));
+        let due = starts >= DECISION_LOOK_EVERY;
         self.unread_starts.set(if due { 0 } else { starts });
         if !d.spent && (d.used > d.limit || (due && Instant::now() >= d.deadline)) {
             d.spent = true;
@@ -452,9 +450,7 @@ impl ScriptBudget {
         if self.deciding.get() || self.load.get().is_some() {
             self.publish();
         } else {
-            self.told_call.set(false);
-            super::watchdog::publish(None);
-            self.told_at.set(super::watchdog::changes());
+            self.tell(None, false);
         }
     }
 
@@ -470,9 +466,8 @@ impl ScriptBudget {
 
     fn publish(&self) {
         self.untold.set(false);
-        let deadline = if self.load.get().is_some() {
-            self.told_call.set(false);
-            self.load_deadline()
+        if self.load.get().is_some() {
+            self.tell(self.load_deadline(), false);
         } else {
             let call = self
                 .started
@@ -484,12 +479,18 @@ impl ScriptBudget {
             } else {
                 None
             };
-            self.told_call.set(call.is_some());
-            match (call, decision) {
+            let deadline = match (call, decision) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
-            }
-        };
+            };
+            self.tell(deadline, call.is_some());
+        }
+    }
+
+    /// Tell the watchdog `deadline`, which includes a move's or call's clock if `call`,
+    /// noting what was told.
+    fn tell(&self, deadline: Option<Instant>, call: bool) {
+        self.told_call.set(call);
         super::watchdog::publish(deadline);
         self.told_at.set(super::watchdog::changes());
     }
