@@ -50,17 +50,37 @@ fn main() {
         return;
     };
     let dir = tmp.path();
-    search(dir);
+    search(dir, false);
+    search(dir, true);
     install(dir);
 }
 
 /// `tokensmith pack search` over 10,000 packs, end to end.
-fn search(dir: &Path) {
-    let index = dir.join("big");
+/// `pack search` over 10,000 packs, end to end: with `signed`, a format-2 index whose
+/// owner signed a snapshot and timestamp (the summary's hash checked at every read);
+/// without, format 1 (no snapshot), the baseline in the same run.
+fn search(dir: &Path, signed: bool) {
+    let name = if signed { "big_signed" } else { "big" };
+    let index = dir.join(name);
     let _ = std::fs::create_dir_all(&index);
+    let owner = dir.join(format!("{name}-owner"));
+    let _ = std::fs::create_dir_all(&owner);
+    let Ok(key) = keys::new_key(&owner).and_then(|_| keys::author_key(&owner)) else {
+        return;
+    };
+    let key_id = keys::key_id(&key.verifying_key());
     let _ = std::fs::write(
         index.join("index.json"),
-        r#"{"format": "tokensmith-index", "version": 1}"#,
+        if signed {
+            format!(r#"{{"format": "tokensmith-index", "version": 2, "owner": "{key_id}"}}"#)
+        } else {
+            r#"{"format": "tokensmith-index", "version": 1}"#.to_string()
+        },
+    );
+    let _ = std::fs::create_dir_all(index.join("keys"));
+    let _ = std::fs::write(
+        index.join("keys").join(format!("{key_id}.pub")),
+        format!("{}\n", keys::public_hex(&key.verifying_key())),
     );
     let words = [
         "lantern", "tower", "river", "storm", "garden", "forge", "ember", "tide",
@@ -85,10 +105,14 @@ fn search(dir: &Path) {
         index.join("summary.json"),
         serde_json::to_vec(&summary).unwrap_or_default(),
     );
+    if signed && let Err(e) = tokensmith::index::fresh::sign(&index, &key, 14) {
+        println!("cannot sign the index: {e}");
+        return;
+    }
     let bin = root().join("target/release/tokensmith");
     let bin = std::env::var_os("CARGO_TARGET_DIR")
         .map_or(bin, |t| PathBuf::from(t).join("release/tokensmith"));
-    let profile = dir.join("searcher");
+    let profile = dir.join(format!("{name}-searcher"));
     let run = |args: &[&str]| {
         std::process::Command::new(&bin)
             .arg("--profile")
@@ -96,7 +120,7 @@ fn search(dir: &Path) {
             .args(args)
             .output()
     };
-    if run(&["index", "add", "big", &index.to_string_lossy()]).is_err() {
+    if run(&["index", "add", name, &index.to_string_lossy()]).is_err() {
         println!("pack search: the release binary is not built (cargo build --release)");
         return;
     }
@@ -111,7 +135,12 @@ fn search(dir: &Path) {
         });
     }
     println!(
-        "pack search over 10,000 packs (the binary, end to end, median of 7): {:.1} ms ({found} found)",
+        "pack search over 10,000 packs, {} (the binary, end to end, median of 7): {:.1} ms ({found} found)",
+        if signed {
+            "signed snapshot and timestamp"
+        } else {
+            "format 1, no snapshot"
+        },
         ms(median(times))
     );
 }
@@ -147,7 +176,7 @@ fn install(dir: &Path) {
                 })
                 .collect(),
         };
-        if publish::publish(&index, &release, &key).is_err() {
+        if publish::publish(&index, &release, &key, &[], 14).is_err() {
             println!("cannot publish {id}");
             return;
         }
@@ -185,7 +214,7 @@ fn install(dir: &Path) {
     for n in 0..5 {
         let player = dir.join(format!("player{n}"));
         let _ = std::fs::create_dir_all(&player);
-        if let Err(e) = player::Sources::add(&player, "web", Path::new(&url)) {
+        if let Err(e) = player::Sources::add(&player, "web", Path::new(&url), None) {
             println!("index add: {e}");
             break;
         }
@@ -201,7 +230,7 @@ fn install(dir: &Path) {
                 .map_err(|e| tokensmith::index::IndexError::Refused(e.to_string()))?;
             let fetched = player::fetch(&plan, &keys::Pins::default(), false, temp.path())?;
             let store = Store::new(&player);
-            player::install(&player, &store, &fetched, &folders(&player))
+            player::install(&player, &store, &fetched, &folders(&player), false)
         });
         times.push(started.elapsed());
         if let Err(e) = done {

@@ -75,14 +75,11 @@ fn search(owned: &Owned, words: &[String]) -> Done {
         );
     };
     match player::open_all(profile) {
-        Ok((indexes, mut notes)) => {
-            let mut summaries = Vec::new();
-            for index in &indexes {
-                match index.summary() {
-                    Ok(s) => summaries.push((index.name.clone(), s)),
-                    Err(e) => notes.push(format!("index '{}' is left out: {e}", index.name)),
-                }
-            }
+        Ok((indexes, notes)) => {
+            let summaries: Vec<(&str, &crate::index::SummaryFile)> = indexes
+                .iter()
+                .map(|i| (i.name.as_str(), i.summary()))
+                .collect();
             Done::Search(player::search(&summaries, words), notes)
         }
         Err(e) => Done::Search(Vec::new(), vec![e.to_string()]),
@@ -154,39 +151,42 @@ fn installed_version(packs: &Packs<'_>, id: &str) -> Option<String> {
     player::installed(packs.folders, id).map(|v| v.to_string())
 }
 
-/// Plan and fetch `id` (checked: signatures, pins, sizes, hashes) into a temporary folder.
+/// Plan and fetch `spec` (`ID` or `ID@VERSION`; checked: signatures, pins, sizes,
+/// hashes, the packs the archives declare) into a temporary folder.
 fn fetch(
     packs: &Packs<'_>,
-    id: &str,
+    spec: &str,
     update: bool,
 ) -> Result<(InstallPlan, Vec<Fetched>, tempfile::TempDir), String> {
     let profile = packs
         .profile
         .ok_or("No profile folder: packs cannot be installed in this session.")?;
     let (indexes, _) = player::open_all(profile).map_err(|e| e.to_string())?;
-    let plan = player::plan(
-        &indexes,
-        packs.folders,
-        &[(id.to_string(), semver::VersionReq::STAR)],
-        update,
-    )
-    .map_err(|e| e.to_string())?;
+    let want = player::want(spec).map_err(|e| e.to_string())?;
+    let plan = player::plan(&indexes, packs.folders, &[want], update).map_err(|e| e.to_string())?;
     let pins = crate::index::keys::Pins::open(profile).map_err(|e| e.to_string())?;
     let temp = tempfile::tempdir().map_err(|e| format!("no temporary folder: {e}"))?;
     let fetched = player::fetch(&plan, &pins, false, temp.path()).map_err(|e| e.to_string())?;
     Ok((plan, fetched, temp))
 }
 
-/// Install `id` from the indexes (with `update`, replacing the installed version) with
-/// what it requires; a line saying what happened, and whether it worked.
-pub fn install(packs: &Packs<'_>, id: &str, update: bool) -> (bool, String) {
-    let result = fetch(packs, id, update).and_then(|(plan, fetched, _temp)| {
+/// Install `spec` (`ID`, or `ID@VERSION` for exactly that version, older or newer) from
+/// the indexes (with `update`, replacing the installed version by the newest) with what
+/// it requires; a line saying what happened, and whether it worked.
+pub fn install(packs: &Packs<'_>, spec: &str, update: bool) -> (bool, String) {
+    let result = fetch(packs, spec, update).and_then(|(plan, fetched, _temp)| {
         if plan.steps.is_empty() {
             return Ok(plan.notes.join("; "));
         }
         let profile = packs.profile.ok_or("no profile")?;
-        let done = player::install(profile, &Store::new(profile), &fetched, packs.folders)
-            .map_err(|e| e.to_string())?;
+        let done = player::install(
+            profile,
+            &Store::new(profile),
+            &fetched,
+            packs.folders,
+            false,
+        )
+        .map_err(|e| e.to_string())?;
         Ok(format!(
             "{}. Turn new packs on in the Installed tab to play with them.",
             done.join(", ")
@@ -196,6 +196,33 @@ pub fn install(packs: &Packs<'_>, id: &str, update: bool) -> (bool, String) {
         Ok(line) => (true, line),
         Err(e) => (false, format!("Not installed: {e}")),
     }
+}
+
+/// When the installed version of the selected pack is yanked: the warning, and the
+/// version to go to (the newest that is not yanked, older or newer), if there is one.
+fn yanked_way_out(sel: &Selected) -> Option<(String, Option<String>)> {
+    let installed = semver::Version::parse(sel.installed.as_deref()?).ok()?;
+    let file = sel.file.as_ref().ok()?;
+    file.versions
+        .iter()
+        .any(|e| e.yanked && e.semver() == installed)
+        .then(|| {
+            let to = file
+                .versions
+                .iter()
+                .filter(|e| !e.yanked)
+                .max_by_key(|e| e.semver())
+                .map(|e| e.version.clone());
+            let text = match &to {
+                Some(v) => format!(
+                    "{installed} is yanked by its author: it should not be played. Go to {v}, its newest version that is not."
+                ),
+                None => format!(
+                    "{installed} is yanked by its author, and so is every version: turn it off or remove it in the Installed tab."
+                ),
+            };
+            (text, to)
+        })
 }
 
 impl Browse {
@@ -355,6 +382,23 @@ impl Browse {
             Some(v) => ui.label(format!("Installed: {v}")),
             None => ui.label("Not installed."),
         };
+        if let Some(way_out) = yanked_way_out(sel) {
+            ui.colored_label(theme::DANGER, &way_out.0);
+            if let Some(to) = way_out.1
+                && ui
+                    .add_enabled(idle, egui::Button::new(format!("Go to {to}")))
+                    .clicked()
+            {
+                let (owned, spec) = (Owned::of(packs), format!("{id}@{to}"));
+                start = Some((
+                    "Fetching, checking and installing…",
+                    Box::new(move || {
+                        let (ok, line) = install(&owned.view(), &spec, false);
+                        Done::Install(ok, line)
+                    }),
+                ));
+            }
+        }
         ui.horizontal(|ui| {
             let update = sel.installed.is_some();
             let newer = match (&sel.installed, &newest) {

@@ -22,6 +22,19 @@ pub enum KeyCommand {
     New,
     /// Print your author key's id and public half.
     Show,
+    /// Move to a new author key: the old one is kept (`keys/retired/`) and signs the
+    /// move, which `pack publish` puts into indexes, so players who pinned the old key
+    /// follow it to the new one.
+    Rotate,
+    /// Withdraw a key of yours (your current key, or one you moved from) in an index:
+    /// players refuse everything it signed. Publish again with your current key.
+    Revoke {
+        /// The key id to revoke.
+        key: String,
+        /// The index folder.
+        #[arg(long, value_name = "FOLDER")]
+        index: PathBuf,
+    },
 }
 
 /// `tokensmith index ...`.
@@ -32,8 +45,12 @@ pub enum IndexCommand {
     Add {
         /// Its name here (lowercase letters, digits and `_`).
         name: String,
-        /// The index folder (with `index.json`).
+        /// The index folder (with `index.json`), or its web address.
         location: PathBuf,
+        /// The owner key id you were given for it: the index is refused unless its owner
+        /// is that key (without it, the owner found now is pinned).
+        #[arg(long, value_name = "KEYID")]
+        owner: Option<String>,
     },
     /// The listed indexes, in order.
     List,
@@ -41,6 +58,34 @@ pub enum IndexCommand {
     Remove {
         /// Its name.
         name: String,
+    },
+    /// As the index's owner: sign a new snapshot of the index folder (every pack file
+    /// as it is now) and a new timestamp. Run after others published into it.
+    Sign {
+        /// The index folder.
+        folder: PathBuf,
+        /// The days the new timestamp stays valid.
+        #[arg(long, value_name = "DAYS", default_value_t = crate::index::fresh::DEFAULT_EXPIRY_DAYS,
+              value_parser = clap::value_parser!(u64).range(1..=crate::index::fresh::MAX_EXPIRY_DAYS))]
+        expires_days: u64,
+    },
+    /// As the index's owner: renew its timestamp alone (cheap; run it from cron well
+    /// before the timestamp expires).
+    RefreshTimestamp {
+        /// The index folder.
+        folder: PathBuf,
+        /// The days the new timestamp stays valid.
+        #[arg(long, value_name = "DAYS", default_value_t = crate::index::fresh::DEFAULT_EXPIRY_DAYS,
+              value_parser = clap::value_parser!(u64).range(1..=crate::index::fresh::MAX_EXPIRY_DAYS))]
+        expires_days: u64,
+    },
+    /// As the index's owner: revoke an author's key (one its author lost): players refuse
+    /// everything it signed.
+    RevokeKey {
+        /// The key id.
+        key: String,
+        /// The index folder.
+        folder: PathBuf,
     },
 }
 
@@ -64,6 +109,31 @@ pub fn key(ctx: &Context, command: &KeyCommand) -> anyhow::Result<ExitCode> {
             public
         }
         KeyCommand::Show => keys::author_key(dir)?.verifying_key(),
+        KeyCommand::Rotate => {
+            let _lock = lock_profile(dir, Access::Write)?;
+            let (old, new) = keys::rotate(dir)?;
+            writeln!(
+                out,
+                "moved from key {} to a new key; the old one is kept in {}",
+                keys::key_id(&old),
+                crate::fsutil::shown(&dir.join("keys").join("retired"))
+            )?;
+            writeln!(
+                out,
+                "your next `pack publish` puts the move into the index: players follow it to the new key"
+            )?;
+            new
+        }
+        KeyCommand::Revoke { key, index } => {
+            let r = keys::revocation(dir, key)?;
+            publish::revoke_key(index, &r)?;
+            writeln!(
+                out,
+                "revoked key {key} in {}: players refuse everything it signed; publish again with your key",
+                crate::fsutil::shown(index)
+            )?;
+            keys::author_key(dir)?.verifying_key()
+        }
     };
     writeln!(out, "key {}", keys::key_id(&public))?;
     writeln!(out, "public {}", keys::public_hex(&public))?;
@@ -75,10 +145,89 @@ pub fn index(ctx: &Context, command: &IndexCommand) -> anyhow::Result<ExitCode> 
     let dir = ctx.profile()?;
     let mut out = std::io::stdout().lock();
     match command {
-        IndexCommand::Add { name, location } => {
+        IndexCommand::Add {
+            name,
+            location,
+            owner,
+        } => {
             let _lock = lock_profile(dir, Access::Write)?;
-            let source = player::Sources::add(dir, name, location)?;
+            let (source, notes) = player::Sources::add(dir, name, location, owner.as_deref())?;
+            for n in &notes {
+                eprintln!("note: {n}");
+            }
             writeln!(out, "added index '{}': {}", source.name, source.location)?;
+            let seen = crate::index::fresh::Seen::open(dir, name)?;
+            if let Some(owner) = seen.owner.as_deref().and_then(crate::index::from_hex::<32>) {
+                let id = ed25519_dalek::VerifyingKey::from_bytes(&owner)
+                    .map(|k| keys::key_id(&k))
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "its owner's key {id} is pinned: a listing it did not sign, or older than one seen, is refused"
+                )?;
+            }
+        }
+        IndexCommand::Sign {
+            folder,
+            expires_days,
+        } => {
+            let key = keys::author_key(dir)?;
+            let (snapshot, timestamp) = crate::index::fresh::sign(folder, &key, *expires_days)?;
+            writeln!(
+                out,
+                "signed snapshot {} of {} ({} packs); its timestamp expires {}",
+                snapshot.version,
+                crate::fsutil::shown(folder),
+                snapshot.packs.len(),
+                crate::index::fresh::date(timestamp.expires)
+            )?;
+        }
+        IndexCommand::RefreshTimestamp {
+            folder,
+            expires_days,
+        } => {
+            let key = keys::author_key(dir)?;
+            let timestamp = crate::index::fresh::renew(folder, &key, *expires_days)?;
+            writeln!(
+                out,
+                "renewed the timestamp of {} (snapshot {}): it expires {}",
+                crate::fsutil::shown(folder),
+                timestamp.snapshot,
+                crate::index::fresh::date(timestamp.expires)
+            )?;
+        }
+        IndexCommand::RevokeKey { key, folder } => {
+            let owner = keys::author_key(dir)?;
+            if !keys::valid_key_id(key) {
+                anyhow::bail!(
+                    "'{}' is not a key id (16 hex digits)",
+                    crate::index::clean(key)
+                );
+            }
+            let index = crate::index::read_index(&crate::index::Location::folder(folder))?;
+            if index.owner.as_deref() != Some(keys::key_id(&owner.verifying_key()).as_str()) {
+                anyhow::bail!(
+                    "only the index's owner revokes a key in it (its owner is {}); nothing was changed",
+                    index
+                        .owner
+                        .as_deref()
+                        .unwrap_or("nobody: publish into it first")
+                );
+            }
+            let added = crate::index::fresh::revoke(
+                folder,
+                &owner,
+                key,
+                crate::index::fresh::DEFAULT_EXPIRY_DAYS,
+            )?;
+            if added {
+                writeln!(
+                    out,
+                    "revoked key {key}: players refuse everything it signed"
+                )?;
+            } else {
+                writeln!(out, "key {key} was revoked already")?;
+            }
         }
         IndexCommand::List => {
             let sources = player::Sources::open(dir)?;
@@ -105,9 +254,21 @@ pub fn index(ctx: &Context, command: &IndexCommand) -> anyhow::Result<ExitCode> 
 }
 
 /// `pack publish DIR --index FOLDER`.
-pub fn publish_pack(ctx: &Context, dir: &Path, index: &Path) -> anyhow::Result<ExitCode> {
+pub fn publish_pack(
+    ctx: &Context,
+    dir: &Path,
+    index: &Path,
+    expires_days: u64,
+) -> anyhow::Result<ExitCode> {
     let profile = ctx.profile()?;
+    if crate::index::is_web(&index.to_string_lossy()) {
+        anyhow::bail!(
+            "'{}' is a web address: publish into a folder, then copy or sync that folder to the web server (every file is static); nothing was published",
+            crate::index::clean(&index.to_string_lossy())
+        );
+    }
     let key = keys::author_key(profile)?;
+    let rotations = keys::profile_rotations(profile)?;
     let validate = ctx.validator(dir);
     let built = match crate::packs::build(dir, validate) {
         Ok(b) => b,
@@ -124,19 +285,7 @@ pub fn publish_pack(ctx: &Context, dir: &Path, index: &Path) -> anyhow::Result<E
         eprintln!("{w}");
     }
     let manifest = crate::packs::manifest(dir)?;
-    let requires = manifest
-        .manifest
-        .requires
-        .iter()
-        .map(|r| crate::index::Requires {
-            id: r.value.id.value.clone(),
-            version: r
-                .value
-                .version
-                .as_ref()
-                .map_or_else(|| "*".to_string(), |v| v.value.0.clone()),
-        })
-        .collect();
+    let requires = crate::index::Requires::of(&manifest);
     let release = publish::Release {
         built: &built,
         name: manifest
@@ -147,7 +296,7 @@ pub fn publish_pack(ctx: &Context, dir: &Path, index: &Path) -> anyhow::Result<E
         description: manifest.manifest.description.clone().unwrap_or_default(),
         requires,
     };
-    let done = publish::publish(index, &release, &key)?;
+    let done = publish::publish(index, &release, &key, &rotations, expires_days)?;
     let mut out = std::io::stdout().lock();
     if done.already {
         writeln!(
@@ -167,7 +316,29 @@ pub fn publish_pack(ctx: &Context, dir: &Path, index: &Path) -> anyhow::Result<E
         )?;
     }
     writeln!(out, "hash {}", done.entry.hash)?;
+    signing_line(&mut out, index, &done.signing)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What became of the index's snapshot, in words.
+fn signing_line(
+    out: &mut impl std::io::Write,
+    index: &Path,
+    signing: &publish::Signing,
+) -> std::io::Result<()> {
+    match signing {
+        publish::Signing::Signed { snapshot, expires } => writeln!(
+            out,
+            "signed snapshot {snapshot}; its timestamp expires {} (renew it with `tokensmith index refresh-timestamp {}`)",
+            crate::index::fresh::date(*expires),
+            crate::fsutil::shown(index)
+        ),
+        publish::Signing::OwnerMustSign { owner } => writeln!(
+            out,
+            "note: the index is owned by the key {owner}: players refuse this change until its owner runs `tokensmith index sign {}`",
+            crate::fsutil::shown(index)
+        ),
+    }
 }
 
 /// The profile's indexes, opened; a note on standard error for each read from its last
@@ -189,12 +360,18 @@ fn split_at(spec: &str) -> (&str, Option<&str>) {
 }
 
 /// `pack yank ID@VERSION --index FOLDER [--undo]`.
-pub fn yank_pack(ctx: &Context, spec: &str, index: &Path, undo: bool) -> anyhow::Result<ExitCode> {
+pub fn yank_pack(
+    ctx: &Context,
+    spec: &str,
+    index: &Path,
+    undo: bool,
+    expires_days: u64,
+) -> anyhow::Result<ExitCode> {
     let (id, Some(version)) = split_at(spec) else {
         anyhow::bail!("give the version to yank: `tokensmith pack yank {spec}@VERSION`");
     };
     let key = keys::author_key(ctx.profile()?)?;
-    let changed = publish::yank(index, id, version, undo, &key)?;
+    let (changed, signing) = publish::yank(index, id, version, undo, &key, expires_days)?;
     let mut out = std::io::stdout().lock();
     match (changed, undo) {
         (true, false) => writeln!(
@@ -205,19 +382,17 @@ pub fn yank_pack(ctx: &Context, spec: &str, index: &Path, undo: bool) -> anyhow:
         (false, false) => writeln!(out, "{id} {version} was yanked already")?,
         (false, true) => writeln!(out, "{id} {version} was not yanked")?,
     }
+    signing_line(&mut out, index, &signing)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `pack search [WORDS] [--json]`.
 pub fn search(ctx: &Context, words: &[String], json: bool) -> anyhow::Result<ExitCode> {
     let indexes = opened(ctx.profile()?)?;
-    let mut summaries = Vec::new();
-    for index in &indexes {
-        match index.summary() {
-            Ok(s) => summaries.push((index.name.clone(), s)),
-            Err(e) => eprintln!("note: index '{}' is left out: {e}", index.name),
-        }
-    }
+    let summaries: Vec<(&str, &crate::index::SummaryFile)> = indexes
+        .iter()
+        .map(|i| (i.name.as_str(), i.summary()))
+        .collect();
     let found = player::search(&summaries, words);
     let mut out = std::io::stdout().lock();
     if json {
@@ -279,14 +454,7 @@ pub fn install(
         }
     }
     for spec in specs {
-        let (id, req) = split_at(spec);
-        let req = match req {
-            None => semver::VersionReq::STAR,
-            Some(r) => semver::VersionReq::parse(r).with_context(|| {
-                format!("'{r}' is not a version requirement (e.g. 1.2.0, ^1, >=0.3)")
-            })?,
-        };
-        wants.push((id.to_string(), req));
+        wants.push(player::want(spec)?);
     }
     let plan = player::plan(&indexes, folders, &wants, update)?;
     for n in &plan.notes {
@@ -305,7 +473,7 @@ pub fn install(
     let pins = keys::Pins::open(dir)?;
     let temp = tempfile::tempdir().context("make a temporary folder for the archives")?;
     let fetched = player::fetch(&plan, &pins, accept_new_key, temp.path())?;
-    let done = player::install(dir, &store, &fetched, folders)?;
+    let done = player::install(dir, &store, &fetched, folders, accept_new_key)?;
     for line in &done {
         writeln!(out, "{line}")?;
     }
@@ -338,11 +506,19 @@ pub fn outdated(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
         writeln!(out, "every installed pack is up to date")?;
     }
     for o in &list {
-        writeln!(
-            out,
-            "{} {} -> {} (index '{}')",
-            o.id, o.installed, o.newest, o.index
-        )?;
+        writeln!(out, "{}", o.line())?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pack rollback ID`.
+pub fn rollback(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
+    let dir = ctx.profile()?;
+    let store = Store::new(dir);
+    let (from, to) = store.rollback(id)?;
+    writeln!(
+        std::io::stdout().lock(),
+        "rolled {id} back from {from} to {to} (`tokensmith pack rollback {id}` again undoes it)"
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -228,8 +228,18 @@ fn pack_command(ctx: &Context, command: &PackCommand) -> anyhow::Result<ExitCode
         PackCommand::Install {
             source, replace, ..
         } => pack::install(ctx, source, *replace),
-        PackCommand::Publish { dir, index } => index::publish_pack(ctx, dir, index),
-        PackCommand::Yank { pack, index, undo } => index::yank_pack(ctx, pack, index, *undo),
+        PackCommand::Publish {
+            dir,
+            index,
+            expires_days,
+        } => index::publish_pack(ctx, dir, index, *expires_days),
+        PackCommand::Yank {
+            pack,
+            index,
+            undo,
+            expires_days,
+        } => index::yank_pack(ctx, pack, index, *undo, *expires_days),
+        PackCommand::Rollback { id } => index::rollback(ctx, id),
         PackCommand::Search { words, json } => index::search(ctx, words, *json),
         PackCommand::Outdated { json } => index::outdated(ctx, *json),
         PackCommand::Update {

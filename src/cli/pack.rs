@@ -54,9 +54,14 @@ pub enum PackCommand {
     Publish {
         /// The pack's folder.
         dir: PathBuf,
-        /// The index folder.
+        /// The index folder (a folder: to publish on the web, sync it to the server).
         #[arg(long, value_name = "FOLDER")]
         index: PathBuf,
+        /// When you own the index: the days its new timestamp stays valid (players
+        /// refuse an index whose timestamp expired more than a week ago).
+        #[arg(long, value_name = "DAYS", default_value_t = crate::index::fresh::DEFAULT_EXPIRY_DAYS,
+              value_parser = clap::value_parser!(u64).range(1..=crate::index::fresh::MAX_EXPIRY_DAYS))]
+        expires_days: u64,
     },
     /// Withdraw a published version (ID@VERSION): no new install or update takes it,
     /// installed copies stay. Only the key that signed it may.
@@ -69,6 +74,16 @@ pub enum PackCommand {
         /// Offer the version again.
         #[arg(long)]
         undo: bool,
+        /// When you own the index: the days its new timestamp stays valid.
+        #[arg(long, value_name = "DAYS", default_value_t = crate::index::fresh::DEFAULT_EXPIRY_DAYS,
+              value_parser = clap::value_parser!(u64).range(1..=crate::index::fresh::MAX_EXPIRY_DAYS))]
+        expires_days: u64,
+    },
+    /// Put back the version of an installed pack that its last update, downgrade or
+    /// replace took out (kept in `PROFILE/packs-previous`); a second rollback undoes it.
+    Rollback {
+        /// The pack's id.
+        id: String,
     },
     /// Search the listed indexes: packs whose id, name or description hold every word.
     Search {
@@ -78,7 +93,8 @@ pub enum PackCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Installed packs that an index has a newer version of.
+    /// Installed packs that an index has a newer version of, or whose installed version
+    /// its author yanked (with the way out).
     Outdated {
         /// Print JSON instead of text.
         #[arg(long)]
@@ -354,6 +370,14 @@ pub fn list(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     }
     let loaded = crate::script::load(&set::list_options(folders, &set));
     let listed = set::list(folders, &set, &loaded);
+    let yanked = dir.map_or_else(Default::default, |d| {
+        let installed: Vec<(String, semver::Version)> = listed
+            .iter()
+            .filter(|l| l.source == crate::packs::PackSource::Installed)
+            .filter_map(|l| Some((l.id.clone(), semver::Version::parse(&l.version).ok()?)))
+            .collect();
+        crate::index::player::yank_marks(d, &installed)
+    });
     if json {
         let packs: Vec<serde_json::Value> = listed
             .iter()
@@ -372,6 +396,7 @@ pub fn list(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                     "requires": l.requires,
                     "errors": l.errors,
                     "warnings": l.warnings,
+                    "yanked": yanked.get(&l.id),
                 })
             })
             .collect();
@@ -394,6 +419,9 @@ pub fn list(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             )?;
             if !l.requires.is_empty() {
                 writeln!(out, "      requires {}", l.requires.join(", "))?;
+            }
+            if let Some(line) = yanked.get(&l.id) {
+                writeln!(out, "      yanked: {line}")?;
             }
             if let Err(e) = &l.hash {
                 writeln!(out, "      hash: {e}")?;

@@ -13,6 +13,7 @@
 //! Must not: unpack an archive whose size, hash and signature were not checked first, or
 //! trust a path, id or version from an index without checking it.
 
+pub mod fresh;
 pub mod html;
 pub mod keys;
 pub mod player;
@@ -25,8 +26,9 @@ use serde::{Deserialize, Serialize};
 
 /// The `format` field of an index's `index.json`.
 pub const FORMAT: &str = "tokensmith-index";
-/// The index format this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The index format this build writes: 2 has an owner who signs a snapshot and a
+/// timestamp ([`fresh`]) and signed yanks. Format 1 is still read, with a warning.
+pub const VERSION: u32 = 2;
 
 /// The caps on what an index may hold.
 #[derive(Clone, Copy, Debug)]
@@ -72,6 +74,9 @@ pub struct IndexFile {
     pub format: String,
     /// The format version ([`VERSION`]).
     pub version: u32,
+    /// The owner's key id (format 2): the key that signs the snapshot and timestamp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// One pack in `summary.json`: what a search reads.
@@ -110,6 +115,25 @@ pub struct Requires {
     pub version: String,
 }
 
+impl Requires {
+    /// What the pack `pack` requires, as an index entry states it.
+    #[must_use]
+    pub fn of(pack: &crate::content::discover::Pack) -> Vec<Requires> {
+        pack.manifest
+            .requires
+            .iter()
+            .map(|r| Requires {
+                id: r.value.id.value.clone(),
+                version: r
+                    .value
+                    .version
+                    .as_ref()
+                    .map_or_else(|| "*".to_string(), |v| v.value.0.clone()),
+            })
+            .collect()
+    }
+}
+
 /// One published version of a pack: `packs/ID.json` lists them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -134,6 +158,10 @@ pub struct Entry {
     /// Withdrawn by its author: never chosen by a new install or update.
     #[serde(default)]
     pub yanked: bool,
+    /// The author's signature of the yank ([`Entry::yank_message`]), in hex: a yank
+    /// mark without it is refused in a format-2 index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yank_signature: Option<String>,
 }
 
 /// `packs/ID.json`.
@@ -175,6 +203,16 @@ impl Entry {
         .into_bytes()
     }
 
+    /// What the author signs to yank version `self` of pack `id`.
+    #[must_use]
+    pub fn yank_message(&self, id: &str) -> Vec<u8> {
+        format!(
+            "tokensmith-index-yank 1\nid {id}\nversion {}\nsha256 {}\n",
+            self.version, self.sha256
+        )
+        .into_bytes()
+    }
+
     /// The parsed version (checked when the entry was read).
     #[must_use]
     pub fn semver(&self) -> semver::Version {
@@ -190,8 +228,8 @@ pub enum IndexError {
     Read {
         /// The file, in words.
         what: String,
-        /// What went wrong.
-        #[source]
+        /// What went wrong (in the message, so not also a source: a chain printed
+        /// with its sources would say it twice).
         error: ReadFailure,
     },
     /// A file of the index breaks the format or a cap.
@@ -223,8 +261,7 @@ pub enum IndexError {
     Io {
         /// What was being done.
         doing: String,
-        /// The error.
-        #[source]
+        /// The error (in the message, so not also a source).
         error: std::io::Error,
     },
 }
@@ -247,6 +284,25 @@ pub enum ReadFailure {
         /// The time it was given, in milliseconds.
         ms: u128,
     },
+    /// The transfer stopped making progress.
+    #[error(
+        "the server sent {bytes} bytes in {secs} s, slower than the {} KiB/s a transfer must keep; given up",
+        web::MIN_BYTES_PER_SECOND / 1024
+    )]
+    TooSlow {
+        /// Bytes received.
+        bytes: u64,
+        /// Seconds it took.
+        secs: u64,
+    },
+    /// The command's overall deadline for reading indexes passed.
+    #[error(
+        "the command's reads of indexes took longer than its {secs} s in all (TOKENSMITH_INDEX_DEADLINE_MS sets it)"
+    )]
+    CommandDeadline {
+        /// The deadline, in seconds.
+        secs: u64,
+    },
     /// The server answered with a status that is not the file.
     #[error("the server answered {0}")]
     Status(u16),
@@ -259,8 +315,7 @@ pub enum ReadFailure {
     /// Every try failed: the last failure.
     #[error("{last} (tried {tries} times)")]
     Tries {
-        /// Why the last try failed.
-        #[source]
+        /// Why the last try failed (in the message, so not also a source).
         last: Box<ReadFailure>,
         /// How many tries were made.
         tries: u32,
@@ -467,14 +522,29 @@ pub fn read_index(loc: &Location) -> Result<IndexFile, IndexError> {
             reason: format!("format is '{}', not '{FORMAT}'", index.format),
         });
     }
-    if index.version != VERSION {
+    if !(1..=VERSION).contains(&index.version) {
         return Err(IndexError::Bad {
             what,
             reason: format!(
-                "format version {} is not {VERSION}, the one this build reads (update Tokensmith)",
+                "format version {} is newer than {VERSION}, the newest this build reads (update Tokensmith)",
                 index.version
             ),
         });
+    }
+    match &index.owner {
+        Some(owner) if !keys::valid_key_id(owner) => {
+            return Err(IndexError::Bad {
+                what,
+                reason: format!("its owner '{}' is not a key id", clean(owner)),
+            });
+        }
+        None if index.version >= 2 => {
+            return Err(IndexError::Bad {
+                what,
+                reason: "format 2 names an owner key, and it names none".into(),
+            });
+        }
+        _ => {}
     }
     Ok(index)
 }
@@ -573,7 +643,11 @@ pub fn check_pack_file(file: &PackFile, id: &str, what: &str) -> Result<(), Inde
                 e.version
             )));
         }
-        if from_hex::<64>(&e.signature).is_none() {
+        if from_hex::<64>(&e.signature).is_none()
+            || e.yank_signature
+                .as_deref()
+                .is_some_and(|y| from_hex::<64>(y).is_none())
+        {
             return Err(bad(format!(
                 "version {}: its signature is not 128 hex digits",
                 e.version

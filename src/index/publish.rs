@@ -18,6 +18,27 @@ pub struct Published {
     pub already: bool,
     /// The entry as it stands in the index.
     pub entry: Entry,
+    /// Whether the index's snapshot was signed again.
+    pub signing: Signing,
+}
+
+/// What became of the index's snapshot and timestamp after a change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Signing {
+    /// The publisher owns the index: a new snapshot (its version) and timestamp (its
+    /// expiry, seconds since 1970) were signed.
+    Signed {
+        /// The new snapshot's version.
+        snapshot: u64,
+        /// When the new timestamp expires.
+        expires: u64,
+    },
+    /// Another key owns the index: players refuse the change until it signs
+    /// (`tokensmith index sign FOLDER`).
+    OwnerMustSign {
+        /// The owner's key id.
+        owner: String,
+    },
 }
 
 /// What a pack brings to [`publish`]: its built archive and its manifest's words.
@@ -32,14 +53,57 @@ pub struct Release<'a> {
     pub requires: Vec<Requires>,
 }
 
-fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), IndexError> {
+/// The folders of an index that files are written into.
+const FOLDERS: [&str; 3] = ["packs", "archives", "keys"];
+
+/// Write `rel` of the index folder `root` atomically. Its folder (one of [`FOLDERS`],
+/// or the root) must be a real folder, not a link, and so must be the file if it is
+/// there: a link would make a publish write outside the index.
+pub(super) fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), IndexError> {
     let path = root.join(rel);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| IndexError::io(format!("make {}", crate::fsutil::shown(parent)), e))?;
+    if let Some((folder, _)) = rel.split_once('/') {
+        crate::fsutil::make_profile_dir(&root.join(folder)).map_err(|e| {
+            IndexError::Refused(format!(
+                "{e}; an index folder's packs/, archives/ and keys/ must be real folders inside it (nothing was written)"
+            ))
+        })?;
+    }
+    if crate::fsutil::is_link(&path) {
+        return Err(IndexError::Refused(format!(
+            "{} is a link; an index's files must be real files inside it (nothing was written)",
+            crate::fsutil::shown(&path)
+        )));
     }
     crate::fsutil::write_atomic(&path, bytes)
         .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))
+}
+
+/// Refuse an index folder whose listing folders or files are links, before anything is
+/// written.
+fn refuse_links(root: &Path) -> Result<(), IndexError> {
+    for folder in FOLDERS {
+        crate::fsutil::check_profile_dir(&root.join(folder)).map_err(|e| {
+            IndexError::Refused(format!(
+                "{e}; an index folder's packs/, archives/ and keys/ must be real folders inside it (nothing was written)"
+            ))
+        })?;
+    }
+    for file in [
+        "index.json",
+        "summary.json",
+        "snapshot.json",
+        "timestamp.json",
+        "index.html",
+    ] {
+        let path = root.join(file);
+        if crate::fsutil::is_link(&path) {
+            return Err(IndexError::Refused(format!(
+                "{} is a link; an index's files must be real files inside it (nothing was written)",
+                crate::fsutil::shown(&path)
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn json(value: &impl serde::Serialize) -> Result<Vec<u8>, IndexError> {
@@ -47,8 +111,20 @@ fn json(value: &impl serde::Serialize) -> Result<Vec<u8>, IndexError> {
         .map_err(|e| IndexError::io("write the index", std::io::Error::other(e)))
 }
 
-/// Make `root` an index when it is a new or empty folder; check it is one otherwise.
-fn open_or_make(root: &Path) -> Result<(), IndexError> {
+/// Make `root` an index owned by `key` when it is a new or empty folder; check it is
+/// one otherwise (a format-1 index becomes format 2, owned by `key`). The owner's key id.
+fn open_or_make(
+    root: &Path,
+    key: &SigningKey,
+    rotations: &[keys::Rotation],
+) -> Result<String, IndexError> {
+    if crate::index::is_web(&root.to_string_lossy()) {
+        return Err(IndexError::Refused(format!(
+            "'{}' is a web address: publish into a folder, then copy or sync that folder to the web server (every file is static)",
+            crate::index::clean(&root.to_string_lossy())
+        )));
+    }
+    let owner = keys::key_id(&key.verifying_key());
     let empty = match std::fs::read_dir(root) {
         Ok(mut entries) => entries.next().is_none(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
@@ -60,13 +136,18 @@ fn open_or_make(root: &Path) -> Result<(), IndexError> {
         }
     };
     if empty {
+        std::fs::create_dir_all(root)
+            .map_err(|e| IndexError::io(format!("make {}", crate::fsutil::shown(root)), e))?;
+        refuse_links(root)?;
+        write_key(root, key)?;
+        write(root, "summary.json", &json(&SummaryFile::default())?)?;
         let index = IndexFile {
             format: super::FORMAT.into(),
             version: super::VERSION,
+            owner: Some(owner.clone()),
         };
         write(root, "index.json", &json(&index)?)?;
-        write(root, "summary.json", &json(&SummaryFile::default())?)?;
-        return Ok(());
+        return Ok(owner);
     }
     if !root.join("index.json").exists() {
         return Err(IndexError::Refused(format!(
@@ -74,7 +155,71 @@ fn open_or_make(root: &Path) -> Result<(), IndexError> {
             crate::fsutil::shown(root)
         )));
     }
-    super::read_index(&folder(root)).map(|_| ())
+    refuse_links(root)?;
+    let index = super::read_index(&folder(root))?;
+    // The author's key moves (`key rotate`) go in first, so players can follow them.
+    for r in rotations {
+        let rel = keys::Rotation::rel(&r.old);
+        if !root.join(&rel).is_file() {
+            write(root, &rel, &json(r)?)?;
+        }
+    }
+    write_key(root, key)?;
+    if let Some(owner) = index.owner {
+        // An owner who moved keys owns the index with the new one.
+        if owner != keys::key_id(&key.verifying_key())
+            && keys::rotation_chain(&folder(root), &owner, &keys::key_id(&key.verifying_key()))?
+                .is_some()
+        {
+            let moved = IndexFile {
+                format: super::FORMAT.into(),
+                version: super::VERSION,
+                owner: Some(keys::key_id(&key.verifying_key())),
+            };
+            write(root, "index.json", &json(&moved)?)?;
+            return Ok(keys::key_id(&key.verifying_key()));
+        }
+        return Ok(owner);
+    }
+    // A format-1 index: whoever publishes into it next becomes its owner.
+    write_key(root, key)?;
+    let upgraded = IndexFile {
+        format: super::FORMAT.into(),
+        version: super::VERSION,
+        owner: Some(owner.clone()),
+    };
+    write(root, "index.json", &json(&upgraded)?)?;
+    Ok(owner)
+}
+
+/// Write the public half of `key` into the index (once).
+fn write_key(root: &Path, key: &SigningKey) -> Result<(), IndexError> {
+    let public = key.verifying_key();
+    let rel = format!("keys/{}.pub", keys::key_id(&public));
+    if root.join(&rel).is_file() {
+        return Ok(());
+    }
+    write(
+        root,
+        &rel,
+        format!("{}\n", keys::public_hex(&public)).as_bytes(),
+    )
+}
+
+/// After a change by `key` to the index `root` owned by `owner`: a new snapshot and
+/// timestamp when `key` is the owner's; else a note that the owner must sign.
+fn resign(root: &Path, key: &SigningKey, owner: &str, days: u64) -> Result<Signing, IndexError> {
+    if keys::key_id(&key.verifying_key()) == owner {
+        let (snapshot, timestamp) = super::fresh::sign(root, key, days)?;
+        Ok(Signing::Signed {
+            snapshot: snapshot.version,
+            expires: timestamp.expires,
+        })
+    } else {
+        Ok(Signing::OwnerMustSign {
+            owner: owner.to_string(),
+        })
+    }
 }
 
 /// Publish `release`, signed with `key`, into the index folder `root` (made when new):
@@ -86,9 +231,11 @@ pub fn publish(
     root: &Path,
     release: &Release<'_>,
     key: &SigningKey,
+    rotations: &[keys::Rotation],
+    days: u64,
 ) -> Result<Published, IndexError> {
     let built = release.built;
-    open_or_make(root)?;
+    let owner = open_or_make(root, key, rotations)?;
     let public = key.verifying_key();
     let key_id = keys::key_id(&public);
     let mut file = super::read_pack(&folder(root), &built.id)?.unwrap_or_else(|| PackFile {
@@ -98,9 +245,11 @@ pub fn publish(
         versions: Vec::new(),
     });
     let sha256 = super::sha256(&built.bytes);
-    if let Some(other) = file.versions.iter().find(|e| e.key != key_id) {
+    if let Some(other) = file.versions.last().filter(|e| e.key != key_id)
+        && keys::rotation_chain(&folder(root), &other.key, &key_id)?.is_none()
+    {
         return Err(IndexError::Refused(format!(
-            "'{}' in this index is signed by the key {} (version {}), not by yours ({key_id}): only its author publishes it",
+            "'{}' in this index is signed by the key {} (version {}), not by yours ({key_id}), and no key move signed by it leads to yours: only its author publishes it",
             built.id, other.key, other.version
         )));
     }
@@ -111,6 +260,7 @@ pub fn publish(
                 version: built.version.clone(),
                 already: true,
                 entry: existing.clone(),
+                signing: resign(root, key, &owner, days)?,
             });
         }
         return Err(IndexError::Refused(format!(
@@ -136,18 +286,12 @@ pub fn publish(
         key: key_id.clone(),
         signature: String::new(),
         yanked: false,
+        yank_signature: None,
     };
     entry.signature = keys::sign(key, &entry.message(&built.id));
     // The archive and the key before the entry that points at them.
     write(root, &entry.archive, &built.bytes)?;
-    let key_rel = format!("keys/{key_id}.pub");
-    if !root.join(&key_rel).exists() {
-        write(
-            root,
-            &key_rel,
-            format!("{}\n", keys::public_hex(&public)).as_bytes(),
-        )?;
-    }
+    write_key(root, key)?;
     file.name = truncate(&release.name, CAPS.name_chars);
     file.description = truncate(&release.description, CAPS.description_chars);
     file.versions.push(entry.clone());
@@ -159,6 +303,7 @@ pub fn publish(
         version: built.version.clone(),
         already: false,
         entry,
+        signing: resign(root, key, &owner, days)?,
     })
 }
 
@@ -170,8 +315,9 @@ pub fn yank(
     version: &str,
     undo: bool,
     key: &SigningKey,
-) -> Result<bool, IndexError> {
-    super::read_index(&folder(root))?;
+    days: u64,
+) -> Result<(bool, Signing), IndexError> {
+    let owner = open_or_make(root, key, &[])?;
     let mut file = super::read_pack(&folder(root), id)?.ok_or_else(|| {
         IndexError::Refused(format!("this index has no pack '{}'", super::clean(id)))
     })?;
@@ -188,19 +334,35 @@ pub fn yank(
                 listed.join(", ")
             ))
         })?;
-    if entry.key != key_id {
+    if entry.key != key_id && keys::rotation_chain(&folder(root), &entry.key, &key_id)?.is_none() {
         return Err(IndexError::Refused(format!(
             "{id} {version} is signed by the key {}, not by yours ({key_id}): only its author yanks it",
             entry.key
         )));
     }
     if entry.yanked != undo {
-        return Ok(false);
+        return Ok((false, resign(root, key, &owner, days)?));
     }
     entry.yanked = !undo;
+    entry.yank_signature = (!undo).then(|| keys::sign(key, &entry.yank_message(id)));
     write(root, &format!("packs/{id}.json"), &json(&file)?)?;
     write_summary(root)?;
-    Ok(true)
+    Ok((true, resign(root, key, &owner, days)?))
+}
+
+/// Put the author's revocation `r` into the index folder `root` (its signature is
+/// checked by players against the index's keys).
+pub fn revoke_key(root: &Path, r: &keys::Revocation) -> Result<(), IndexError> {
+    let index = super::read_index(&folder(root))?;
+    refuse_links(root)?;
+    write(root, &keys::Revocation::rel(&r.key), &json(r)?)?;
+    if index.owner.is_some() && keys::revoked(&folder(root), &r.key)? {
+        return Ok(());
+    }
+    Err(IndexError::Refused(format!(
+        "the revocation of {} does not check against this index's keys (publish into it with your current key first, so its move and public key are there)",
+        r.key
+    )))
 }
 
 /// Write `summary.json` and the web page again from every `packs/*.json` of the index.

@@ -4,10 +4,15 @@
 //! a refused connection or a server error, and conditional requests (`If-None-Match`,
 //! `If-Modified-Since`) against the copy kept in the profile, so an update check where
 //! nothing changed fetches headers only.
+//!
+//! A transfer that stops making progress is given up on: past a grace period it must keep
+//! an average of [`MIN_BYTES_PER_SECOND`]. And every command's web reads share one overall
+//! deadline ([`COMMAND_DEADLINE`]), however many files it reads.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use super::{IndexError, ReadFailure};
 
@@ -23,6 +28,39 @@ const SLOWEST_BYTES_PER_SECOND: u64 = 32 * 1024;
 const TRIES: u32 = 3;
 /// Bodies at least this large show a progress bar (on a terminal).
 const PROGRESS_FROM: u64 = 1024 * 1024;
+/// The average a transfer must keep once [`grace`] has passed.
+pub const MIN_BYTES_PER_SECOND: u64 = 4 * 1024;
+/// The most time a command's web reads may take together
+/// (`TOKENSMITH_INDEX_DEADLINE_MS` replaces it).
+pub const COMMAND_DEADLINE: Duration = Duration::from_secs(300);
+
+/// When this process's first web read started: the command's deadline counts from it.
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+/// A duration in milliseconds from the environment variable `var`, if set.
+fn env_ms(var: &str) -> Option<Duration> {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+}
+
+/// The command's overall deadline.
+fn command_deadline() -> Duration {
+    env_ms("TOKENSMITH_INDEX_DEADLINE_MS").unwrap_or(COMMAND_DEADLINE)
+}
+
+/// What is left of the command's overall deadline.
+fn command_left() -> Duration {
+    let started = *STARTED.get_or_init(Instant::now);
+    command_deadline().saturating_sub(started.elapsed())
+}
+
+/// How long a transfer may go before [`MIN_BYTES_PER_SECOND`] is held to: the base
+/// deadline, at most 10 s.
+fn grace() -> Duration {
+    base_deadline().min(Duration::from_secs(10))
+}
 
 /// An index served over HTTP(S), with the profile folder its copy is kept in.
 #[derive(Clone, Debug)]
@@ -50,11 +88,12 @@ pub static BODY_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU
 /// `TOKENSMITH_INDEX_TIMEOUT_MS` milliseconds) and a second per
 /// [`SLOWEST_BYTES_PER_SECOND`] bytes it may carry.
 fn deadline(cap: u64) -> Duration {
-    let base = std::env::var("TOKENSMITH_INDEX_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map_or(BASE_DEADLINE, Duration::from_millis);
-    base + Duration::from_secs(cap / SLOWEST_BYTES_PER_SECOND)
+    base_deadline() + Duration::from_secs(cap / SLOWEST_BYTES_PER_SECOND)
+}
+
+/// [`BASE_DEADLINE`], or `TOKENSMITH_INDEX_TIMEOUT_MS`.
+fn base_deadline() -> Duration {
+    env_ms("TOKENSMITH_INDEX_TIMEOUT_MS").unwrap_or(BASE_DEADLINE)
 }
 
 impl Web {
@@ -105,11 +144,34 @@ impl Web {
             if attempt > 0 {
                 std::thread::sleep(Duration::from_millis(500 * u64::from(attempt)));
             }
+            let left = command_left();
+            if left.is_zero() {
+                return Err(IndexError::Read {
+                    what: url,
+                    error: ReadFailure::CommandDeadline {
+                        secs: command_deadline().as_secs(),
+                    },
+                });
+            }
+            // The request's own deadline, or what is left of the command's.
+            let limit = deadline(cap).min(left);
+            let timed_out = || {
+                if limit < deadline(cap) {
+                    ReadFailure::CommandDeadline {
+                        secs: command_deadline().as_secs(),
+                    }
+                } else {
+                    ReadFailure::Timeout {
+                        ms: limit.as_millis(),
+                    }
+                }
+            };
             let mut request = self
                 .agent
                 .get(&url)
                 .config()
-                .timeout_global(Some(deadline(cap)))
+                .timeout_global(Some(limit))
+                .timeout_recv_response(Some(base_deadline().min(limit)))
                 .build();
             if let Some(v) = &validators {
                 for line in v.lines() {
@@ -131,9 +193,7 @@ impl Web {
                 Err(ureq::Error::Timeout(_)) => {
                     return Err(IndexError::Read {
                         what: url,
-                        error: ReadFailure::Timeout {
-                            ms: deadline(cap).as_millis(),
-                        },
+                        error: timed_out(),
                     });
                 }
                 Err(e) => {
@@ -200,21 +260,34 @@ impl Web {
                 .reader()
                 .take(cap.saturating_add(1));
             let mut chunk = vec![0u8; 64 * 1024];
+            let started = Instant::now();
             loop {
                 let n = reader.read(&mut chunk).map_err(|e| IndexError::Read {
                     what: url.clone(),
                     error: if e.to_string().contains("timeout")
                         || e.kind() == std::io::ErrorKind::TimedOut
                     {
-                        ReadFailure::Timeout {
-                            ms: deadline(cap).as_millis(),
-                        }
+                        timed_out()
                     } else {
                         ReadFailure::Body(e)
                     },
                 })?;
                 if n == 0 {
                     break;
+                }
+                // Past the grace, the average must keep the minimum rate.
+                let elapsed = started.elapsed();
+                let got = (body.len() + n) as u64;
+                if let Some(late) = elapsed.checked_sub(grace())
+                    && u128::from(got) * 1000 < late.as_millis() * u128::from(MIN_BYTES_PER_SECOND)
+                {
+                    return Err(IndexError::Read {
+                        what: url,
+                        error: ReadFailure::TooSlow {
+                            bytes: got,
+                            secs: elapsed.as_secs(),
+                        },
+                    });
                 }
                 body.extend_from_slice(&chunk[..n]);
                 BODY_BYTES.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);

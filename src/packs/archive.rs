@@ -366,6 +366,40 @@ pub fn check_bytes(bytes: Vec<u8>) -> Result<Checked, PackError> {
 }
 
 impl Checked {
+    /// The pack the archive declares: its `pack.yaml` alone is read (nothing else is
+    /// unpacked), written into the empty folder `scratch` and checked as an installed
+    /// pack's manifest is. What an index's signed entry says of a pack is compared with
+    /// this before the archive is unpacked.
+    pub fn manifest(
+        &mut self,
+        scratch: &Path,
+    ) -> Result<crate::content::discover::Pack, PackError> {
+        let Some(&(i, _, size)) = self.entries.iter().find(|(_, rel, _)| rel == "pack.yaml") else {
+            return Err(PackError::Refused(
+                "the archive holds no pack: it has no pack.yaml".into(),
+            ));
+        };
+        let mut entry = self.zip.by_index(i).map_err(|source| PackError::Unzip {
+            entry: Some("pack.yaml".into()),
+            source,
+        })?;
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        (&mut entry)
+            .take(size.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|source| PackError::Inflate {
+                entry: "pack.yaml".into(),
+                source,
+            })?;
+        if bytes.len() as u64 != size {
+            return Err(PackError::BadArchive(
+                "entry pack.yaml holds another size than the archive declares".into(),
+            ));
+        }
+        write_new(&scratch.join("pack.yaml"), "pack.yaml", &bytes)?;
+        super::manifest(scratch)
+    }
+
     /// Unpack into `dir` (an empty folder): every file created new, its size held to
     /// what the archive declared, all flushed to disk at once when written. Returns the
     /// pack's content hash.

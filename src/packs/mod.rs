@@ -23,7 +23,7 @@ pub use crate::content::{Conflict, Setter};
 pub use archive::{build, build_to};
 pub use conflicts::{ConflictReport, Duplicate};
 pub use set::{Folders, Listed, PackSet, PackSource, Selection};
-pub use store::{Installed, Store};
+pub use store::{Expected, Installed, Store};
 
 /// The limits a pack must stay within to be built, hashed or installed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,6 +33,19 @@ pub struct Installed {
     pub replaced: Option<String>,
 }
 
+/// What an install must turn out to be, checked in the staging folder before anything is
+/// moved into place: an index install passes its signed entry's id, version and content
+/// hash, so no archive can install a pack other than the one that was signed.
+#[derive(Clone, Debug)]
+pub struct Expected<'a> {
+    /// The pack id.
+    pub id: &'a str,
+    /// The version.
+    pub version: &'a semver::Version,
+    /// The content hash.
+    pub hash: &'a str,
+}
+
 const STAGING: &str = ".staging-";
 const OLD: &str = ".old-";
 
@@ -88,6 +101,13 @@ impl Store {
         self.root.with_file_name("packs-removed")
     }
 
+    /// Where the version an update or a replace took out is kept, one per pack
+    /// (`PROFILE/packs-previous/ID`), for [`Store::rollback`].
+    #[must_use]
+    pub fn previous_root(&self) -> PathBuf {
+        self.root.with_file_name("packs-previous")
+    }
+
     /// The profile folder this store belongs to.
     fn profile(&self) -> &Path {
         self.root.parent().unwrap_or(Path::new("."))
@@ -100,6 +120,7 @@ impl Store {
             .map_err(|e| PackError::Refused(e.to_string()))?;
         crate::fsutil::check_profile_dir(&self.root)?;
         crate::fsutil::check_profile_dir(&self.removed_root())?;
+        crate::fsutil::check_profile_dir(&self.previous_root())?;
         Ok(lock)
     }
 
@@ -138,7 +159,7 @@ impl Store {
                 let live = self.root.join(id);
                 if live.exists() || crate::fsutil::is_link(&live) {
                     // The new pack was in place: the change was complete.
-                    if std::fs::remove_dir_all(&path).is_ok() {
+                    if self.keep_previous(id, &path).is_ok() {
                         done.push(format!("finished replacing pack '{id}'"));
                     }
                 } else if std::fs::rename(&path, &live).is_ok() {
@@ -177,6 +198,18 @@ impl Store {
         replace: bool,
         elsewhere: impl Fn(&str) -> Option<PathBuf>,
     ) -> Result<Installed, PackError> {
+        self.install_expecting(source, replace, elsewhere, None)
+    }
+
+    /// [`Store::install`], refused (nothing changed) unless the unpacked pack is
+    /// `expected`'s id, version and content hash, checked before it is moved into place.
+    pub fn install_expecting(
+        &self,
+        source: &Path,
+        replace: bool,
+        elsewhere: impl Fn(&str) -> Option<PathBuf>,
+        expected: Option<&Expected<'_>>,
+    ) -> Result<Installed, PackError> {
         let source_shown = crate::fsutil::shown(source);
         let _lock = self.lock_for_change()?;
         self.recover_locked();
@@ -210,6 +243,18 @@ impl Store {
                 "the pack's id '{id}' is {} bytes; an installed pack's id may have at most {} (its folder, its backup while replaced and its removed copy must all fit a file name)",
                 id.len(),
                 super::MAX_ID_BYTES
+            )));
+        }
+        if let Some(want) = expected
+            && (id != want.id || pack.version != *want.version || hash != want.hash)
+        {
+            return Err(PackError::Refused(format!(
+                "the archive holds {id} {} (content hash {}), not the {} {} (content hash {}) it was checked as; nothing was installed",
+                pack.version,
+                super::short(&hash),
+                want.id,
+                want.version,
+                super::short(want.hash)
             )));
         }
         if let Some(dir) = elsewhere(&id) {
@@ -263,7 +308,9 @@ impl Store {
             return Err(e);
         }
         if replaced.is_some() {
-            let _ = std::fs::remove_dir_all(&old);
+            // Kept for `pack rollback`; when that fails the old copy stays as `.old-ID`,
+            // which the next recovery finishes.
+            let _ = self.keep_previous(&id, &old);
         }
         Ok(Installed {
             id,
@@ -272,6 +319,87 @@ impl Store {
             hash,
             replaced,
         })
+    }
+
+    /// Keep the pack folder `old` (the version a replace took out) as the previous
+    /// version of `id`, in place of any kept before. The caller holds the lock.
+    fn keep_previous(&self, id: &str, old: &Path) -> std::io::Result<()> {
+        let root = self.previous_root();
+        crate::fsutil::make_profile_dir(&root).map_err(std::io::Error::other)?;
+        let to = root.join(id);
+        if to.exists() || crate::fsutil::is_link(&to) {
+            // The older one goes first; a crash here leaves `.old-ID` for recovery.
+            if crate::fsutil::is_link(&to) {
+                std::fs::remove_file(&to)?;
+            } else {
+                std::fs::remove_dir_all(&to)?;
+            }
+        }
+        std::fs::rename(old, &to)?;
+        crate::fsutil::sync_dir(&root)
+    }
+
+    /// The version of `id` kept by its last update or replace, if one is kept.
+    #[must_use]
+    pub fn previous(&self, id: &str) -> Option<semver::Version> {
+        if !crate::content::discover::valid_id(id) {
+            return None;
+        }
+        let dir = self.previous_root().join(id);
+        if !crate::fsutil::is_real_dir(&dir) {
+            return None;
+        }
+        super::manifest(&dir).ok().map(|p| p.version)
+    }
+
+    /// Put the version of `id` kept by its last update back in place, keeping the one it
+    /// replaces as the previous version in turn (a second rollback undoes the first).
+    /// Three renames under the profile lock; a crash between them is finished or taken
+    /// back by [`Store::recover`]. The versions (from, to).
+    pub fn rollback(&self, id: &str) -> Result<(String, String), PackError> {
+        let _lock = self.lock_for_change()?;
+        self.recover_locked();
+        let live = self.root.join(id);
+        if !crate::content::discover::valid_id(id) || !live.join("pack.yaml").is_file() {
+            return Err(PackError::Unknown {
+                id: id.to_string(),
+                hint: crate::rules::nearest(id, self.ids().iter().map(String::as_str)),
+            });
+        }
+        let kept = self.previous_root().join(id);
+        if !crate::fsutil::is_real_dir(&kept) || !kept.join("pack.yaml").is_file() {
+            return Err(PackError::Refused(format!(
+                "no earlier version of '{id}' is kept: one is kept when an update or `pack install --replace` replaces a version (`tokensmith pack install {id}@=VERSION` installs any version an index has)"
+            )));
+        }
+        let back = super::manifest(&kept)?;
+        if back.id() != id {
+            return Err(PackError::Refused(format!(
+                "{} holds the pack '{}', not '{id}'; nothing was changed",
+                crate::fsutil::shown(&kept),
+                back.id()
+            )));
+        }
+        let now = super::manifest(&live)
+            .map(|p| p.version.to_string())
+            .unwrap_or_else(|_| "an unreadable version".into());
+        let old = self.root.join(format!("{OLD}{id}"));
+        std::fs::rename(&live, &old)
+            .map_err(|e| PackError::from_io(format!("move '{id}' aside"), e))?;
+        if let Err(e) = std::fs::rename(&kept, &live) {
+            let _ = std::fs::rename(&old, &live);
+            return Err(PackError::from_io(
+                format!("move the kept version of '{id}' into place"),
+                e,
+            ));
+        }
+        crate::fsutil::sync_dir(&self.root).map_err(|e| {
+            PackError::from_io(format!("flush {}", crate::fsutil::shown(&self.root)), e)
+        })?;
+        self.keep_previous(id, &old).map_err(|e| {
+            PackError::from_io(format!("keep {id} {now} as the previous version"), e)
+        })?;
+        Ok((now, back.version.to_string()))
     }
 
     /// Move the installed pack `id` aside to `packs-removed/ID` (or `ID.2`, …): it stops

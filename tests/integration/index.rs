@@ -12,11 +12,11 @@ use std::process::Output;
 use crate::support::{root, tokensmith};
 
 /// A world of folders: pack sources, an index, an author's and a player's profiles.
-struct World {
+pub(crate) struct World {
     dir: tempfile::TempDir,
 }
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -25,23 +25,29 @@ fn text(o: &Output) -> String {
 }
 
 impl World {
-    fn new() -> World {
+    pub(crate) fn new() -> World {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         std::fs::create_dir_all(dir.path().join("empty")).unwrap_or_else(|e| panic!("{e}"));
         World { dir }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// Run the binary with base content, `mods` as the mods folder and `profile`.
-    fn run(&self, mods: &str, profile: &str, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, mods: &str, profile: &str, args: &[&str]) -> Output {
         self.run_in(mods, profile, args, &[])
     }
 
     /// Run the binary with base content, `mods`, `profile` and `envs` set.
-    fn run_in(&self, mods: &str, profile: &str, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    pub(crate) fn run_in(
+        &self,
+        mods: &str,
+        profile: &str,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Output {
         let content = root().join("content");
         let mut all: Vec<String> = vec![
             "--content".into(),
@@ -58,8 +64,26 @@ impl World {
             .unwrap_or_else(|e| panic!("the binary runs: {e}"))
     }
 
+    /// Start the binary as the player `who` (no mods) without waiting for it.
+    pub(crate) fn player_spawn(&self, who: &str, args: &[&str]) -> std::process::Child {
+        let mut all: Vec<String> = vec![
+            "--content".into(),
+            root().join("content").to_string_lossy().into_owned(),
+            "--mods".into(),
+            self.path("empty").to_string_lossy().into_owned(),
+            "--profile".into(),
+            self.path(who).to_string_lossy().into_owned(),
+        ];
+        all.extend(args.iter().map(|a| (*a).to_string()));
+        tokensmith(&all)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("the binary runs: {e}"))
+    }
+
     /// Run as the author (who has the packs' sources as mods), expecting success.
-    fn author(&self, args: &[&str]) -> String {
+    pub(crate) fn author(&self, args: &[&str]) -> String {
         let out = self.run("src", "author", args);
         let t = text(&out);
         assert!(out.status.success(), "{args:?}: {t}");
@@ -67,12 +91,12 @@ impl World {
     }
 
     /// Run as the player `who` (no mods).
-    fn player(&self, who: &str, args: &[&str]) -> Output {
+    pub(crate) fn player(&self, who: &str, args: &[&str]) -> Output {
         self.run("empty", who, args)
     }
 
     /// Write a pack source `id` at `version` requiring base and `requires`.
-    fn pack(&self, id: &str, version: &str, requires: &[(&str, &str)], card_value: u32) {
+    pub(crate) fn pack(&self, id: &str, version: &str, requires: &[(&str, &str)], card_value: u32) {
         let mut manifest = format!(
             "id: {id}\nname: {id} pack\nversion: {version}\ndescription: Tokens of {id}, for searching.\nrequires:\n  - {{ id: base, version: \"^1\" }}\n"
         );
@@ -89,7 +113,7 @@ impl World {
     }
 
     /// `pack publish` of the source of `id` into `index`, signed by `profile`'s key.
-    fn publish_as(&self, profile: &str, id: &str, index: &str) -> Output {
+    pub(crate) fn publish_as(&self, profile: &str, id: &str, index: &str) -> Output {
         let dir = self.path(&format!("src/{id}"));
         let index = self.path(index);
         self.run(
@@ -106,14 +130,14 @@ impl World {
     }
 
     /// The author publishes `id` into `index`, expecting success.
-    fn publish(&self, id: &str, index: &str) -> String {
+    pub(crate) fn publish(&self, id: &str, index: &str) -> String {
         let out = self.publish_as("author", id, index);
         let t = text(&out);
         assert!(out.status.success(), "publishing {id}: {t}");
         t
     }
 
-    fn installed(&self, who: &str) -> Vec<String> {
+    pub(crate) fn installed(&self, who: &str) -> Vec<String> {
         let dir = self.path(&format!("{who}/packs"));
         let mut ids: Vec<String> = std::fs::read_dir(dir)
             .map(|d| {
@@ -128,7 +152,7 @@ impl World {
     }
 
     /// A player `who` with `index` listed as `main`.
-    fn player_with(&self, who: &str, index: &str) {
+    pub(crate) fn player_with(&self, who: &str, index: &str) {
         let out = self.player(
             who,
             &["index", "add", "main", &self.path(index).to_string_lossy()],
@@ -137,7 +161,7 @@ impl World {
     }
 
     /// `pack install ARGS` by `who`, expected refused with `needle`; nothing installed.
-    fn refused(&self, who: &str, args: &[&str], needle: &str) {
+    pub(crate) fn refused(&self, who: &str, args: &[&str], needle: &str) {
         let mut all = vec!["pack", "install"];
         all.extend(args);
         let out = self.player(who, &all);
@@ -150,14 +174,34 @@ impl World {
         );
     }
 
-    /// A copy of the index folder `from` as `to`, changed by `change`.
-    fn copy_index(&self, from: &str, to: &str, change: impl FnOnce(&Path)) {
+    /// A copy of the index folder `from` as `to`, changed by `change`, and signed again
+    /// by its owner (the author): what a host who also owns the index could serve, so
+    /// what is left to refuse it is the authors' own signatures.
+    pub(crate) fn copy_index(&self, from: &str, to: &str, change: impl FnOnce(&Path)) {
+        self.copy_index_unsigned(from, to, change);
+        self.sign_index(to);
+    }
+
+    /// A copy of the index folder `from` as `to`, changed by `change`, not signed again.
+    pub(crate) fn copy_index_unsigned(&self, from: &str, to: &str, change: impl FnOnce(&Path)) {
         crate::support::copy_tree(&self.path(from), &self.path(to));
         change(&self.path(to));
     }
+
+    /// The index owner (the author) signs a new snapshot and timestamp of `index`.
+    pub(crate) fn sign_index(&self, index: &str) {
+        let key = self.author_key();
+        tokensmith::index::fresh::sign(&self.path(index), &key, 14)
+            .unwrap_or_else(|e| panic!("signing {index}: {e}"));
+    }
+
+    /// The author's signing key.
+    pub(crate) fn author_key(&self) -> ed25519_dalek::SigningKey {
+        tokensmith::index::keys::author_key(&self.path("author")).unwrap_or_else(|e| panic!("{e}"))
+    }
 }
 
-fn edit_json(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+pub(crate) fn edit_json(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
     let mut value: serde_json::Value =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
@@ -171,7 +215,7 @@ fn edit_json(path: &Path, change: impl FnOnce(&mut serde_json::Value)) {
 
 /// An author with a key who published `alpha 1.0.0` and `beta 1.0.0` (requiring alpha ^1)
 /// into `index`.
-fn published() -> World {
+pub(crate) fn published() -> World {
     let w = World::new();
     w.author(&["key", "new"]);
     w.pack("alpha", "1.0.0", &[], 1);
@@ -345,8 +389,13 @@ fn tampered_archives_and_entries_are_refused_before_anything_is_installed() {
                 .unwrap_or_else(|e| panic!("{e}"));
         }
     });
-    w.player_with("p6", "rekeyed");
-    w.refused("p6", &["alpha"], "is not the key");
+    // The owner's key is among them: the index is refused as it is added.
+    let out = w.player(
+        "p6",
+        &["index", "add", "main", &w.path("rekeyed").to_string_lossy()],
+    );
+    assert!(!out.status.success());
+    assert!(text(&out).contains("is not the key"), "{}", text(&out));
 }
 
 #[test]
@@ -421,9 +470,16 @@ fn hostile_indexes_and_impossible_requirements_are_refused() {
     w.player_with("p2", "escape");
     w.refused("p2", &["alpha"], "must be 'archives/alpha-1.0.0.zip'");
 
-    // Requirements in a cycle (written by hand: `pack publish` validates, and a cycle
-    // never loads), and ones no version meets. The plan refuses them before any entry's
-    // signature is even read.
+    // Requirements in a cycle (written by hand and signed: `pack publish` validates, and
+    // a cycle never loads), and ones no version meets. The plan refuses them before any
+    // archive is read.
+    let key = w.author_key();
+    let sign = |v: &mut serde_json::Value, id: &str, i: usize| {
+        let entry: tokensmith::index::Entry =
+            serde_json::from_value(v["versions"][i].clone()).unwrap_or_else(|e| panic!("{e}"));
+        v["versions"][i]["signature"] =
+            serde_json::json!(tokensmith::index::keys::sign(&key, &entry.message(id)));
+    };
     w.copy_index("index", "cycle", |dir| {
         edit_json(&dir.join("packs/alpha.json"), |v| {
             let mut two = v["versions"][0].clone();
@@ -433,9 +489,11 @@ fn hostile_indexes_and_impossible_requirements_are_refused() {
             if let Some(list) = v["versions"].as_array_mut() {
                 list.push(two);
             }
+            sign(v, "alpha", 1);
         });
         edit_json(&dir.join("packs/beta.json"), |v| {
             v["versions"][0]["requires"] = serde_json::json!([{ "id": "alpha", "version": "*" }]);
+            sign(v, "beta", 0);
         });
     });
     w.player_with("p3", "cycle");
@@ -452,7 +510,7 @@ fn hostile_indexes_and_impossible_requirements_are_refused() {
     w.refused(
         "p3",
         &["alpha@^3"],
-        "no index has a version of 'alpha' matching ^3: 'main' has 1.0.0, 2.0.0",
+        "no index has a version of 'alpha' matching ^3 that is not yanked: 'main' has 1.0.0, 2.0.0",
     );
 }
 
@@ -653,7 +711,25 @@ fn an_index_over_http_installs_revalidates_with_headers_only_and_refuses_slow_or
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     let t = text(&out);
     assert!(!out.status.success(), "{t}");
-    assert!(t.contains("the server took longer than"), "{t}");
+    assert!(
+        t.contains("slower than the 4 KiB/s a transfer must keep; given up"),
+        "{t}"
+    );
+    // The command's overall deadline, whatever each transfer's own.
+    let started = std::time::Instant::now();
+    let out = w.run_in(
+        "empty",
+        "p4",
+        &["index", "add", "slow", &hostile.url("slow/")],
+        &[("TOKENSMITH_INDEX_DEADLINE_MS", "1500")],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(
+        t.contains("the command's reads of indexes took longer than its 1 s in all"),
+        "{t}"
+    );
     let out = w.player("p3", &["index", "add", "loop", &hostile.url("loop/")]);
     let t = text(&out);
     assert!(!out.status.success(), "{t}");

@@ -10,6 +10,9 @@
 //! - `docs`: every command line the README and docs show is one the binary accepts.
 //! - `index`: pack indexes end to end (publish, search, install with requirements,
 //!   update, yank) and the attacks on what an index holds.
+//! - `index_trust`: what an index install promises, attacked: archives that are not their
+//!   signed entry, raced and killed installs, wide plans, links, old, frozen and mixed
+//!   listings, unsigned yanks; downgrade, rollback and key moves.
 //! - `lua_docs`: every Lua example in docs/lua.md runs and does what the page says.
 //! - `lan_host`: the LAN host attacked for exhaustion and concurrency (abandoned games,
 //!   connection slots, allocation, `--games`, a failing game, discovery floods, the AI's
@@ -52,6 +55,7 @@ mod docs;
 mod editor;
 mod hostile_packs;
 mod index;
+mod index_trust;
 mod lan;
 mod lan_host;
 mod layers;
