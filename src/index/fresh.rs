@@ -503,7 +503,7 @@ mod tests {
     fn dates_are_civil_utc() {
         assert_eq!(date(0), "1970-01-01 00:00 UTC");
         assert_eq!(date(951_782_400), "2000-02-29 00:00 UTC");
-        assert_eq!(date(1_795_000_000), "2026-11-18 10:26 UTC");
+        assert_eq!(date(1_795_000_000), "2026-11-18 11:06 UTC");
     }
 
     #[test]
