@@ -517,14 +517,14 @@ fn hostile_indexes_and_impossible_requirements_are_refused() {
 /// A loopback HTTP server over an index folder, for the tests only: files by path (with
 /// an ETag; `If-None-Match` answered 304), `/slow/…` sends a byte a second, `/loop/…`
 /// redirects to itself. It counts the body bytes it sent and stops when dropped.
-struct Server {
+pub(crate) struct Server {
     port: u16,
     sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Server {
-    fn new(dir: &Path) -> Server {
+    pub(crate) fn new(dir: &Path) -> Server {
         use std::sync::Arc;
         use std::sync::atomic::{AtomicBool, AtomicU64};
         let listener =
@@ -554,7 +554,7 @@ impl Server {
         Server { port, sent, stop }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}/{path}", self.port)
     }
 

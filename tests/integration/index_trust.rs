@@ -594,3 +594,94 @@ fn a_key_move_signed_by_the_pinned_key_is_followed_and_revoked_keys_are_refused(
     );
     let _ = new_id;
 }
+
+#[test]
+fn an_index_over_http_that_rolls_back_is_refused() {
+    let w = published();
+    let server = crate::index::Server::new(&w.path("index"));
+    let out = w.player("player", &["index", "add", "web", &server.url("")]);
+    assert!(out.status.success(), "{}", text(&out));
+    w.copy_index_unsigned("index", "old", |_| {});
+    w.pack("alpha", "1.1.0", &[], 1);
+    w.publish("alpha", "index");
+    let out = w.player("player", &["pack", "search", "alpha"]);
+    assert!(text(&out).contains("alpha 1.1.0"), "{}", text(&out));
+    // The server now sends the older, validly signed files.
+    for f in [
+        "summary.json",
+        "snapshot.json",
+        "timestamp.json",
+        "packs/alpha.json",
+    ] {
+        std::fs::copy(w.path(&format!("old/{f}")), w.path(&format!("index/{f}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let out = w.player("player", &["pack", "install", "alpha"]);
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("a rollback"), "{t}");
+    assert!(w.installed("player").is_empty());
+}
+
+#[cfg(feature = "client")]
+#[test]
+fn the_browse_tab_marks_a_yanked_installed_version_and_goes_to_the_way_out() {
+    use egui_kittest::kittest::Queryable as _;
+    use tokensmith::app::mods::Packs;
+    use tokensmith::app::{App, Library};
+    use tokensmith::packs::{PackSet, set::Folders};
+
+    let w = published();
+    w.player_with("player", "index");
+    let out = w.player("player", &["pack", "install", "alpha"]);
+    assert!(out.status.success(), "{}", text(&out));
+    w.pack("alpha", "1.1.0", &[], 1);
+    w.publish("alpha", "index");
+    w.author(&[
+        "pack",
+        "yank",
+        "alpha@1.0.0",
+        "--index",
+        &w.path("index").to_string_lossy(),
+    ]);
+    let profile_dir = w.path("player");
+    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
+    let packs = Packs {
+        folders: Folders {
+            content: crate::support::root().join("content"),
+            mods: w.path("empty"),
+            installed: Some(profile_dir.join("packs")),
+        },
+        set: PackSet::open(&profile_dir),
+        profile: Some(profile_dir.clone()),
+    };
+    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let mut h = crate::client::harness_for(app);
+    h.run();
+    h.get_by_label("Mods").click();
+    h.run();
+    h.get_by_label("Browse").click();
+    h.run();
+    h.get_by_label("index search").type_text("alpha");
+    h.run();
+    h.get_by_label("Search").click();
+    let ready = |label: &'static str| {
+        move |h: &egui_kittest::Harness<'_, App>| h.query_by_label_contains(label).is_some()
+    };
+    crate::client::run_until(&mut h, "the search", ready("alpha  1.1.0"));
+    h.get_by_label_contains("alpha  1.1.0").click();
+    crate::client::run_until(
+        &mut h,
+        "the pack's versions",
+        ready("is yanked by its author"),
+    );
+    assert!(
+        h.query_by_label_contains("1.0.0 is yanked by its author")
+            .is_some()
+    );
+    h.get_by_label("Go to 1.1.0").click();
+    crate::client::run_until(&mut h, "the install", ready("Installed: 1.1.0"));
+    let manifest =
+        std::fs::read_to_string(w.path("player/packs/alpha/pack.yaml")).unwrap_or_default();
+    assert!(manifest.contains("version: 1.1.0"), "{manifest}");
+}
