@@ -214,8 +214,11 @@ fn yanked_way_out(sel: &Selected) -> Option<(String, Option<String>)> {
                 .max_by_key(|e| e.semver())
                 .map(|e| e.version.clone());
             let text = match &to {
+                Some(v) if semver::Version::parse(v).is_ok_and(|v| v > installed) => format!(
+                    "{installed} is yanked by its author: it should not be played. Update to {v}, its newest version that is not."
+                ),
                 Some(v) => format!(
-                    "{installed} is yanked by its author: it should not be played. Go to {v}, its newest version that is not."
+                    "{installed} is yanked by its author: it should not be played. Go back to {v}, its newest version that is not."
                 ),
                 None => format!(
                     "{installed} is yanked by its author, and so is every version: turn it off or remove it in the Installed tab."
@@ -384,10 +387,16 @@ impl Browse {
         };
         if let Some(way_out) = yanked_way_out(sel) {
             ui.colored_label(theme::DANGER, &way_out.0);
-            if let Some(to) = way_out.1
-                && ui
-                    .add_enabled(idle, egui::Button::new(format!("Go to {to}")))
-                    .clicked()
+            // A newer way out is the Update button's; an older one gets its own.
+            if let Some(to) = way_out.1.filter(|to| {
+                semver::Version::parse(to).ok()
+                    < sel
+                        .installed
+                        .as_deref()
+                        .and_then(|v| semver::Version::parse(v).ok())
+            }) && ui
+                .add_enabled(idle, egui::Button::new(format!("Go back to {to}")))
+                .clicked()
             {
                 let (owned, spec) = (Owned::of(packs), format!("{id}@{to}"));
                 start = Some((

@@ -637,10 +637,12 @@ fn the_browse_tab_marks_a_yanked_installed_version_and_goes_to_the_way_out() {
     assert!(out.status.success(), "{}", text(&out));
     w.pack("alpha", "1.1.0", &[], 1);
     w.publish("alpha", "index");
+    let out = w.player("player", &["pack", "update", "alpha"]);
+    assert!(out.status.success(), "{}", text(&out));
     w.author(&[
         "pack",
         "yank",
-        "alpha@1.0.0",
+        "alpha@1.1.0",
         "--index",
         &w.path("index").to_string_lossy(),
     ]);
@@ -668,20 +670,20 @@ fn the_browse_tab_marks_a_yanked_installed_version_and_goes_to_the_way_out() {
     let ready = |label: &'static str| {
         move |h: &egui_kittest::Harness<'_, App>| h.query_by_label_contains(label).is_some()
     };
-    crate::client::run_until(&mut h, "the search", ready("alpha  1.1.0"));
-    h.get_by_label_contains("alpha  1.1.0").click();
+    crate::client::run_until(&mut h, "the search", ready("alpha  1.0.0"));
+    h.get_by_label_contains("alpha  1.0.0").click();
     crate::client::run_until(
         &mut h,
         "the pack's versions",
         ready("is yanked by its author"),
     );
     assert!(
-        h.query_by_label_contains("1.0.0 is yanked by its author")
+        h.query_by_label_contains("1.1.0 is yanked by its author")
             .is_some()
     );
-    h.get_by_label("Go to 1.1.0").click();
-    crate::client::run_until(&mut h, "the install", ready("Installed: 1.1.0"));
+    h.get_by_label("Go back to 1.0.0").click();
+    crate::client::run_until(&mut h, "the install", ready("Installed: 1.0.0"));
     let manifest =
         std::fs::read_to_string(w.path("player/packs/alpha/pack.yaml")).unwrap_or_default();
-    assert!(manifest.contains("version: 1.1.0"), "{manifest}");
+    assert!(manifest.contains("version: 1.0.0"), "{manifest}");
 }
