@@ -456,7 +456,7 @@ pub fn install(
     for spec in specs {
         wants.push(player::want(spec)?);
     }
-    let plan = player::plan(&indexes, folders, &wants, update)?;
+    let plan = player::plan(&indexes, folders, &wants, update).map_err(nothing_installed)?;
     for n in &plan.notes {
         writeln!(out, "{n}")?;
     }
@@ -470,9 +470,10 @@ pub fn install(
     for line in plan.lines() {
         writeln!(out, "  {line}")?;
     }
-    let pins = keys::Pins::open(dir)?;
+    let pins = keys::Pins::open(dir).map_err(nothing_installed)?;
     let temp = tempfile::tempdir().context("make a temporary folder for the archives")?;
-    let fetched = player::fetch(&plan, &pins, accept_new_key, temp.path())?;
+    let fetched =
+        player::fetch(&plan, &pins, accept_new_key, temp.path()).map_err(nothing_installed)?;
     let done = player::install(dir, &store, &fetched, folders, accept_new_key)?;
     for line in &done {
         writeln!(out, "{line}")?;
@@ -491,6 +492,17 @@ pub fn install(
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `e`, a refusal before anything was installed, saying so (every refusal of an install
+/// ends with what became of the profile).
+fn nothing_installed(e: crate::index::IndexError) -> anyhow::Error {
+    let text = e.to_string();
+    if text.contains("nothing was installed") {
+        anyhow::Error::new(e)
+    } else {
+        anyhow::anyhow!("{text}; nothing was installed")
+    }
 }
 
 /// `pack outdated [--json]`.
