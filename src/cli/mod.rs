@@ -21,6 +21,7 @@ mod lan;
 mod list;
 mod new_pack;
 mod pack;
+mod packset;
 mod replay;
 mod scenarios;
 mod schema;
@@ -240,6 +241,11 @@ fn pack_command(ctx: &Context, command: &PackCommand) -> anyhow::Result<ExitCode
             expires_days,
         } => index::yank_pack(ctx, pack, index, *undo, *expires_days),
         PackCommand::Rollback { id } => index::rollback(ctx, id),
+        PackCommand::Lock { out } => packset::lock(ctx, out.as_deref()),
+        PackCommand::Sync { file } => packset::sync(ctx, file),
+        PackCommand::Why { id } => packset::why(ctx, id),
+        PackCommand::Tree => packset::tree(ctx),
+        PackCommand::Orphans { remove } => packset::orphans(ctx, *remove),
         PackCommand::Search { words, json } => index::search(ctx, words, *json),
         PackCommand::Outdated { json } => index::outdated(ctx, *json),
         PackCommand::Update {

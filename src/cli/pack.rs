@@ -79,6 +79,35 @@ pub enum PackCommand {
               value_parser = clap::value_parser!(u64).range(1..=crate::index::fresh::MAX_EXPIRY_DAYS))]
         expires_days: u64,
     },
+    /// Write the packs that play, exactly (id, version, content hash, the index and key
+    /// each came from, the load order), as a lock file another profile can `pack sync`.
+    Lock {
+        /// Where to write it (default: print it).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Make this profile's packs match a lock file: install its exact versions from the
+    /// listed indexes (every check of `pack install`, and each content hash the lock's),
+    /// then enable, disable and order. Prints the plan first; nothing changes if a step
+    /// would fail.
+    Sync {
+        /// The lock file (`pack lock` writes one).
+        file: PathBuf,
+    },
+    /// Which enabled packs require a pack, and through what.
+    Why {
+        /// The pack's id.
+        id: String,
+    },
+    /// The packs that play and what each requires, as a tree.
+    Tree,
+    /// Installed packs that nothing enabled requires and that were installed only as a
+    /// requirement; `--remove` moves them to `packs-removed/`.
+    Orphans {
+        /// Remove them.
+        #[arg(long)]
+        remove: bool,
+    },
     /// Put back the version of an installed pack that its last update, downgrade or
     /// replace took out (kept in `PROFILE/packs-previous`); a second rollback undoes it.
     Rollback {

@@ -144,12 +144,32 @@ pub fn verify(key: &VerifyingKey, message: &[u8], signature: &str) -> Result<(),
         .map_err(SignatureError::Mismatch)
 }
 
-/// The key each installed pack id was first signed with (`PROFILE/index-pins.json`).
+/// The key each installed pack id was first signed with (`PROFILE/index-pins.json`),
+/// and where each pack installed from an index came from.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pins {
     /// Pack id → public key in hex.
     pub packs: BTreeMap<String, String>,
+    /// Pack id → the index it was last installed from (written with its pin).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub origins: BTreeMap<String, Origin>,
+}
+
+/// Where an installed pack came from: what a lock file records, and what `pack orphans`
+/// reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Origin {
+    /// The index's name in this profile.
+    pub index: String,
+    /// Its folder or web address.
+    pub location: String,
+    /// The id of the key that signed the installed version.
+    pub key: String,
+    /// Whether it was installed only because another pack required it.
+    #[serde(default)]
+    pub requirement: bool,
 }
 
 /// The most pins a profile keeps.

@@ -160,6 +160,8 @@ fn cache_dir(profile: &Path, name: &str) -> PathBuf {
 pub struct Opened {
     /// Its name.
     pub name: String,
+    /// Its folder or web address, as the profile lists it.
+    pub location: String,
     /// Where its files are read from (the listing files read are copied into the
     /// profile as they are read).
     loc: super::Location,
@@ -267,6 +269,7 @@ impl Opened {
         Ok((
             Opened {
                 name: name.clone(),
+                location: source.location.clone(),
                 loc,
                 offline,
                 snapshot,
@@ -993,13 +996,26 @@ pub fn install(
                 Some(k) => pins.packs.insert(id.to_string(), k.clone()),
                 None => pins.packs.remove(id),
             };
+            match before.origins.get(id) {
+                Some(o) => pins.origins.insert(id.to_string(), o.clone()),
+                None => pins.origins.remove(id),
+            };
         }
         let _ = pins.save(profile);
     };
     for f in fetched {
         let step = &f.step;
-        if pins.packs.get(&step.id) != Some(&f.key) {
+        let origin = keys::Origin {
+            index: step.index.name.clone(),
+            location: step.index.location.clone(),
+            key: step.entry.key.clone(),
+            // Asked for by name now, or before: never an orphan.
+            requirement: step.required_by.is_some()
+                && pins.origins.get(&step.id).is_none_or(|o| o.requirement),
+        };
+        if pins.packs.get(&step.id) != Some(&f.key) || pins.origins.get(&step.id) != Some(&origin) {
             pins.packs.insert(step.id.clone(), f.key.clone());
+            pins.origins.insert(step.id.clone(), origin);
             if let Err(e) = pins.save(profile) {
                 undo(&new_ids, &step.id, &mut pins);
                 return Err(e);

@@ -10,6 +10,7 @@
 
 pub mod archive;
 pub mod conflicts;
+pub mod deps;
 pub mod set;
 pub mod store;
 mod zipcheck;

@@ -217,6 +217,11 @@ impl PackSet {
     pub fn set_order(&mut self, ids: Vec<String>) {
         self.order = ids;
     }
+
+    /// Set the whole enabled set (a lock file's `pack sync`).
+    pub fn set_enabled(&mut self, ids: impl IntoIterator<Item = String>) {
+        self.enabled = ids.into_iter().collect();
+    }
 }
 
 enum Parse {

@@ -10,6 +10,8 @@
 //! - `docs`: every command line the README and docs show is one the binary accepts.
 //! - `index`: pack indexes end to end (publish, search, install with requirements,
 //!   update, yank) and the attacks on what an index holds.
+//! - `packsets`: lock files shared and synced exactly, hostile lock files, `pack why`,
+//!   `pack tree` and `pack orphans`.
 //! - `index_trust`: what an index install promises, attacked: archives that are not their
 //!   signed entry, raced and killed installs, wide plans, links, old, frozen and mixed
 //!   listings, unsigned yanks; downgrade, rollback and key moves.
@@ -64,6 +66,7 @@ mod lua_docs;
 mod newcomer;
 mod pack_life;
 mod packs;
+mod packsets;
 mod profile;
 mod properties;
 mod reload;
