@@ -438,7 +438,7 @@ fn sign_revoking(
     snapshot.signature = keys::sign(key, &snapshot.message());
     let bytes = serde_json::to_vec_pretty(&snapshot)
         .map_err(|e| IndexError::io("write the snapshot", std::io::Error::other(e)))?;
-    super::publish::write(root, "snapshot.json", &bytes)?;
+    super::write_file(root, "snapshot.json", &bytes)?;
     let timestamp = renew(root, key, days)?;
     Ok((snapshot, timestamp))
 }
@@ -471,7 +471,7 @@ pub fn renew(root: &Path, key: &SigningKey, days: u64) -> Result<Timestamp, Inde
     timestamp.signature = keys::sign(key, &timestamp.message());
     let bytes = serde_json::to_vec_pretty(&timestamp)
         .map_err(|e| IndexError::io("write the timestamp", std::io::Error::other(e)))?;
-    super::publish::write(root, "timestamp.json", &bytes)?;
+    super::write_file(root, "timestamp.json", &bytes)?;
     Ok(timestamp)
 }
 

@@ -447,6 +447,31 @@ impl Location {
     }
 }
 
+/// The folders of an index that files are written into.
+pub(crate) const INDEX_FOLDERS: [&str; 3] = ["packs", "archives", "keys"];
+
+/// Write `rel` of the index folder `root` atomically. Its folder (one of [`INDEX_FOLDERS`],
+/// or the root) must be a real folder, not a link, and so must be the file if it is
+/// there: a link would make a publish write outside the index.
+pub(crate) fn write_file(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), IndexError> {
+    let path = root.join(rel);
+    if let Some((folder, _)) = rel.split_once('/') {
+        crate::fsutil::make_profile_dir(&root.join(folder)).map_err(|e| {
+            IndexError::Refused(format!(
+                "{e}; an index folder's packs/, archives/ and keys/ must be real folders inside it (nothing was written)"
+            ))
+        })?;
+    }
+    if crate::fsutil::is_link(&path) {
+        return Err(IndexError::Refused(format!(
+            "{} is a link; an index's files must be real files inside it (nothing was written)",
+            crate::fsutil::shown(&path)
+        )));
+    }
+    crate::fsutil::write_atomic(&path, bytes)
+        .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))
+}
+
 /// Whether `text` is a web address.
 #[must_use]
 pub fn is_web(text: &str) -> bool {

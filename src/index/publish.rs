@@ -5,6 +5,7 @@ use std::path::Path;
 
 use ed25519_dalek::SigningKey;
 
+use super::write_file as write;
 use super::{CAPS, Entry, IndexError, IndexFile, PackFile, Requires, Summary, SummaryFile, keys};
 
 /// What [`publish`] did.
@@ -53,35 +54,10 @@ pub struct Release<'a> {
     pub requires: Vec<Requires>,
 }
 
-/// The folders of an index that files are written into.
-const FOLDERS: [&str; 3] = ["packs", "archives", "keys"];
-
-/// Write `rel` of the index folder `root` atomically. Its folder (one of [`FOLDERS`],
-/// or the root) must be a real folder, not a link, and so must be the file if it is
-/// there: a link would make a publish write outside the index.
-pub(super) fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), IndexError> {
-    let path = root.join(rel);
-    if let Some((folder, _)) = rel.split_once('/') {
-        crate::fsutil::make_profile_dir(&root.join(folder)).map_err(|e| {
-            IndexError::Refused(format!(
-                "{e}; an index folder's packs/, archives/ and keys/ must be real folders inside it (nothing was written)"
-            ))
-        })?;
-    }
-    if crate::fsutil::is_link(&path) {
-        return Err(IndexError::Refused(format!(
-            "{} is a link; an index's files must be real files inside it (nothing was written)",
-            crate::fsutil::shown(&path)
-        )));
-    }
-    crate::fsutil::write_atomic(&path, bytes)
-        .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))
-}
-
 /// Refuse an index folder whose listing folders or files are links, before anything is
 /// written.
 fn refuse_links(root: &Path) -> Result<(), IndexError> {
-    for folder in FOLDERS {
+    for folder in super::INDEX_FOLDERS {
         crate::fsutil::check_profile_dir(&root.join(folder)).map_err(|e| {
             IndexError::Refused(format!(
                 "{e}; an index folder's packs/, archives/ and keys/ must be real folders inside it (nothing was written)"
