@@ -244,6 +244,7 @@ fn pack_command(ctx: &Context, command: &PackCommand) -> anyhow::Result<ExitCode
         PackCommand::Lock { out } => packset::lock(ctx, out.as_deref()),
         PackCommand::Sync { file } => packset::sync(ctx, file),
         PackCommand::Why { id } => packset::why(ctx, id),
+        PackCommand::Bisect { replay, good } => packset::bisect(ctx, replay.as_deref(), good),
         PackCommand::Tree => packset::tree(ctx),
         PackCommand::Orphans { remove } => packset::orphans(ctx, *remove),
         PackCommand::Search { words, json } => index::search(ctx, words, *json),

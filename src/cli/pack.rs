@@ -94,6 +94,18 @@ pub enum PackCommand {
         /// The lock file (`pack lock` writes one).
         file: PathBuf,
     },
+    /// Find the enabled pack that breaks something: the packs that play are added in
+    /// their load order to the good set (base content, and `--good` packs) and a binary
+    /// search finds the first whose set fails: `validate` has errors (the default), or
+    /// `--replay FILE` plays differently. At most ⌈log2 n⌉ + 1 runs, each printed.
+    Bisect {
+        /// A replay that plays as saved with the good set and differently with yours.
+        #[arg(long, value_name = "FILE")]
+        replay: Option<PathBuf>,
+        /// Packs known good, with the base content (comma-separated).
+        #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
+        good: Vec<String>,
+    },
     /// Which enabled packs require a pack, and through what.
     Why {
         /// The pack's id.

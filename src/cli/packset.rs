@@ -187,3 +187,133 @@ pub fn orphans(ctx: &Context, remove: bool) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `pack bisect [--replay FILE] [--good ID,...]`.
+pub fn bisect(ctx: &Context, replay: Option<&Path>, good: &[String]) -> anyhow::Result<ExitCode> {
+    let folders = ctx.pack_folders();
+    let set = ctx.profile_dir().map(PackSet::open).unwrap_or_default();
+    let replay = replay
+        .map(|f| crate::replay::read(f).map(|r| (f, r)))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The packs that play, in their load order, less the good ones.
+    let all = crate::content::load(&crate::packs::set::load_options(
+        folders,
+        &crate::packs::Selection::Set(set.clone()),
+    ));
+    let graph = Graph::of(folders);
+    let candidates: Vec<(String, String)> = all
+        .packs
+        .iter()
+        .filter(|p| {
+            !good.contains(&p.id)
+                && graph
+                    .packs
+                    .get(&p.id)
+                    .is_some_and(|(_, source, _)| *source != crate::packs::PackSource::Base)
+        })
+        .map(|p| (p.id.clone(), p.version.to_string()))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    if candidates.is_empty() {
+        writeln!(
+            out,
+            "no pack to bisect: only base content and the good packs play"
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut runs = 0usize;
+    let mut run = |k: usize, out: &mut std::io::StdoutLock<'_>| -> anyhow::Result<bool> {
+        runs += 1;
+        let mut ids: Vec<String> = good.to_vec();
+        ids.extend(candidates[..k].iter().map(|(id, _)| id.clone()));
+        let options = crate::packs::set::load_options(
+            folders,
+            &crate::packs::Selection::Set(PackSet::only(&ids)),
+        );
+        let (fails, why) = match &replay {
+            None => {
+                let loaded = crate::content::load(&options);
+                let errors = loaded
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.severity == crate::content::Severity::Error)
+                    .count();
+                (errors > 0, format!("{errors} error(s)"))
+            }
+            Some((file, r)) => replay_fails(&options, r, file)?,
+        };
+        let last = candidates[..k].last().map_or("", |(id, _)| id.as_str());
+        writeln!(
+            out,
+            "run {runs}: {k} of {} packs (up to {last}): {}",
+            candidates.len(),
+            if fails {
+                format!("fails ({why})")
+            } else {
+                format!("passes ({why})")
+            }
+        )?;
+        Ok(fails)
+    };
+    let mut error = None;
+    let found = crate::packs::deps::bisect(candidates.len(), |k| match run(k, &mut out) {
+        Ok(f) => f,
+        Err(e) => {
+            error.get_or_insert(e);
+            false
+        }
+    });
+    if let Some(e) = error {
+        return Err(e);
+    }
+    match found {
+        None => {
+            writeln!(
+                out,
+                "every pack that plays passes: nothing to find ({})",
+                if replay.is_some() {
+                    "the replay plays as saved"
+                } else {
+                    "validate finds no error"
+                }
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(k) => {
+            let (id, version) = &candidates[k - 1];
+            writeln!(
+                out,
+                "the first pack whose set fails: {id} {version} (after {runs} runs; the packs before it in the load order, with the good ones, pass)"
+            )?;
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Whether the replay plays differently under the packs of `options`, and in words.
+fn replay_fails(
+    options: &crate::content::LoadOptions,
+    replay: &crate::replay::Replay,
+    file: &Path,
+) -> anyhow::Result<(bool, String)> {
+    let loaded = crate::script::load(options);
+    let Some(catalog) = loaded.catalog else {
+        return Ok((true, "the packs do not load".into()));
+    };
+    let catalog = std::sync::Arc::new(catalog);
+    let scripts = crate::ai::hooks_for(&catalog);
+    let engine = crate::rules::Engine::new(&catalog, scripts.hooks());
+    let now = crate::replay::stamps(&catalog, &options.folders);
+    match crate::replay::rerun(replay, &engine, &catalog, &now) {
+        Ok(r) if r.same() => Ok((false, "plays as saved".into())),
+        Ok(r) => Ok((
+            true,
+            r.first_difference.as_ref().map_or_else(
+                || "plays differently".into(),
+                |d| format!("move {} differs", d.number),
+            ),
+        )),
+        Err(e) => Ok((true, format!("{}: {e}", crate::fsutil::shown(file)))),
+    }
+}

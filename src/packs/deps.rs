@@ -180,3 +180,46 @@ impl Graph {
             .collect()
     }
 }
+
+/// The first `k` in `1..=n` at which `fails(k)` holds, given that it holds at `n` and not
+/// at 0 and that it stays true once true (a prefix of the load order that breaks stays
+/// broken as packs are added). `fails(n)` is checked first; then a binary search. At most
+/// ⌈log2 n⌉ + 1 calls. `None` when `fails(n)` does not hold.
+pub fn bisect(n: usize, mut fails: impl FnMut(usize) -> bool) -> Option<usize> {
+    if n == 0 || !fails(n) {
+        return None;
+    }
+    // Invariant: `fails(hi)`, and every k <= lo passes (lo = 0 by assumption).
+    let (mut lo, mut hi) = (0usize, n);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fails(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bisect;
+
+    #[test]
+    fn bisect_finds_the_first_failing_prefix_within_its_bound() {
+        for n in 1..=40usize {
+            let bound = usize::BITS - (n - 1).leading_zeros(); // ⌈log2 n⌉
+            for bad in 1..=n {
+                let mut runs = 0;
+                let found = bisect(n, |k| {
+                    runs += 1;
+                    k >= bad
+                });
+                assert_eq!(found, Some(bad), "n {n}, bad {bad}");
+                assert!(runs <= bound as usize + 1, "n {n}: {runs} runs");
+            }
+            assert_eq!(bisect(n, |_| false), None);
+        }
+    }
+}

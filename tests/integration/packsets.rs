@@ -227,3 +227,45 @@ fn why_tree_and_orphans_show_who_needs_what() {
     let out = w.player("player", &["pack", "why", "nothere"]);
     assert!(!out.status.success());
 }
+
+#[test]
+fn bisect_finds_a_planted_breaking_pack_among_sixteen_in_five_runs() {
+    let w = World::new();
+    for i in 0..16 {
+        w.pack(&format!("p{i:02}"), "1.0.0", &[], 1);
+    }
+    // p11 breaks: its card names an ability no pack has (loaded alone it is an error;
+    // the packs before it in the load order are fine).
+    let broken = w.path("src/p11/content.yaml");
+    let text_before = std::fs::read_to_string(&broken).unwrap_or_default();
+    std::fs::write(
+        &broken,
+        text_before.replace(
+            "token: p11_token,",
+            "token: p11_token, ability: no_such_ability,",
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..16 {
+        let out = w.run("src", "bisector", &["pack", "enable", &format!("p{i:02}")]);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let out = w.run("src", "bisector", &["pack", "bisect"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("the first pack whose set fails: p11 1.0.0"),
+        "{t}"
+    );
+    let runs = t.lines().filter(|l| l.starts_with("run ")).count();
+    assert!(runs <= 5, "{runs} runs: {t}");
+    // Known good packs are left out of the search; a set that passes says so.
+    std::fs::write(&broken, text_before).unwrap_or_else(|e| panic!("{e}"));
+    let out = w.run("src", "bisector", &["pack", "bisect", "--good", "p00,p01"]);
+    let t = text(&out);
+    assert!(
+        out.status.success() && t.contains("every pack that plays passes"),
+        "{t}"
+    );
+    assert!(t.contains("of 14 packs"), "{t}");
+}
