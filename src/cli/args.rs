@@ -7,9 +7,11 @@ use std::path::PathBuf;
 /// The options every command takes, before or after its name.
 #[derive(Debug, clap::Args)]
 pub struct Globals {
-    /// Folder with the base content packs.
-    #[arg(long, global = true, default_value = "content", value_name = "DIR")]
-    pub content: PathBuf,
+    /// Folder with the base content packs (default: `content` in the working folder when
+    /// it has the base pack, as in a checkout of the source; else the base content shipped
+    /// with the program).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub content: Option<PathBuf>,
     /// Folder with mod packs (may be missing).
     #[arg(long, global = true, default_value = "mods", value_name = "DIR")]
     pub mods: PathBuf,

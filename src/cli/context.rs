@@ -13,6 +13,34 @@ use crate::content::LoadOptions;
 use crate::packs::{Folders, PackSet, Selection, Store};
 use crate::profile::{Access, Profile, ProfileLock, SavedDeck};
 
+/// The base content folder: `--content` when given; else `content` in the working folder
+/// when it holds the base pack (a checkout of the source, where designers edit it); else
+/// the base content shipped with the program, unpacked once into the platform's cache
+/// folder (or the system's temporary folder when there is none).
+#[must_use]
+pub fn content_folder(given: Option<&Path>) -> PathBuf {
+    if let Some(dir) = given {
+        return dir.to_path_buf();
+    }
+    let here = Path::new("content");
+    if here.join("base").join("pack.yaml").is_file() {
+        return here.to_path_buf();
+    }
+    let cache = directories::ProjectDirs::from("", "", "tokensmith").map_or_else(
+        || std::env::temp_dir().join("tokensmith"),
+        |d| d.cache_dir().to_path_buf(),
+    );
+    crate::content::shipped::unpack(&cache)
+        .or_else(|_| crate::content::shipped::unpack(&std::env::temp_dir().join("tokensmith")))
+        .unwrap_or_else(|e| {
+            eprintln!(
+                "note: the shipped base content cannot be unpacked into {} ({e}); give a content folder with --content DIR",
+                crate::fsutil::shown(&cache)
+            );
+            here.to_path_buf()
+        })
+}
+
 /// One run's context, made once from the options every command takes. What costs a look
 /// at the disk is worked out on first use and kept: the profile's pack store is recovered
 /// and its enabled set read at most once a run, whatever asks for the selection.
@@ -32,7 +60,7 @@ impl<'a> Context<'a> {
     pub fn new(globals: &'a Globals) -> Context<'a> {
         let profile_dir = globals.profile.clone().or_else(Profile::default_dir);
         let folders = Folders {
-            content: globals.content.clone(),
+            content: content_folder(globals.content.as_deref()),
             mods: globals.mods.clone(),
             installed: profile_dir
                 .as_deref()
@@ -46,10 +74,10 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The folder with the base content packs (`--content`).
+    /// The folder with the base content packs (`--content`, else see [`content_folder`]).
     #[must_use]
     pub fn content(&self) -> &Path {
-        &self.globals.content
+        &self.folders.content
     }
 
     /// The folder with mod packs (`--mods`).

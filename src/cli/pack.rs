@@ -411,6 +411,23 @@ pub fn list(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     }
     let loaded = crate::script::load(&set::list_options(folders, &set));
     let listed = set::list(folders, &set, &loaded);
+    if listed.is_empty() {
+        // Nothing to list is never a quiet success: say where packs were looked for.
+        for d in &loaded.diagnostics {
+            eprintln!("{d}");
+        }
+        eprintln!(
+            "error: no pack found: looked in the content folder {}, the mods folder {}{}; give the base content with --content DIR",
+            crate::fsutil::shown(&folders.content),
+            crate::fsutil::shown(&folders.mods),
+            folders
+                .installed
+                .as_deref()
+                .map(|p| format!(" and the installed packs {}", crate::fsutil::shown(p)))
+                .unwrap_or_default()
+        );
+        return Ok(ExitCode::from(2));
+    }
     let yanked = dir.map_or_else(Default::default, |d| {
         let installed: Vec<(String, semver::Version)> = listed
             .iter()

@@ -13,6 +13,7 @@ pub mod doc;
 mod provenance;
 mod registry;
 pub mod scalar;
+pub mod shipped;
 mod syntax;
 pub mod yaml;
 

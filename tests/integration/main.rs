@@ -10,6 +10,8 @@
 //! - `docs`: every command line the README and docs show is one the binary accepts.
 //! - `index`: pack indexes end to end (publish, search, install with requirements,
 //!   update, yank) and the attacks on what an index holds.
+//! - `installed`: the binary alone, run from an empty folder with its own home, plays
+//!   from the base content shipped inside it; the client opens with play enabled.
 //! - `packsets`: lock files shared and synced exactly, hostile lock files, `pack why`,
 //!   `pack tree` and `pack orphans`.
 //! - `index_trust`: what an index install promises, attacked: archives that are not their
@@ -58,6 +60,7 @@ mod editor;
 mod hostile_packs;
 mod index;
 mod index_trust;
+mod installed;
 mod lan;
 mod lan_host;
 mod layers;
