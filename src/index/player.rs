@@ -1211,6 +1211,30 @@ pub fn preview(
         folders,
         &crate::packs::Selection::Set(crate::packs::PackSet::only(&ids)),
     );
+    // The installed copies of the packs looked at (an older version, or one switched
+    // off) would be found twice: the installed folder is given pack by pack without them.
+    if let Some(installed) = &folders.installed {
+        options.folders.retain(|f| f.path != *installed);
+        if let Ok(entries) = std::fs::read_dir(installed) {
+            let mut dirs: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .filter(|e| {
+                    e.file_name()
+                        .to_str()
+                        .is_some_and(|n| !n.starts_with('.') && !new.contains(&n))
+                })
+                .map(|e| e.path())
+                .filter(|p| crate::fsutil::is_real_dir(p) && p.join("pack.yaml").is_file())
+                .collect();
+            dirs.sort();
+            options
+                .folders
+                .extend(dirs.into_iter().map(|path| crate::content::PackFolder {
+                    path,
+                    required: false,
+                }));
+        }
+    }
     options.folders.insert(
         0,
         crate::content::PackFolder {

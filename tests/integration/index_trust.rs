@@ -687,3 +687,52 @@ fn the_browse_tab_marks_a_yanked_installed_version_and_goes_to_the_way_out() {
         std::fs::read_to_string(w.path("player/packs/alpha/pack.yaml")).unwrap_or_default();
     assert!(manifest.contains("version: 1.0.0"), "{manifest}");
 }
+
+#[cfg(feature = "client")]
+#[test]
+fn checking_a_newer_version_of_an_installed_pack_against_my_packs_works() {
+    use egui_kittest::kittest::Queryable as _;
+    use tokensmith::app::mods::Packs;
+    use tokensmith::app::{App, Library};
+    use tokensmith::packs::{PackSet, set::Folders};
+
+    let w = published();
+    w.player_with("player", "index");
+    let out = w.player("player", &["pack", "install", "alpha"]);
+    assert!(out.status.success(), "{}", text(&out));
+    w.pack("alpha", "1.1.0", &[], 1);
+    w.publish("alpha", "index");
+    let profile_dir = w.path("player");
+    let packs = Packs {
+        folders: Folders {
+            content: crate::support::root().join("content"),
+            mods: w.path("empty"),
+            installed: Some(profile_dir.join("packs")),
+        },
+        set: PackSet::open(&profile_dir),
+        profile: Some(profile_dir.clone()),
+    };
+    let app = App::new(Library::load(packs.options())).with_packs(packs);
+    let mut h = crate::client::harness_for(app);
+    h.run();
+    h.get_by_label("Mods").click();
+    h.run();
+    h.get_by_label("Browse").click();
+    h.run();
+    h.get_by_label("index search").type_text("alpha");
+    h.run();
+    h.get_by_label("Search").click();
+    let ready = |label: &'static str| {
+        move |h: &egui_kittest::Harness<'_, App>| h.query_by_label_contains(label).is_some()
+    };
+    crate::client::run_until(&mut h, "the search", ready("alpha  1.1.0"));
+    h.get_by_label_contains("alpha  1.1.0").click();
+    crate::client::run_until(&mut h, "the pack's versions", ready("Installed: 1.0.0"));
+    h.get_by_label("Check against my packs").click();
+    crate::client::run_until(
+        &mut h,
+        "the check",
+        ready("Checked: signatures and hashes match"),
+    );
+    assert!(h.query_by_label_contains("already used").is_none());
+}
