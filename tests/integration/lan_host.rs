@@ -789,3 +789,43 @@ fn a_connection_has_at_most_one_move_waiting_while_the_ai_thinks() {
     assert!(matches!(c.hello("honest"), Ok(ToClient::Welcome { .. })));
     c.sit(&catalog);
 }
+
+#[test]
+fn saves_resume_under_one_name_each_and_new_games_never_take_a_saves_number() {
+    let saves = tempfile::tempdir().expect("tmp");
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.save_dir = Some(saves.path().to_path_buf());
+    let host = Host::start(cfg.clone(), content).expect("host");
+    let mut a = Raw::from(Ipv4Addr::new(127, 0, 0, 2), &host);
+    let _ = a.hello("abandon");
+    a.sit(&catalog);
+    drop(a);
+    wait_log(&host, "the game is paused");
+    drop(host);
+    let one = saves.path().join("game-1.json");
+    assert!(one.exists());
+    // The same game under a second name, and a save this host cannot resume.
+    std::fs::copy(&one, saves.path().join("game-001.json")).expect("copy");
+    let foreign = saves.path().join("game-9.json");
+    std::fs::write(&foreign, "{\"not\": \"a save of these packs\"}").expect("write");
+    let host = Host::start(cfg, self::content()).expect("restarted host");
+    assert_eq!(host.tables(), 1, "game 1 resumes once");
+    // A new game, abandoned, is saved under a number no save holds.
+    let mut b = Raw::from(Ipv4Addr::new(127, 0, 0, 3), &host);
+    let _ = b.hello("new");
+    b.sit(&catalog);
+    drop(b);
+    wait_log(&host, "the game is paused");
+    assert!(
+        saves.path().join("game-10.json").exists(),
+        "the new game is game 10"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&foreign).expect("read"),
+        "{\"not\": \"a save of these packs\"}",
+        "the save left alone is untouched"
+    );
+    assert!(saves.path().join("game-001.json").exists(), "left alone");
+}
