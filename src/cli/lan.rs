@@ -234,7 +234,10 @@ pub fn join(ctx: &Context, args: &JoinArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("  {line}");
             }
         }
-        if !plan.to_fetch().is_empty() {
+        // The packs this join receives: if the game does not load, only these leave the
+        // cache (packs cached before, for this host or another, loaded then).
+        let fetched = plan.to_fetch();
+        if !fetched.is_empty() {
             let yes = args.accept_packs
                 || ask("Use the host's packs for this game?", &lines, &mut client)?;
             anyhow::ensure!(
@@ -252,7 +255,9 @@ pub fn join(ctx: &Context, args: &JoinArgs) -> anyhow::Result<ExitCode> {
             Err(e) => {
                 // Packs received from the host that do not load are not kept.
                 for r in plan.cached(&cache) {
-                    let _ = cache.remove(&r.hash);
+                    if fetched.contains(&r.id) {
+                        let _ = cache.remove(&r.hash);
+                    }
                 }
                 return Err(e);
             }
