@@ -175,7 +175,7 @@ pub fn serve(ctx: &Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let _beacon = if args.no_discovery {
         None
     } else {
-        match Beacon::start(args.discovery_port, host.announcer()) {
+        match Beacon::start_at(args.discovery_port, host.addr().ip(), host.announcer()) {
             Ok(b) => Some(b),
             Err(e) => {
                 eprintln!(
@@ -234,8 +234,12 @@ pub fn join(ctx: &Context, args: &JoinArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("  {line}");
             }
         }
-        if !plan.to_fetch().is_empty() {
-            let yes = args.accept_packs || ask("Use the host's packs for this game?")?;
+        // The packs this join receives: if the game does not load, only these leave the
+        // cache (packs cached before, for this host or another, loaded then).
+        let fetched = plan.to_fetch();
+        if !fetched.is_empty() {
+            let yes = args.accept_packs
+                || ask("Use the host's packs for this game?", &lines, &mut client)?;
             anyhow::ensure!(
                 yes,
                 "the game needs the host's packs: rerun with --accept-packs to take them (your own packs are not changed)"
@@ -251,7 +255,9 @@ pub fn join(ctx: &Context, args: &JoinArgs) -> anyhow::Result<ExitCode> {
             Err(e) => {
                 // Packs received from the host that do not load are not kept.
                 for r in plan.cached(&cache) {
-                    let _ = cache.remove(&r.hash);
+                    if fetched.contains(&r.id) {
+                        let _ = cache.remove(&r.hash);
+                    }
                 }
                 return Err(e);
             }
@@ -277,16 +283,27 @@ pub fn join(ctx: &Context, args: &JoinArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Ask a yes/no question on the terminal (no terminal: no).
-fn ask(question: &str) -> anyhow::Result<bool> {
+/// Ask a yes/no question on the terminal (no terminal: no). The answer is the next of
+/// the typed `lines` (the thread reading standard input owns it), and the connection is
+/// kept alive while the player thinks.
+fn ask(
+    question: &str,
+    lines: &std::sync::mpsc::Receiver<Option<String>>,
+    client: &mut Client,
+) -> anyhow::Result<bool> {
+    use std::sync::mpsc::RecvTimeoutError;
     if !std::io::stdin().is_terminal() {
         return Ok(false);
     }
     eprint!("{question} [y/N] ");
     std::io::stderr().flush()?;
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line)?;
-    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+    loop {
+        match lines.recv_timeout(Duration::from_millis(500)) {
+            Ok(Some(line)) => return Ok(matches!(line.trim(), "y" | "Y" | "yes")),
+            Ok(None) | Err(RecvTimeoutError::Disconnected) => return Ok(false),
+            Err(RecvTimeoutError::Timeout) => client.keep_alive()?,
+        }
+    }
 }
 
 /// The lines typed on standard input, read on a thread of their own so the connection

@@ -12,7 +12,8 @@ use crate::rules::{Catalog, Cell, Move, Play, Seat};
 use super::frame::{self, FrameError};
 use super::host::GameResult;
 use super::protocol::{
-    MAGIC, PROTOCOL, PackRef, Played, Seen, SessionToken, ToClient, ToHost, clean, seat_of,
+    MAGIC, PROTOCOL, PackRef, Played, Seen, SessionToken, ToClient, ToHost, clean, other_version,
+    seat_of, welcome_version,
 };
 use super::sync::{Cache, Plan, bad_ref};
 
@@ -44,6 +45,9 @@ pub enum ClientError {
     /// The host sent something the protocol does not allow here.
     #[error("the host broke the protocol: {0}")]
     Protocol(String),
+    /// The host speaks another version of the protocol.
+    #[error("{0}")]
+    Version(String),
     /// A pack from the host was refused.
     #[error(transparent)]
     Pack(#[from] PackError),
@@ -219,7 +223,15 @@ impl Client {
                 resume,
             },
         )?;
-        let welcome = match frame::read(&mut stream, Some(timeout))? {
+        let body = frame::read_body(&mut stream, Some(timeout), frame::FRAME_DEADLINE)?;
+        // The version first: a host of another version may have changed any field after
+        // it, and the player is told to update rather than that a message is malformed.
+        if let Some(theirs) = welcome_version(&body)
+            && theirs != PROTOCOL
+        {
+            return Err(ClientError::Version(other_version(theirs, "host")));
+        }
+        let welcome = match frame::decode(&body)? {
             ToClient::Welcome {
                 protocol,
                 host,
@@ -230,9 +242,7 @@ impl Client {
                 ..
             } => {
                 if protocol != PROTOCOL {
-                    return Err(ClientError::Protocol(format!(
-                        "it speaks protocol {protocol}, this copy {PROTOCOL}"
-                    )));
+                    return Err(ClientError::Version(other_version(protocol, "host")));
                 }
                 if packs.len() > MAX_PACKS {
                     return Err(ClientError::Protocol(format!("{} packs", packs.len())));
@@ -424,6 +434,16 @@ impl Client {
         )?;
         self.last_sent = Instant::now();
         Ok(self.seq)
+    }
+
+    /// Tell the host this client is still there when it has sent nothing for
+    /// [`PING_EVERY`] (while a player answers a question before joining, say).
+    pub fn keep_alive(&mut self) -> Result<(), ClientError> {
+        if self.last_sent.elapsed() >= PING_EVERY {
+            frame::write(&mut self.stream, &ToHost::Ping)?;
+            self.last_sent = Instant::now();
+        }
+        Ok(())
     }
 
     /// The next thing the host says, waiting at most `wait` (`None` when nothing came);

@@ -7,7 +7,7 @@
 //! [`MAX_ANSWERS_PER_SENDER`] probes a second to one sender and [`MAX_ANSWERS`] in all, so
 //! one flooding sender cannot hide it from the others.
 
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -129,12 +129,39 @@ pub struct Beacon {
 }
 
 impl Beacon {
-    /// Answer probes on `port` (0: any free port, for tests) with `announce()`.
+    /// Answer probes on `port` (0: any free port, for tests) with `announce()`, for a
+    /// host listening on every address.
     pub fn start(
         port: u16,
         announce: impl Fn() -> Announce + Send + 'static,
     ) -> std::io::Result<Beacon> {
+        Beacon::start_at(port, IpAddr::V4(Ipv4Addr::UNSPECIFIED), announce)
+    }
+
+    /// [`Beacon::start`] for a host listening on `listen` only. A searcher joins the
+    /// address an answer comes from, so answers are sent from `listen` itself: a host on
+    /// 127.0.0.1 is found on this machine as 127.0.0.1 (and never as another interface's
+    /// address, which it does not accept), one on a LAN address as that address. A host
+    /// on one IPv6 address only cannot be found (discovery speaks IPv4): an error says so.
+    pub fn start_at(
+        port: u16,
+        listen: IpAddr,
+        announce: impl Fn() -> Announce + Send + 'static,
+    ) -> std::io::Result<Beacon> {
         let socket = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))?;
+        let reply = match listen {
+            ip if ip.is_unspecified() => socket.try_clone()?,
+            IpAddr::V4(ip) => UdpSocket::bind(SocketAddrV4::new(ip, 0))?,
+            IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+                Some(v4) => UdpSocket::bind(SocketAddrV4::new(v4, 0))?,
+                None => {
+                    return Err(std::io::Error::other(format!(
+                        "the host listens on the IPv6 address {ip} only, and discovery speaks \
+                         IPv4"
+                    )));
+                }
+            },
+        };
         let port = socket.local_addr()?.port();
         socket.set_read_timeout(Some(Duration::from_millis(300)))?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -166,7 +193,9 @@ impl Beacon {
                     if let Ok(bytes) = postcard::to_stdvec(&answer)
                         && bytes.len() <= MAX_DATAGRAM
                     {
-                        let _ = socket.send_to(&bytes, from);
+                        // A reply socket bound to a loopback address cannot reach
+                        // another machine: that prober is not answered.
+                        let _ = reply.send_to(&bytes, from);
                     }
                 }
             })?;

@@ -10,7 +10,50 @@ use crate::rules::never;
 use crate::rules::{CardId, Catalog, Cell, GameState, Outcome, Restored, Seat, Token, TokenTypeId};
 
 /// The protocol's version: a peer speaking another is refused in the handshake.
-pub const PROTOCOL: u32 = 1;
+/// docs/protocol.md ("Versioning") says what each version changed.
+///
+/// - 1: the first.
+/// - 2: `Welcome` ends with `ai_deck`.
+pub const PROTOCOL: u32 = 2;
+
+/// The version a `Hello` body announces, read from its first fields alone (variant 0,
+/// the magic, the version), so a peer of any version is told which one it met, whatever
+/// that version changed after them. `None` when the body does not start like a `Hello`
+/// of this magic.
+#[must_use]
+pub fn hello_version(body: &[u8]) -> Option<u32> {
+    match postcard::take_from_bytes::<(u32, String, u32)>(body) {
+        Ok(((0, magic, protocol), _)) if magic == MAGIC => Some(protocol),
+        _ => None,
+    }
+}
+
+/// The version a `Welcome` body announces, read from its first fields alone (variant 0,
+/// the version): see [`hello_version`].
+#[must_use]
+pub fn welcome_version(body: &[u8]) -> Option<u32> {
+    match postcard::take_from_bytes::<(u32, u32)>(body) {
+        Ok(((0, protocol), _)) => Some(protocol),
+        _ => None,
+    }
+}
+
+/// What a peer of another version is told (and the log says): `theirs` is the other
+/// side's version, `side` names it ("host", "joiner").
+#[must_use]
+pub fn other_version(theirs: u32, side: &str) -> String {
+    if theirs > PROTOCOL {
+        format!(
+            "the {side} speaks LAN protocol version {theirs}, newer than this copy's \
+             {PROTOCOL}: update this copy of Tokensmith"
+        )
+    } else {
+        format!(
+            "the {side} speaks LAN protocol version {theirs}, older than this copy's \
+             {PROTOCOL}: update the {side}'s copy of Tokensmith"
+        )
+    }
+}
 
 /// The first bytes of every `Hello`, so a stray connection is told apart at once.
 pub const MAGIC: &str = "tokensmith-lan";

@@ -1588,3 +1588,68 @@ fn a_joiner_that_fills_in_hidden_cards_plays_to_the_end() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].moves, r.moves);
 }
+
+#[test]
+fn an_interactive_join_takes_the_typed_answer_to_the_packs_question_and_plays() {
+    use std::io::Read as _;
+    // The joiner needs a terminal to be asked: `script` gives it one, fed from a pipe.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no `script` here to give the joiner a terminal; skipped");
+        return;
+    }
+    let (host, catalog, _mods) = lanpack_host("1.1.0", 9);
+    let profile = tempfile::tempdir().expect("tmp");
+    let command = format!(
+        "'{}' --profile '{}' join {} --ai greedy",
+        env!("CARGO_BIN_EXE_tokensmith"),
+        profile.path().display(),
+        host.addr()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .current_dir(root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("script");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        let _ = stdout.read_to_string(&mut all);
+        all
+    });
+    // Answer once the question is on the screen: typed ahead or not, the answer is read.
+    std::thread::sleep(Duration::from_millis(500));
+    stdin.write_all(b"y\n").expect("answer");
+    let until = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the joiner hangs after the answer: {}",
+                reader.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(stdin);
+    let out = reader.join().expect("reader");
+    assert!(status.success(), "{out}");
+    assert!(
+        out.contains("Use the host's packs for this game? [y/N]"),
+        "{out}"
+    );
+    assert!(out.contains("got the host's packs"), "{out}");
+    assert!(out.contains("result:"), "{out}");
+    still_serves(&host, &catalog);
+}

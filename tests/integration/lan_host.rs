@@ -608,3 +608,224 @@ fn the_ai_seat_plays_a_deck_the_joiner_cannot_know_unless_the_host_chose_one() {
     let host = Host::start(cfg, content()).expect("host");
     honest(&host, &catalog);
 }
+
+#[test]
+fn a_pause_that_never_expires_waits_for_the_player_instead_of_killing_the_game() {
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    // `--pause-expiry 18446744073709551615`: "never"; no instant is that far away.
+    cfg.pause_expiry = Duration::from_secs(u64::MAX);
+    let host = Host::start(cfg, content).expect("host");
+    for local in [2, 3] {
+        let ip = Ipv4Addr::new(127, 0, 0, local);
+        let mut c = Client::connect(host.addr(), "away", None, WAIT).expect("connect");
+        c.join(&keys(&catalog, "shifters")).expect("join");
+        let until = Instant::now() + WAIT;
+        while !matches!(
+            c.next(Duration::from_millis(100)),
+            Ok(Some(Update::State { .. }))
+        ) {
+            assert!(Instant::now() < until, "no game started");
+        }
+        let token = c.welcome().token;
+        drop(c);
+        wait_log(&host, "the game is paused");
+        // The game thread is alive: a resume from another address is welcomed and shown
+        // the game.
+        let mut back = Raw::from(ip, &host);
+        back.send(&ToHost::Hello {
+            magic: MAGIC.into(),
+            protocol: PROTOCOL,
+            name: "back".into(),
+            resume: Some(token),
+        });
+        match back.read() {
+            Ok(ToClient::Welcome { resumed, .. }) => assert!(resumed.is_some()),
+            other => panic!("{other:?}"),
+        }
+        let until = Instant::now() + WAIT;
+        loop {
+            assert!(Instant::now() < until, "the resumed game says nothing");
+            match back.read() {
+                Ok(ToClient::State { .. }) => break,
+                Ok(_) => {}
+                Err(e) => panic!("the resumed game says nothing: {e}"),
+            }
+        }
+    }
+    assert_eq!(host.tables(), 2, "both games held, none ended");
+    honest(&host, &catalog);
+}
+
+#[test]
+fn discovery_lists_only_the_address_the_host_listens_on() {
+    use tokensmith::net::discovery::{Beacon, discover};
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    // `serve --addr 127.0.0.2:PORT`: the host accepts on 127.0.0.2 only.
+    let mut cfg = config(&catalog);
+    cfg.addr = "127.0.0.2:0".parse().expect("addr");
+    let host = Host::start(cfg, content).expect("host");
+    let beacon = Beacon::start_at(0, host.addr().ip(), host.announcer()).expect("beacon");
+    // Probes reaching the beacon on other addresses of this machine (as a broadcast
+    // reaches it on the network address) name the listening address only.
+    let targets: Vec<SocketAddr> = [1, 2, 3]
+        .into_iter()
+        .map(|last| SocketAddr::from((Ipv4Addr::new(127, 0, 0, last), beacon.port())))
+        .collect();
+    let found = discover(&targets, Duration::from_millis(400)).expect("discover");
+    let addrs: Vec<SocketAddr> = found.iter().map(|f| f.addr).collect();
+    assert_eq!(
+        addrs,
+        [host.addr()],
+        "every answer names where the host listens"
+    );
+    let mut c = Client::connect(found[0].addr, "found", None, WAIT).expect("join what was found");
+    c.join(&keys(&catalog, "shifters")).expect("join");
+    let r = play_with_ai(&mut c, &catalog, &greedy(), &mut |_: &str| {}).expect("a game");
+    assert!(r.moves > 10, "{r:?}");
+}
+
+#[test]
+fn a_peer_of_another_protocol_version_is_told_which_side_to_update() {
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let host = Host::start(config(&catalog), content).expect("host");
+    // An older joiner (version 1) and a newer one whose Hello gained a field after the
+    // version: both are told the versions, not that their message is malformed.
+    let hello = |protocol: u32, extra: &[u8]| {
+        let mut body = postcard::to_stdvec(&(0u8, MAGIC, protocol, "old", 0u8)).expect("hello");
+        body.extend_from_slice(extra);
+        let mut frame = u32::try_from(body.len())
+            .expect("len")
+            .to_be_bytes()
+            .to_vec();
+        frame.extend_from_slice(&body);
+        frame
+    };
+    for (local, protocol, extra, words) in [
+        (2, PROTOCOL - 1, &[][..], "older than this copy's"),
+        (3, PROTOCOL + 1, &[7, 7, 7][..], "newer than this copy's"),
+    ] {
+        let mut raw = Raw::from(Ipv4Addr::new(127, 0, 0, local), &host);
+        std::io::Write::write_all(&mut raw.stream, &hello(protocol, extra)).expect("send");
+        let reason = raw.bye().expect("a Bye");
+        assert!(
+            reason.contains(&format!("version {protocol}")) && reason.contains(words),
+            "{reason}"
+        );
+    }
+    // A host of version 1, whose welcome lacks `ai_deck`: the joiner names the versions.
+    let old = std::net::TcpListener::bind("127.0.0.4:0").expect("listen");
+    let at = old.local_addr().expect("addr");
+    let fake = std::thread::spawn(move || {
+        let (mut s, _) = old.accept().expect("accept");
+        let _ = frame::read_body(&mut s, Some(WAIT), WAIT);
+        let token = [1u8; 16];
+        let body =
+            postcard::to_stdvec(&(0u8, 1u32, "old host", 0u8, true, token, 0u8)).expect("welcome");
+        let mut frame = u32::try_from(body.len())
+            .expect("len")
+            .to_be_bytes()
+            .to_vec();
+        frame.extend_from_slice(&body);
+        std::io::Write::write_all(&mut s, &frame).expect("send");
+        std::thread::sleep(Duration::from_millis(200));
+    });
+    let Err(err) = Client::connect(at, "new", None, WAIT) else {
+        panic!("a host of another version was joined")
+    };
+    let text = err.to_string();
+    assert!(
+        text.contains("host speaks LAN protocol version 1, older than this copy's"),
+        "{text}"
+    );
+    fake.join().expect("fake host");
+    honest(&host, &catalog);
+}
+
+#[test]
+fn a_connection_has_at_most_one_move_waiting_while_the_ai_thinks() {
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.ai = Some(Level::Hard);
+    cfg.ai_options.budget = Budget::Time(Duration::from_millis(800));
+    let host = Host::start(cfg, content).expect("host");
+    // Seated as seat 2: the AI (seat 1) thinks first. Each attacker pours moves in while
+    // it does: the second is refused at once, before it is queued behind the first.
+    for local in [2, 3] {
+        let mut a = Raw::from(Ipv4Addr::new(127, 0, 0, local), &host);
+        assert!(matches!(a.hello("pour"), Ok(ToClient::Welcome { .. })));
+        a.sit(&catalog);
+        let started = Instant::now();
+        let mut sent = 0u32;
+        for seq in 1..=10_000 {
+            let ok = a.send(&ToHost::Intent {
+                seq,
+                seat: 2,
+                stack: 0,
+                x: 0,
+                y: 0,
+            });
+            if !ok {
+                break;
+            }
+            sent += 1;
+        }
+        let reason = a.bye().expect("a Bye");
+        assert!(
+            reason.contains("a move sent before the host answered the last one"),
+            "{reason}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_millis(800),
+            "refused while the AI still thought, not after ({sent} moves sent)"
+        );
+    }
+    // An honest joiner is seated and shown its game.
+    let mut c = Raw::from(Ipv4Addr::new(127, 0, 0, 4), &host);
+    assert!(matches!(c.hello("honest"), Ok(ToClient::Welcome { .. })));
+    c.sit(&catalog);
+}
+
+#[test]
+fn saves_resume_under_one_name_each_and_new_games_never_take_a_saves_number() {
+    let saves = tempfile::tempdir().expect("tmp");
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.save_dir = Some(saves.path().to_path_buf());
+    let host = Host::start(cfg.clone(), content).expect("host");
+    let mut a = Raw::from(Ipv4Addr::new(127, 0, 0, 2), &host);
+    let _ = a.hello("abandon");
+    a.sit(&catalog);
+    drop(a);
+    wait_log(&host, "the game is paused");
+    drop(host);
+    let one = saves.path().join("game-1.json");
+    assert!(one.exists());
+    // The same game under a second name, and a save this host cannot resume.
+    std::fs::copy(&one, saves.path().join("game-001.json")).expect("copy");
+    let foreign = saves.path().join("game-9.json");
+    std::fs::write(&foreign, "{\"not\": \"a save of these packs\"}").expect("write");
+    let host = Host::start(cfg, self::content()).expect("restarted host");
+    assert_eq!(host.tables(), 1, "game 1 resumes once");
+    // A new game, abandoned, is saved under a number no save holds.
+    let mut b = Raw::from(Ipv4Addr::new(127, 0, 0, 3), &host);
+    let _ = b.hello("new");
+    b.sit(&catalog);
+    drop(b);
+    wait_log(&host, "the game is paused");
+    assert!(
+        saves.path().join("game-10.json").exists(),
+        "the new game is game 10"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&foreign).expect("read"),
+        "{\"not\": \"a save of these packs\"}",
+        "the save left alone is untouched"
+    );
+    assert!(saves.path().join("game-001.json").exists(), "left alone");
+}

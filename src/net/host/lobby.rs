@@ -301,17 +301,45 @@ impl Shared {
         let catalog = Arc::clone(&self.content.catalog);
         let scripts = ai::hooks_for(&catalog);
         let engine = scripts.brain(&catalog);
-        for entry in entries.filter_map(Result::ok).take(self.config.max_tables) {
+        // Only the names this host writes (`game-N.json`, N without leading zeros): two
+        // names for one number would resume as one game and overwrite each other.
+        let mut saves: Vec<(u64, std::path::PathBuf)> = Vec::new();
+        for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
-            let Some(id) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix("game-"))
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let Some(id) = name
+                .strip_prefix("game-")
                 .and_then(|n| n.strip_suffix(".json"))
                 .and_then(|n| n.parse::<u64>().ok())
             else {
                 continue;
             };
+            if table::save_path(dir, id) != path {
+                self.log(format!(
+                    "{} is not a name this host saves under (game-{id}.json); left alone",
+                    crate::fsutil::shown(&path)
+                ));
+                continue;
+            }
+            saves.push((id, path));
+        }
+        saves.sort_unstable_by_key(|(id, _)| *id);
+        // A new game never takes the number of a save, resumed or left alone.
+        if let Some((last, _)) = saves.last() {
+            self.next_table
+                .fetch_max(last.saturating_add(1), Ordering::SeqCst);
+        }
+        let mut resumed = 0usize;
+        for (id, path) in saves {
+            if resumed >= self.config.max_tables {
+                self.log(format!(
+                    "game {id}: not resumed: the host holds at most {} games; its save is kept for a restart",
+                    self.config.max_tables
+                ));
+                continue;
+            }
             let age = table::age(&path);
             if age >= self.config.pause_expiry {
                 let _ = std::fs::remove_file(&path);
@@ -324,6 +352,7 @@ impl Shared {
             }
             match table::restore(self, &engine, id, &path) {
                 Ok(mut table) => {
+                    resumed += 1;
                     self.log(format!(
                         "game {id}: resumed from {} after {} moves; waiting for the players",
                         crate::fsutil::shown(&path),

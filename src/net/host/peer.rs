@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,8 @@ use crate::rules::{Cell, Seat};
 
 use super::super::frame::{self, FrameError};
 use super::super::protocol::{
-    MAGIC, MAX_TO_HOST_FRAME, PROTOCOL, SessionToken, ToClient, ToHost, clean,
+    MAGIC, MAX_TO_HOST_FRAME, PROTOCOL, SessionToken, ToClient, ToHost, clean, hello_version,
+    other_version,
 };
 use super::conn::{Limits, Refusal, Writer};
 use super::table::ToGame;
@@ -42,10 +43,13 @@ pub(super) struct Peer {
     pub(super) sent_packs: HashSet<String>,
     /// When the last messages arrived (for the flood limit).
     pub(super) recent: Vec<Instant>,
+    /// Set while a move of this connection waits for its game to take it: a connection
+    /// has at most one move queued, whatever its game is doing (an AI thinking).
+    pub(super) moving: Arc<AtomicBool>,
 }
 
-/// Most messages a connection may send in one second (moves aside: they pace themselves,
-/// one per turn).
+/// Most messages a connection may send in one second (moves aside: at most one waits for
+/// the game at a time, so they are paced by the game's answers).
 pub const FLOOD_LIMIT: usize = 100;
 
 impl Peer {
@@ -131,6 +135,7 @@ impl Shared {
             seat: None,
             sent_packs: HashSet::new(),
             recent: Vec::new(),
+            moving: Arc::new(AtomicBool::new(false)),
         };
         let result = self.converse(&mut stream, &mut session);
         match result {
@@ -164,8 +169,13 @@ impl Shared {
         s: &mut Peer,
     ) -> Result<(), Close> {
         let handshake = self.config.handshake;
-        let hello = match self.read(stream, handshake, handshake.min(self.config.frame_deadline)) {
-            Ok(m) => m,
+        let body = match frame::read_body_max(
+            stream,
+            Some(handshake),
+            handshake.min(self.config.frame_deadline),
+            MAX_TO_HOST_FRAME,
+        ) {
+            Ok(b) => b,
             Err(FrameError::Idle) => {
                 return Err(Close(format!(
                     "no Hello within {} s of connecting",
@@ -174,6 +184,14 @@ impl Shared {
             }
             Err(e) => return Err(e.into()),
         };
+        // The version first: a joiner of another version may have changed any field
+        // after it, and is told to update rather than that its message is malformed.
+        if let Some(theirs) = hello_version(&body)
+            && theirs != PROTOCOL
+        {
+            return Err(Close(other_version(theirs, "joiner")));
+        }
+        let hello: ToHost = frame::decode(&body).map_err(Close::from)?;
         let ToHost::Hello {
             magic,
             protocol,
@@ -187,9 +205,7 @@ impl Shared {
             return Err(Close("not a Tokensmith client".into()));
         }
         if protocol != PROTOCOL {
-            return Err(Close(format!(
-                "protocol {protocol} is not this host's {PROTOCOL}: update one of the two copies"
-            )));
+            return Err(Close(other_version(protocol, "joiner")));
         }
         let name = clean(&name);
         let token = resume.unwrap_or_else(rand::random::<SessionToken>);
@@ -255,8 +271,8 @@ impl Shared {
                 }
                 Err(e) => return Err(e.into()),
             };
-            // Moves pace themselves (one per turn; a move out of turn closes the
-            // connection): a quick AI may send more than the flood limit in a second.
+            // Moves are paced by the game instead (one waits for it at a time): a quick
+            // AI may send more than the flood limit in a second.
             if !matches!(message, ToHost::Intent { .. }) {
                 s.count()?;
             }
@@ -283,7 +299,13 @@ impl Shared {
                             "a move for seat {seat} from seat {mine}'s connection"
                         )));
                     }
+                    if s.moving.swap(true, Ordering::SeqCst) {
+                        return Err(Close(
+                            "a move sent before the host answered the last one".into(),
+                        ));
+                    }
                     let sent = tx.send(ToGame::Intent {
+                        taken: Arc::clone(&s.moving),
                         conn: s.id,
                         seat: *mine,
                         seq,

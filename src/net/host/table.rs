@@ -12,7 +12,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -39,8 +39,10 @@ pub(super) enum ToGame {
         player: Player,
         deck: Vec<Vec<CardId>>,
     },
-    /// A player's move.
+    /// A player's move; `taken` is cleared when the game takes it (before any answer),
+    /// so the connection may send its next.
     Intent {
+        taken: Arc<AtomicBool>,
         conn: u64,
         seat: Seat,
         seq: u32,
@@ -175,8 +177,27 @@ struct Game<'a> {
     engine: &'a ai::Brain<'a>,
 }
 
-/// Own `table` until its game ends: the body of the game's thread.
+/// Own `table` until its game ends: the body of the game's thread. Everything the
+/// thread does runs inside a panic guard: a panic while handling a message ends the game
+/// with a goodbye to its players (and a save), and one anywhere else still takes the
+/// game out of the lobby, so no entry outlives its thread.
 pub(super) fn run(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>) {
+    let id = table.id;
+    if catch_unwind(AssertUnwindSafe(|| play(shared, table, rx))).is_err() {
+        shared.log(format!(
+            "game {id}: stopped: the host hit an internal error in this game and ended it"
+        ));
+    }
+    shared.leave(id);
+}
+
+/// When a game paused at `since` expires: `None` when `expiry` reaches past any time
+/// the clock can tell (the game waits for as long as the host runs).
+fn expires_at(since: Instant, expiry: Duration) -> Option<Instant> {
+    since.checked_add(expiry)
+}
+
+fn play(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>) {
     let catalog = Arc::clone(&shared.content.catalog);
     let scripts = ai::hooks_for(&catalog);
     let engine = scripts.brain(&catalog);
@@ -187,24 +208,25 @@ pub(super) fn run(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>
     };
     let expiry = shared.config.pause_expiry;
     loop {
-        let message = match game.t.paused_since {
-            Some(since) => {
-                let left = (since + expiry).saturating_duration_since(Instant::now());
-                match rx.recv_timeout(left) {
+        let step = catch_unwind(AssertUnwindSafe(|| {
+            let deadline = game.t.paused_since.and_then(|s| expires_at(s, expiry));
+            let message = match deadline {
+                Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
                     Ok(m) => m,
                     Err(RecvTimeoutError::Timeout) => ToGame::Expire(format!(
                         "the game waited {} s for a player who did not come back; it is over",
                         expiry.as_secs()
                     )),
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-            }
-            None => match rx.recv() {
-                Ok(m) => m,
-                Err(_) => break,
-            },
-        };
-        match catch_unwind(AssertUnwindSafe(|| game.handle(message))) {
+                    Err(RecvTimeoutError::Disconnected) => return Flow::End,
+                },
+                None => match rx.recv() {
+                    Ok(m) => m,
+                    Err(_) => return Flow::End,
+                },
+            };
+            game.handle(message)
+        }));
+        match step {
             Ok(Flow::Go) => {}
             Ok(Flow::End) => break,
             Err(_) => {
@@ -213,9 +235,6 @@ pub(super) fn run(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>
             }
         }
     }
-    let id = game.t.id;
-    drop(game);
-    shared.leave(id);
 }
 
 impl Game<'_> {
@@ -227,12 +246,14 @@ impl Game<'_> {
         match message {
             ToGame::Sit { seat, player, deck } => self.sit(seat, player, deck),
             ToGame::Intent {
+                taken,
                 conn,
                 seat,
                 seq,
                 stack,
                 cell,
             } => {
+                taken.store(false, Ordering::SeqCst);
                 self.intent(conn, seat, seq, stack, cell);
                 if self.t.done { Flow::End } else { Flow::Go }
             }
