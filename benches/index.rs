@@ -168,10 +168,11 @@ fn install(dir: &Path) {
             built: &built,
             name: id.into(),
             description: String::new(),
-            requires: requires
-                .iter()
+            // What the entry says must be what the archive's pack.yaml says.
+            requires: std::iter::once("base")
+                .chain(requires.iter().copied())
                 .map(|r| tokensmith::index::Requires {
-                    id: (*r).to_string(),
+                    id: r.to_string(),
                     version: "^1".into(),
                 })
                 .collect(),

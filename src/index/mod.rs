@@ -409,6 +409,9 @@ impl Location {
                             if to
                                 .parent()
                                 .is_some_and(|p| std::fs::create_dir_all(p).is_ok())
+                                // Written only when it changed: a copy is flushed to
+                                // disk, which costs more than comparing it.
+                                && std::fs::read(&to).ok().as_deref() != Some(&bytes[..])
                             {
                                 let _ = crate::fsutil::write_atomic(&to, &bytes);
                             }
