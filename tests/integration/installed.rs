@@ -3,7 +3,7 @@
 //! seats and lists its packs from the base content shipped inside it; with nothing to
 //! load, `pack list` says why and fails; and the client opens with play enabled.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 /// A binary copied out of the build, an empty working folder and a home of its own.
@@ -107,7 +107,7 @@ fn the_client_opens_with_play_enabled_on_the_shipped_content() {
     let packs = Packs {
         folders: Folders {
             content,
-            mods: Path::new("no-such-mods-folder").to_path_buf(),
+            mods: PathBuf::from("no-such-mods-folder"),
             installed: Some(profile.path().join("packs")),
         },
         set: PackSet::open(profile.path()),
