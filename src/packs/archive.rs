@@ -379,8 +379,16 @@ impl Checked {
                 "the archive holds no pack: it has no pack.yaml".into(),
             ));
         };
+        let bytes = self.read_entry(i, "pack.yaml", size)?;
+        write_new(&scratch.join("pack.yaml"), "pack.yaml", &bytes)?;
+        super::manifest(scratch)
+    }
+
+    /// Entry `i` (`shown` in messages) inflated, no more than its declared `size`, which
+    /// it must hold exactly.
+    fn read_entry(&mut self, i: usize, shown: &str, size: u64) -> Result<Vec<u8>, PackError> {
         let mut entry = self.zip.by_index(i).map_err(|source| PackError::Unzip {
-            entry: Some("pack.yaml".into()),
+            entry: Some(shown.to_string()),
             source,
         })?;
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
@@ -388,16 +396,15 @@ impl Checked {
             .take(size.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|source| PackError::Inflate {
-                entry: "pack.yaml".into(),
+                entry: shown.to_string(),
                 source,
             })?;
         if bytes.len() as u64 != size {
-            return Err(PackError::BadArchive(
-                "entry pack.yaml holds another size than the archive declares".into(),
-            ));
+            return Err(PackError::BadArchive(format!(
+                "entry {shown} holds another size than the archive declares"
+            )));
         }
-        write_new(&scratch.join("pack.yaml"), "pack.yaml", &bytes)?;
-        super::manifest(scratch)
+        Ok(bytes)
     }
 
     /// Unpack into `dir` (an empty folder): every file created new, its size held to
@@ -408,23 +415,7 @@ impl Checked {
         let mut written = Vec::with_capacity(self.entries.len());
         for (i, rel, size) in std::mem::take(&mut self.entries) {
             let shown = crate::rules::echo(&rel);
-            let mut entry = self.zip.by_index(i).map_err(|source| PackError::Unzip {
-                entry: Some(shown.clone()),
-                source,
-            })?;
-            let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-            (&mut entry)
-                .take(size.saturating_add(1))
-                .read_to_end(&mut bytes)
-                .map_err(|source| PackError::Inflate {
-                    entry: shown.clone(),
-                    source,
-                })?;
-            if bytes.len() as u64 != size {
-                return Err(PackError::BadArchive(format!(
-                    "entry {shown} holds another size than the archive declares"
-                )));
-            }
+            let bytes = self.read_entry(i, &shown, size)?;
             feed(&mut hasher, &rel, &bytes);
             let path = dir.join(&rel);
             write_new(&path, &rel, &bytes)?;

@@ -627,9 +627,7 @@ fn an_index_over_http_that_rolls_back_is_refused() {
 #[test]
 fn the_browse_tab_marks_a_yanked_installed_version_and_goes_to_the_way_out() {
     use egui_kittest::kittest::Queryable as _;
-    use tokensmith::app::mods::Packs;
-    use tokensmith::app::{App, Library};
-    use tokensmith::packs::{PackSet, set::Folders};
+    use tokensmith::app::App;
 
     let w = published();
     w.player_with("player", "index");
@@ -646,27 +644,7 @@ fn the_browse_tab_marks_a_yanked_installed_version_and_goes_to_the_way_out() {
         "--index",
         &w.path("index").to_string_lossy(),
     ]);
-    let profile_dir = w.path("player");
-    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
-    let packs = Packs {
-        folders: Folders {
-            content: crate::support::root().join("content"),
-            mods: w.path("empty"),
-            installed: Some(profile_dir.join("packs")),
-        },
-        set: PackSet::open(&profile_dir),
-        profile: Some(profile_dir.clone()),
-    };
-    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
-    let mut h = crate::client::harness_for(app);
-    h.run();
-    h.get_by_label("Mods").click();
-    h.run();
-    h.get_by_label("Browse").click();
-    h.run();
-    h.get_by_label("index search").type_text("alpha");
-    h.run();
-    h.get_by_label("Search").click();
+    let mut h = browse(&w, "player", "alpha");
     let ready = |label: &'static str| {
         move |h: &egui_kittest::Harness<'_, App>| h.query_by_label_contains(label).is_some()
     };
@@ -692,9 +670,7 @@ fn the_browse_tab_marks_a_yanked_installed_version_and_goes_to_the_way_out() {
 #[test]
 fn checking_a_newer_version_of_an_installed_pack_against_my_packs_works() {
     use egui_kittest::kittest::Queryable as _;
-    use tokensmith::app::mods::Packs;
-    use tokensmith::app::{App, Library};
-    use tokensmith::packs::{PackSet, set::Folders};
+    use tokensmith::app::App;
 
     let w = published();
     w.player_with("player", "index");
@@ -702,7 +678,36 @@ fn checking_a_newer_version_of_an_installed_pack_against_my_packs_works() {
     assert!(out.status.success(), "{}", text(&out));
     w.pack("alpha", "1.1.0", &[], 1);
     w.publish("alpha", "index");
-    let profile_dir = w.path("player");
+    let mut h = browse(&w, "player", "alpha");
+    let ready = |label: &'static str| {
+        move |h: &egui_kittest::Harness<'_, App>| h.query_by_label_contains(label).is_some()
+    };
+    crate::client::run_until(&mut h, "the search", ready("alpha  1.1.0"));
+    h.get_by_label_contains("alpha  1.1.0").click();
+    crate::client::run_until(&mut h, "the pack's versions", ready("Installed: 1.0.0"));
+    h.get_by_label("Check against my packs").click();
+    crate::client::run_until(
+        &mut h,
+        "the check",
+        ready("Checked: signatures and hashes match"),
+    );
+    assert!(h.query_by_label_contains("already used").is_none());
+}
+
+/// The client of the player `who` of `w`, on the Mods screen's Browse tab, having searched
+/// for `query`.
+#[cfg(feature = "client")]
+fn browse(
+    w: &World,
+    who: &str,
+    query: &str,
+) -> egui_kittest::Harness<'static, tokensmith::app::App> {
+    use egui_kittest::kittest::Queryable as _;
+    use tokensmith::app::mods::Packs;
+    use tokensmith::app::{App, Library};
+    use tokensmith::packs::{PackSet, set::Folders};
+
+    let profile_dir = w.path(who);
     let packs = Packs {
         folders: Folders {
             content: crate::support::root().join("content"),
@@ -719,20 +724,8 @@ fn checking_a_newer_version_of_an_installed_pack_against_my_packs_works() {
     h.run();
     h.get_by_label("Browse").click();
     h.run();
-    h.get_by_label("index search").type_text("alpha");
+    h.get_by_label("index search").type_text(query);
     h.run();
     h.get_by_label("Search").click();
-    let ready = |label: &'static str| {
-        move |h: &egui_kittest::Harness<'_, App>| h.query_by_label_contains(label).is_some()
-    };
-    crate::client::run_until(&mut h, "the search", ready("alpha  1.1.0"));
-    h.get_by_label_contains("alpha  1.1.0").click();
-    crate::client::run_until(&mut h, "the pack's versions", ready("Installed: 1.0.0"));
-    h.get_by_label("Check against my packs").click();
-    crate::client::run_until(
-        &mut h,
-        "the check",
-        ready("Checked: signatures and hashes match"),
-    );
-    assert!(h.query_by_label_contains("already used").is_none());
+    h
 }
