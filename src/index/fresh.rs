@@ -243,7 +243,17 @@ pub fn verify(
     now: u64,
 ) -> Result<Verified, IndexError> {
     let refused = |why: String| IndexError::Refused(format!("index '{name}': {why}"));
-    let owner = keys::read_public(loc, owner_id)?;
+    // The pinned owner's key is used as it is when the index still names it.
+    let pinned_key = seen
+        .owner
+        .as_deref()
+        .and_then(super::from_hex::<32>)
+        .and_then(|b| VerifyingKey::from_bytes(&b).ok())
+        .filter(|k| keys::key_id(k) == owner_id);
+    let owner = match pinned_key {
+        Some(k) => k,
+        None => keys::read_public(loc, owner_id)?,
+    };
     let owner_hex = keys::public_hex(&owner);
     let mut notes = Vec::new();
     let mut owner_moved = false;
@@ -310,7 +320,12 @@ pub fn verify(
             date(timestamp.expires.saturating_add(GRACE.as_secs()))
         ));
     }
-    let snap_bytes = loc.need("snapshot.json", SNAPSHOT_BYTES, "an index snapshot")?;
+    let snap_bytes = loc.need_known(
+        "snapshot.json",
+        SNAPSHOT_BYTES,
+        "an index snapshot",
+        &timestamp.snapshot_sha256,
+    )?;
     let sha = super::sha256(&snap_bytes);
     if sha != timestamp.snapshot_sha256 {
         return Err(refused(format!(

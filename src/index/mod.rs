@@ -441,6 +441,26 @@ impl Location {
         }
     }
 
+    /// [`Location::need`] of a file whose SHA-256 (hex) is known from a signed listing:
+    /// over the web, the profile's copy is used without asking the server when it has
+    /// that hash (so an update check where nothing changed asks for the timestamp and
+    /// little else); otherwise the file is read as usual. The caller still checks it.
+    fn need_known(
+        &self,
+        rel: &str,
+        cap: u64,
+        what: &'static str,
+        sha256_hex: &str,
+    ) -> Result<Vec<u8>, IndexError> {
+        if let Location::Web(w) = self
+            && let Some(bytes) = w.kept(rel, cap)
+            && sha256(&bytes) == sha256_hex
+        {
+            return Ok(bytes);
+        }
+        self.need(rel, cap, what)
+    }
+
     /// [`Location::read`] of a file the format requires.
     fn need(&self, rel: &str, cap: u64, what: &'static str) -> Result<Vec<u8>, IndexError> {
         self.read(rel, cap, what)?.ok_or_else(|| IndexError::Read {

@@ -255,11 +255,19 @@ impl Opened {
                 None
             }
         };
-        let bytes = loc.need(
-            "summary.json",
-            super::CAPS.summary_bytes,
-            "an index summary",
-        )?;
+        let bytes = match &snapshot {
+            Some(s) => loc.need_known(
+                "summary.json",
+                super::CAPS.summary_bytes,
+                "an index summary",
+                &s.summary,
+            )?,
+            None => loc.need(
+                "summary.json",
+                super::CAPS.summary_bytes,
+                "an index summary",
+            )?,
+        };
         if let Some(snapshot) = &snapshot {
             fresh::check_listed(snapshot, name, "summary.json", &bytes)?;
         }
@@ -311,12 +319,12 @@ impl Opened {
         let Some(snapshot) = &self.snapshot else {
             return super::read_pack(&self.loc, id);
         };
-        if !snapshot.packs.contains_key(id) {
+        let Some(listed) = snapshot.packs.get(id) else {
             return Ok(None);
-        }
+        };
         let bytes = self
             .loc
-            .need(&rel, super::CAPS.entry_bytes, "an index entry")?;
+            .need_known(&rel, super::CAPS.entry_bytes, "an index entry", listed)?;
         fresh::check_listed(snapshot, &self.name, &rel, &bytes)?;
         let what = self.loc.shown(&rel);
         let file: super::PackFile = super::parse_json(&bytes, &what)?;

@@ -118,6 +118,13 @@ impl Web {
         }
     }
 
+    /// The copy of `rel` kept from an earlier fetch, if there is one (at most `cap`
+    /// bytes).
+    #[must_use]
+    pub fn kept(&self, rel: &str, cap: u64) -> Option<Vec<u8>> {
+        crate::fsutil::read_capped(&self.cache.join(rel), cap, "a kept index file").ok()
+    }
+
     /// The address of `rel`.
     #[must_use]
     pub fn url(&self, rel: &str) -> String {
