@@ -48,7 +48,11 @@ pub fn changes() -> u64 {
 
 /// Note that Lua code of `state` (a state's main thread) runs on this thread until
 /// [`leave`] is given what this returns.
+///
+/// A mark the signal handler left for a state whose code ended before its hook fired is
+/// dropped first: it never names the state that runs now.
 pub fn enter(state: *mut mlua::ffi::lua_State) -> *mut mlua::ffi::lua_State {
+    FORCED.with(|f| f.set(std::ptr::null_mut()));
     RUNNING.with(|r| r.replace(state))
 }
 
@@ -58,15 +62,23 @@ pub fn running() -> bool {
 }
 
 /// The Lua code [`enter`] noted is over; `previous` is what it returned.
+///
+/// The signal may have come after the state's last instruction, so its hook never saw the
+/// mark: the mark is dropped here (before the previous state is noted again, so a signal
+/// in between marks the state that ended, which [`take_forced`] then ignores).
 pub fn leave(previous: *mut mlua::ffi::lua_State) {
+    FORCED.with(|f| f.set(std::ptr::null_mut()));
     RUNNING.with(|r| r.set(previous));
 }
 
-/// The state whose hook the signal handler made fire early, if it did (clearing the
-/// mark): the hook must then read the clock and set its countdown back.
+/// The state whose hook the signal handler made fire early, if it did and that state is
+/// the one running now (clearing the mark): the hook must then read the clock and set its
+/// countdown back. A mark naming any other state is never acted on: that state may be
+/// gone, and this hook tick is an ordinary one to be charged as such.
 pub fn take_forced() -> Option<*mut mlua::ffi::lua_State> {
     let state = FORCED.with(|f| f.replace(std::ptr::null_mut()));
-    (!state.is_null()).then_some(state)
+    let running = RUNNING.with(Cell::get);
+    (!state.is_null() && state == running).then_some(state)
 }
 
 #[cfg(unix)]
@@ -296,5 +308,86 @@ mod guard {
             }
         }
         any
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use mlua::{HookTriggers, Lua, VmState};
+
+    use super::{enter, guard::SIGNAL, leave, publish, take_forced};
+
+    /// A Lua state with an instruction hook (the signal handler only marks a state whose
+    /// hook is set) and its main thread's pointer.
+    fn hooked() -> (Lua, *mut mlua::ffi::lua_State) {
+        let lua = Lua::new();
+        lua.set_hook(HookTriggers::new().every_nth_instruction(1_000), |_, _| {
+            Ok(VmState::Continue)
+        })
+        .unwrap();
+        let mut main = std::ptr::null_mut();
+        // SAFETY: only reads the running thread's pointer.
+        unsafe { lua.exec_raw::<()>((), |state| main = state) }.unwrap();
+        (lua, main)
+    }
+
+    /// This thread is past a deadline; the signal arrives now (delivered to this thread,
+    /// its handler done before `raise` returns).
+    fn signal_past_deadline() {
+        publish(Some(Instant::now()));
+        std::thread::sleep(Duration::from_millis(1));
+        // SAFETY: raising a signal whose handler is installed (publish registered this
+        // thread) and which is ignored by default.
+        assert_eq!(unsafe { libc::raise(SIGNAL) }, 0);
+    }
+
+    #[test]
+    fn the_running_state_sees_the_mark() {
+        let (_lua, state) = hooked();
+        let previous = enter(state);
+        signal_past_deadline();
+        let forced = take_forced();
+        leave(previous);
+        publish(None);
+        assert_eq!(forced, Some(state));
+        assert_eq!(take_forced(), None);
+    }
+
+    #[test]
+    fn a_signal_after_the_last_instruction_leaves_no_mark() {
+        let (lua, state) = hooked();
+        let previous = enter(state);
+        // The signal comes after the state's last instruction: its hook never runs.
+        signal_past_deadline();
+        leave(previous);
+        publish(None);
+        // The state may now be gone (a host is dropped or evicted)...
+        drop(lua);
+        // ...and no later hook tick of this thread may act on it, whichever state runs.
+        assert_eq!(take_forced(), None);
+        let (_other, next) = hooked();
+        let previous = enter(next);
+        assert_eq!(
+            take_forced(),
+            None,
+            "a stale mark reached the next state's hook"
+        );
+        leave(previous);
+    }
+
+    #[test]
+    fn a_mark_for_another_state_is_not_acted_on() {
+        let (_a, a) = hooked();
+        let (_b, b) = hooked();
+        let outer = enter(a);
+        signal_past_deadline();
+        // Another state runs (nested) before `a`'s hook saw its mark.
+        let inner = enter(b);
+        assert_eq!(take_forced(), None);
+        leave(inner);
+        leave(outer);
+        publish(None);
     }
 }
