@@ -958,31 +958,12 @@ fn replay_stem() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_date(i64::try_from(secs / 86_400).unwrap_or(0));
+    let (y, m, d) = crate::fsutil::civil_date(i64::try_from(secs / 86_400).unwrap_or(0));
     let minutes = secs % 86_400 / 60;
     format!(
         "game-{y:04}-{m:02}-{d:02}-{:02}{:02}",
         minutes / 60,
         minutes % 60
-    )
-}
-
-/// The calendar date of a day counted from 1970-01-01 (the proleptic Gregorian
-/// calendar, H. Hinnant's days-to-civil).
-fn civil_date(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (
-        year,
-        u32::try_from(month).unwrap_or(1),
-        u32::try_from(day).unwrap_or(1),
     )
 }
 
@@ -1019,13 +1000,6 @@ fn plain(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::plain;
-
-    #[test]
-    fn civil_dates_match_the_calendar() {
-        assert_eq!(super::civil_date(0), (1970, 1, 1));
-        assert_eq!(super::civil_date(11_016), (2000, 2, 29));
-        assert_eq!(super::civil_date(20_782), (2026, 11, 25));
-    }
 
     #[test]
     fn window_errors_lose_their_source_path() {

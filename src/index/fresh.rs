@@ -120,18 +120,8 @@ pub fn now() -> u64 {
 /// A time in seconds since 1970 as a UTC date and time.
 #[must_use]
 pub fn date(secs: u64) -> String {
-    let days = secs / 86_400;
+    let (y, m, d) = crate::fsutil::civil_date(i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2));
     let rem = secs % 86_400;
-    // Civil date from days since 1970 (Howard Hinnant's algorithm).
-    let z = i64::try_from(days).unwrap_or(i64::MAX / 2) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
         rem / 3600,
@@ -451,9 +441,7 @@ fn sign_revoking(
         snapshot.revoked.push(k.to_string());
     }
     snapshot.signature = keys::sign(key, &snapshot.message());
-    let bytes = serde_json::to_vec_pretty(&snapshot)
-        .map_err(|e| IndexError::io("write the snapshot", std::io::Error::other(e)))?;
-    super::write_file(root, "snapshot.json", &bytes)?;
+    super::write_file(root, "snapshot.json", &super::index_json(&snapshot)?)?;
     let timestamp = renew(root, key, days)?;
     Ok((snapshot, timestamp))
 }
@@ -484,9 +472,7 @@ pub fn renew(root: &Path, key: &SigningKey, days: u64) -> Result<Timestamp, Inde
         signature: String::new(),
     };
     timestamp.signature = keys::sign(key, &timestamp.message());
-    let bytes = serde_json::to_vec_pretty(&timestamp)
-        .map_err(|e| IndexError::io("write the timestamp", std::io::Error::other(e)))?;
-    super::write_file(root, "timestamp.json", &bytes)?;
+    super::write_file(root, "timestamp.json", &super::index_json(&timestamp)?)?;
     Ok(timestamp)
 }
 

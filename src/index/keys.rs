@@ -272,6 +272,19 @@ impl Revocation {
     }
 }
 
+/// A key statement (a move or a revocation) of the index at `loc`, capped and parsed;
+/// `None` when the index has none.
+fn read_statement<T: serde::de::DeserializeOwned>(
+    loc: &super::Location,
+    rel: &str,
+    what: &'static str,
+) -> Result<Option<T>, IndexError> {
+    let Some(bytes) = loc.read(rel, CAPS.key_bytes * 2, what)? else {
+        return Ok(None);
+    };
+    super::parse_json(&bytes, &loc.shown(rel)).map(Some)
+}
+
 /// The key move from `old` in the index at `loc`, checked: signed by `old` (read from
 /// the index, or `old_public` when given), naming a new key whose public half hashes to
 /// its id. `None` when the index has none.
@@ -283,11 +296,10 @@ fn read_rotation(
         return Ok(None);
     }
     let rel = Rotation::rel(old);
-    let Some(bytes) = loc.read(&rel, CAPS.key_bytes * 2, "a key move")? else {
+    let Some(rotation) = read_statement::<Rotation>(loc, &rel, "a key move")? else {
         return Ok(None);
     };
     let what = loc.shown(&rel);
-    let rotation: Rotation = super::parse_json(&bytes, &what)?;
     let bad = |reason: &str| IndexError::Refused(format!("{what}: {reason}"));
     if rotation.old != old || !valid_key_id(&rotation.new) {
         return Err(bad("it is not the move of the key it is named after"));
@@ -334,12 +346,10 @@ pub fn revoked(loc: &super::Location, id: &str) -> Result<bool, IndexError> {
     if !valid_key_id(id) {
         return Ok(false);
     }
-    let rel = Revocation::rel(id);
-    let Some(bytes) = loc.read(&rel, CAPS.key_bytes * 2, "a key revocation")? else {
+    let Some(r) = read_statement::<Revocation>(loc, &Revocation::rel(id), "a key revocation")?
+    else {
         return Ok(false);
     };
-    let what = loc.shown(&rel);
-    let r: Revocation = super::parse_json(&bytes, &what)?;
     if r.key != id || !valid_key_id(&r.by) {
         return Ok(false);
     }

@@ -495,6 +495,12 @@ pub(crate) fn write_file(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), Ind
         .map_err(|e| IndexError::io(format!("write {}", crate::fsutil::shown(&path)), e))
 }
 
+/// `value` as the pretty JSON an index file holds.
+pub(crate) fn index_json(value: &impl Serialize) -> Result<Vec<u8>, IndexError> {
+    serde_json::to_vec_pretty(value)
+        .map_err(|e| IndexError::io("write the index", std::io::Error::other(e)))
+}
+
 /// Whether `text` is a web address.
 #[must_use]
 pub fn is_web(text: &str) -> bool {

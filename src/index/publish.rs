@@ -5,8 +5,8 @@ use std::path::Path;
 
 use ed25519_dalek::SigningKey;
 
-use super::write_file as write;
 use super::{CAPS, Entry, IndexError, IndexFile, PackFile, Requires, Summary, SummaryFile, keys};
+use super::{index_json as json, write_file as write};
 
 /// What [`publish`] did.
 #[derive(Debug)]
@@ -80,11 +80,6 @@ fn refuse_links(root: &Path) -> Result<(), IndexError> {
         }
     }
     Ok(())
-}
-
-fn json(value: &impl serde::Serialize) -> Result<Vec<u8>, IndexError> {
-    serde_json::to_vec_pretty(value)
-        .map_err(|e| IndexError::io("write the index", std::io::Error::other(e)))
 }
 
 /// Make `root` an index owned by `key` when it is a new or empty folder; check it is

@@ -36,6 +36,21 @@ fn resigned(
     w.sign_index(index);
 }
 
+/// Copy the listing files of the index folder `from` over those of `to`: what a host
+/// serving an older (or newer) listing of the same index sends.
+fn copy_listing(w: &World, from: &str, to: &str) {
+    for f in [
+        "index.json",
+        "summary.json",
+        "snapshot.json",
+        "timestamp.json",
+        "packs/alpha.json",
+    ] {
+        std::fs::copy(w.path(&format!("{from}/{f}")), w.path(&format!("{to}/{f}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 fn pins(w: &World, who: &str) -> serde_json::Value {
     let text =
         std::fs::read_to_string(w.path(&format!("{who}/index-pins.json"))).unwrap_or_default();
@@ -301,16 +316,7 @@ fn old_frozen_and_mixed_listings_are_refused_and_seen_versions_only_grow() {
     let out = w.player("player", &["pack", "search", "alpha"]);
     assert!(text(&out).contains("alpha 1.1.0"), "{}", text(&out));
     // Rollback: the host serves the older, validly signed copy.
-    for f in [
-        "index.json",
-        "summary.json",
-        "snapshot.json",
-        "timestamp.json",
-        "packs/alpha.json",
-    ] {
-        std::fs::copy(w.path(&format!("old/{f}")), w.path(&format!("index/{f}")))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    copy_listing(&w, "old", "index");
     let out = w.player("player", &["pack", "install", "alpha"]);
     let t = text(&out);
     assert!(!out.status.success(), "{t}");
@@ -320,16 +326,7 @@ fn old_frozen_and_mixed_listings_are_refused_and_seen_versions_only_grow() {
     );
     assert!(w.installed("player").is_empty());
     // The host serves the current files again, and the owner publishes: fresh again.
-    for f in [
-        "index.json",
-        "summary.json",
-        "snapshot.json",
-        "timestamp.json",
-        "packs/alpha.json",
-    ] {
-        std::fs::copy(w.path(&format!("new/{f}")), w.path(&format!("index/{f}")))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    copy_listing(&w, "new", "index");
     w.pack("alpha", "1.2.0", &[], 1);
     w.publish("alpha", "index");
     let out = w.player("player", &["pack", "install", "alpha"]);
@@ -607,15 +604,7 @@ fn an_index_over_http_that_rolls_back_is_refused() {
     let out = w.player("player", &["pack", "search", "alpha"]);
     assert!(text(&out).contains("alpha 1.1.0"), "{}", text(&out));
     // The server now sends the older, validly signed files.
-    for f in [
-        "summary.json",
-        "snapshot.json",
-        "timestamp.json",
-        "packs/alpha.json",
-    ] {
-        std::fs::copy(w.path(&format!("old/{f}")), w.path(&format!("index/{f}")))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    copy_listing(&w, "old", "index");
     let out = w.player("player", &["pack", "install", "alpha"]);
     let t = text(&out);
     assert!(!out.status.success(), "{t}");
