@@ -60,7 +60,8 @@ pub(super) struct PackState {
     pub(super) instructions: u64,
     /// Hook calls of this pack under way (they nest through `ctx` calls).
     pub(super) depth: std::cell::Cell<u32>,
-    /// The pack's own memory cap (`scripts.memory_kb`), in bytes.
+    /// The pack's memory cap in bytes: its `scripts.memory_kb`, or its fixed share of
+    /// the content set's total when the caps add up past it.
     pub(super) cap: usize,
 }
 
@@ -73,8 +74,8 @@ pub struct ScriptHost {
     /// Counts moves and calls outside a move: a script whose hooks ran in an earlier
     /// one gets its state put back at its first hook call in this one.
     pub(super) serial: std::cell::Cell<u64>,
-    /// When the packs' caps add up past [`memory::CONTENT_SET_MEMORY`]: that total, which
-    /// the packs' states then share ([`ScriptHost::fit_memory`]).
+    /// When the packs' caps add up past [`memory::CONTENT_SET_MEMORY`]: that total, of
+    /// which each pack's state gets a fixed share ([`memory::fixed_share`]).
     pub(super) shared: Option<usize>,
     /// This host's share of the process's script memory.
     _reserved: memory::Reservation,
@@ -198,7 +199,10 @@ impl ScriptHost {
                 Some(&s) => s,
                 None => {
                     let limits = catalog.packs().iter().find(|p| p.id == def.pack);
-                    let memory = limits.map_or(DEFAULT_MEMORY, |p| p.script_memory);
+                    let memory = memory::fixed_share(
+                        limits.map_or(DEFAULT_MEMORY, |p| p.script_memory),
+                        total,
+                    );
                     let instructions =
                         limits.map_or(DEFAULT_INSTRUCTIONS, |p| p.script_instructions);
                     match PackState::new(memory, instructions, &budget) {
@@ -219,7 +223,6 @@ impl ScriptHost {
                 }
             };
             let name = def.name();
-            host.fit_memory();
             match host.states[state].compile(&path, &name, &def.source) {
                 Ok((hooks, snapshot)) => {
                     let keys = match call::hook_keys(&host.states[state].lua, &hooks) {
@@ -255,11 +258,11 @@ impl ScriptHost {
                 &first_file(),
                 Loc::default(),
                 format!(
-                    "the script memory caps of {} add up to {} MiB, more than the {} MiB all packs' scripts may hold together: they share those {} MiB (lower scripts.memory_kb in pack.yaml)",
+                    "the script memory caps of {} add up to {} MiB, more than the {} MiB all packs' scripts may hold together: each pack gets its cap scaled down to fit, {} of it (lower scripts.memory_kb in pack.yaml)",
                     pack_list(&caps),
                     memory::mib(total),
                     memory::mib(shared),
-                    memory::mib(shared)
+                    memory::share_text(total)
                 ),
             ));
         }
@@ -371,21 +374,6 @@ impl ScriptHost {
     #[must_use]
     pub fn decision_used(&self) -> Option<(u64, u64)> {
         self.budget.decision_used()
-    }
-
-    /// With a shared total ([`ScriptHost::shared`]): give each pack's state room to grow
-    /// by what the total has left, within its own cap. Called whenever a hook call starts
-    /// or ends (only one state runs at a time: a nested call's state is fitted when it
-    /// starts, and the others again when it ends), so the states together never pass the
-    /// total.
-    pub(super) fn fit_memory(&self) {
-        let Some(shared) = self.shared else { return };
-        let used: usize = self.states.iter().map(|s| s.lua.used_memory()).sum();
-        let room = shared.saturating_sub(used);
-        for s in &self.states {
-            let limit = s.cap.min(s.lua.used_memory().saturating_add(room)).max(1);
-            let _ = s.lua.set_memory_limit(limit);
-        }
     }
 
     /// Bytes the packs' Lua states hold now, live data and garbage not yet collected

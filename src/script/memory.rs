@@ -4,10 +4,12 @@
 //!
 //! Each pack's Lua state is capped by its own `scripts.memory_kb`. A [`ScriptHost`]
 //! reserves, from a pool shared by the whole process, the sum of its packs' caps, at most
-//! [`CONTENT_SET_MEMORY`]; past that sum the packs share the content set's total (a
-//! meter every hook call reads). A host that cannot reserve its share is not made, so
-//! however many threads run scripts, their Lua states never hold more than
-//! [`PROCESS_MEMORY`] between them; `simulate` runs as many workers as fit.
+//! [`CONTENT_SET_MEMORY`]; when the caps add up past that total, each pack's cap is scaled
+//! down to a fixed share of it ([`fixed_share`]), so what one pack's scripts may hold
+//! never depends on what another's hold (nor on the garbage they left). A host that
+//! cannot reserve its share is not made, so however many threads run scripts, their Lua
+//! states never hold more than [`PROCESS_MEMORY`] between them; `simulate` runs as many
+//! workers as fit.
 //!
 //! [`ScriptHost`]: super::ScriptHost
 
@@ -43,6 +45,25 @@ pub fn pack_caps(catalog: &Catalog) -> Vec<(String, usize)> {
 pub fn host_share(catalog: &Catalog) -> usize {
     let total: usize = pack_caps(catalog).iter().map(|(_, cap)| *cap).sum();
     total.min(CONTENT_SET_MEMORY)
+}
+
+/// A pack's memory cap within a content set whose packs' caps add up to `total`: the cap
+/// itself, or, past [`CONTENT_SET_MEMORY`], its share of that total in proportion to the
+/// cap (so the shares add up to no more than the total).
+#[must_use]
+pub fn fixed_share(cap: usize, total: usize) -> usize {
+    if total <= CONTENT_SET_MEMORY {
+        return cap;
+    }
+    let share = u128::from(cap as u64) * CONTENT_SET_MEMORY as u128 / total as u128;
+    usize::try_from(share).unwrap_or(cap).max(1)
+}
+
+/// How the caps are scaled down past [`CONTENT_SET_MEMORY`], for messages: "67 %".
+#[must_use]
+pub fn share_text(total: usize) -> String {
+    let percent = u128::from(CONTENT_SET_MEMORY as u64) * 100 / (total.max(1) as u128);
+    format!("{percent} %")
 }
 
 /// Bytes of [`PROCESS_MEMORY`] no script host holds now.
@@ -120,5 +141,26 @@ mod tests {
         assert_eq!(POOL.load(Ordering::Acquire), 0, "every byte given back");
         assert!(take(100).is_ok());
         assert_eq!(take(usize::MAX).map(|_| ()), Err(100), "no overflow");
+    }
+
+    #[test]
+    fn past_the_content_set_total_each_cap_is_scaled_to_a_fixed_share() {
+        let mib = 1024 * 1024;
+        assert_eq!(
+            fixed_share(64 * mib, 100 * mib),
+            64 * mib,
+            "under the total"
+        );
+        let caps = [64 * mib, 64 * mib, 64 * mib];
+        let total: usize = caps.iter().sum();
+        let shares: Vec<usize> = caps.iter().map(|c| fixed_share(*c, total)).collect();
+        assert!(shares.iter().sum::<usize>() <= CONTENT_SET_MEMORY);
+        assert!(
+            shares
+                .iter()
+                .all(|s| s.abs_diff(CONTENT_SET_MEMORY / 3) <= 1)
+        );
+        assert_eq!(share_text(total), "66 %");
+        assert_eq!(fixed_share(mib, usize::MAX), 1, "never zero (no limit)");
     }
 }

@@ -744,7 +744,7 @@ pub(super) fn gsub(
     let pat = if anchor { &pat[1..] } else { pat };
     let mut meter = Meter::new(charge);
     let mut ms = new_state(src, pat, &mut meter);
-    let mut out: Vec<u8> = Vec::new();
+    let mut out = Built::new(lua, largest);
     let mut at = 0usize;
     let mut last: Option<usize> = None;
     let mut n: i64 = 0;
@@ -765,26 +765,24 @@ pub(super) fn gsub(
                     ms.meter.tick(news.len() as u64 / 8 + 1)?;
                     let mut i = 0;
                     while let Some(off) = memchr::memchr(ESC, &news[i..]) {
-                        grow(&mut out, ms.meter, largest, &news[i..i + off])?;
+                        out.grow(ms.meter, &news[i..i + off])?;
                         let q = i + off + 1;
                         let c = news.get(q).copied().unwrap_or(0);
                         if c == ESC {
-                            grow(&mut out, ms.meter, largest, b"%")?;
+                            out.grow(ms.meter, b"%")?;
                         } else if c == b'0' {
-                            grow(&mut out, ms.meter, largest, &src[at..e])?;
+                            out.grow(ms.meter, &src[at..e])?;
                         } else if c.is_ascii_digit() {
                             match ms.capture(usize::from(c - b'1'), at, e)? {
-                                Cap::Text(x, y) => grow(&mut out, ms.meter, largest, &src[x..y])?,
-                                Cap::Position(k) => {
-                                    grow(&mut out, ms.meter, largest, k.to_string().as_bytes())?
-                                }
+                                Cap::Text(x, y) => out.grow(ms.meter, &src[x..y])?,
+                                Cap::Position(k) => out.grow(ms.meter, k.to_string().as_bytes())?,
                             }
                         } else {
                             return err("invalid use of '%' in replacement string");
                         }
                         i = q + 1;
                     }
-                    grow(&mut out, ms.meter, largest, &news[i..])?;
+                    out.grow(ms.meter, &news[i..])?;
                 }
                 (Value::Function(f), None) => {
                     // A call into Lua and back costs about a microsecond of its own.
@@ -797,21 +795,21 @@ pub(super) fn gsub(
                         .into_iter()
                         .next()
                         .unwrap_or(Value::Nil);
-                    changed |= replacement(lua, &mut out, ms.meter, largest, &src[at..e], v)?;
+                    changed |= replacement(lua, &mut out, ms.meter, &src[at..e], v)?;
                 }
                 (Value::Table(t), None) => {
                     ms.meter.tick(CALL_STEPS)?;
                     let key = ms.capture_value(lua, 0, at, e)?;
                     ms.meter.flush()?;
                     let v: Value = t.get(key).map_err(Stop::Inner)?;
-                    changed |= replacement(lua, &mut out, ms.meter, largest, &src[at..e], v)?;
+                    changed |= replacement(lua, &mut out, ms.meter, &src[at..e], v)?;
                 }
                 _ => {}
             }
             at = e;
             last = Some(e);
         } else if at < src.len() {
-            grow(&mut out, ms.meter, largest, &src[at..=at])?;
+            out.grow(ms.meter, &src[at..=at])?;
             at += 1;
         } else {
             break;
@@ -821,9 +819,9 @@ pub(super) fn gsub(
         }
     }
     let result = if changed {
-        grow(&mut out, ms.meter, largest, &src[at..])?;
+        out.grow(ms.meter, &src[at..])?;
         ms.meter.flush()?;
-        lua.create_string(&out).map_err(Stop::Inner)?
+        lua.create_string(out.bytes()).map_err(Stop::Inner)?
     } else {
         ms.meter.flush()?;
         subject.clone()
@@ -841,35 +839,113 @@ fn number_text_or_string(lua: &Lua, v: &Value) -> Result<mlua::LuaString, Stop> 
     }
 }
 
-/// Append `bytes` to a result, counted, and refused past `largest` bytes.
-fn grow(out: &mut Vec<u8>, meter: &mut Meter, largest: usize, bytes: &[u8]) -> Result<(), Stop> {
-    meter.tick(bytes.len() as u64 / 8)?;
-    if out.len() + bytes.len() > largest {
-        return Err(Stop::Lua(format!(
-            "string.gsub: the result would be more than the pack's script memory ({largest} bytes)"
-        )));
+/// A result built outside Lua's allocator (`gsub`'s), counted against the pack's script
+/// memory as it grows: while it lives, the state's memory limit is lowered by what the
+/// buffer holds, so nested calls each keeping a large result cannot pass the cap between
+/// them, and Lua's own allocations see the room the buffer took.
+struct Built<'l> {
+    lua: &'l Lua,
+    out: Vec<u8>,
+    /// Bytes the state's limit is lowered by now.
+    held: usize,
+    largest: usize,
+}
+
+impl<'l> Built<'l> {
+    fn new(lua: &'l Lua, largest: usize) -> Built<'l> {
+        Built {
+            lua,
+            out: Vec::new(),
+            held: 0,
+            largest,
+        }
     }
-    out.extend_from_slice(bytes);
-    Ok(())
+
+    fn bytes(&self) -> &[u8] {
+        &self.out
+    }
+
+    /// Append `bytes`, counted, and refused past `largest` bytes or the memory the state
+    /// has left.
+    fn grow(&mut self, meter: &mut Meter, bytes: &[u8]) -> Result<(), Stop> {
+        meter.tick(bytes.len() as u64 / 8)?;
+        let need = self.out.len() + bytes.len();
+        if need > self.largest {
+            return Err(Stop::Lua(format!(
+                "string.gsub: the result would be more than the pack's script memory ({} bytes)",
+                self.largest
+            )));
+        }
+        if need > self.out.capacity() {
+            let want = need
+                .max(self.out.capacity().saturating_mul(2))
+                .min(self.largest);
+            self.hold(want.saturating_sub(self.held))?;
+            self.out.reserve_exact(want - self.out.len());
+        }
+        self.out.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Lower the state's limit by `more` bytes, after a full collection if they are not
+    /// free: running out here is running out of the pack's script memory.
+    fn hold(&mut self, more: usize) -> Result<(), Stop> {
+        let lua = self.lua;
+        let limit = swap_limit(lua, usize::MAX)?;
+        if limit == 0 {
+            // No limit is set (a state outside the sandbox): nothing to count against.
+            swap_limit(lua, 0)?;
+            return Ok(());
+        }
+        let fits = |lua: &Lua| lua.used_memory().saturating_add(more) <= limit;
+        if !fits(lua) {
+            swap_limit(lua, limit)?;
+            lua.gc_collect().map_err(Stop::Inner)?;
+            swap_limit(lua, usize::MAX)?;
+            if !fits(lua) {
+                swap_limit(lua, limit)?;
+                return Err(Stop::Inner(mlua::Error::MemoryError(
+                    "not enough memory".to_string(),
+                )));
+            }
+        }
+        swap_limit(lua, limit - more)?;
+        self.held += more;
+        Ok(())
+    }
+}
+
+impl Drop for Built<'_> {
+    fn drop(&mut self) {
+        if self.held > 0
+            && let Ok(limit) = swap_limit(self.lua, usize::MAX)
+        {
+            let _ = swap_limit(self.lua, limit.saturating_add(self.held));
+        }
+    }
+}
+
+/// Set the state's memory limit, giving the one it had.
+fn swap_limit(lua: &Lua, limit: usize) -> Result<usize, Stop> {
+    lua.set_memory_limit(limit).map_err(Stop::Inner)
 }
 
 /// The end of `add_value`: a function's or table's answer `v` for the match `whole`.
 fn replacement(
     lua: &Lua,
-    out: &mut Vec<u8>,
+    out: &mut Built<'_>,
     meter: &mut Meter,
-    largest: usize,
     whole: &[u8],
     v: Value,
 ) -> Result<bool, Stop> {
     match v {
         Value::Nil | Value::Boolean(false) => {
-            grow(out, meter, largest, whole)?;
+            out.grow(meter, whole)?;
             Ok(false)
         }
         Value::String(_) | Value::Integer(_) | Value::Number(_) => {
             let text = number_text_or_string(lua, &v)?;
-            grow(out, meter, largest, &text.as_bytes())?;
+            out.grow(meter, &text.as_bytes())?;
             Ok(true)
         }
         other => Err(Stop::Lua(format!(

@@ -295,6 +295,28 @@ function string.format(fmt, ...)
   return raw_concat(out)
 end
 
+-- A read (or write) of a missing key follows `__index` (`__newindex`) tables inside one
+-- instruction, up to 2,000 of them, where neither the count nor the clock can stop it:
+-- chains are kept short. A chain only grows at its far end, when a table some metatable
+-- already leads to gets a metatable of its own, so that is refused (give a table its
+-- metatable before it is used as another's `__index`), and each new chain is measured.
+local max_chain = 8
+local chain_events = { "__index", "__newindex" }
+local chain_ends = raw_setmetatable({}, { __mode = "k" })
+
+-- How many tables a read of a missing key in `x` visits through `event` (0 when `x` is
+-- not a table), stopping past `max_chain`.
+local function chain_length(x, event)
+  local n = 0
+  while raw_type(x) == "table" and n <= max_chain do
+    n = n + 1
+    local mt = dbg_getmetatable(x)
+    if mt == nil then break end
+    x = raw_rawget(mt, event)
+  end
+  return n
+end
+
 ---------------------------------------------------------------------------------------
 -- Library calls charged by their real worst-case work (in instructions), computed from
 -- the arguments after the conversions the C library makes, before any work is done.
@@ -360,7 +382,9 @@ function table.unpack(t, i, j)
   -- the stack can take (about a million), so this bounds the work too.
   local count = (j + 0.0) - i + 1
   if count >= 1e6 then fail("too many results to unpack") end
-  charge(count // 2, "table.unpack")
+  -- Each value missing from `t` is looked up through its `__index` tables (functions
+  -- there run as counted Lua).
+  charge(count * math_max(1, chain_length(t, "__index")) // 2, "table.unpack")
   return raw_unpack(t, i, j)
 end
 unpack = table.unpack
@@ -514,6 +538,24 @@ function setmetatable(t, mt)
     end
     local copy = {}
     for k, v in raw_next, fields do copy[k] = v end
+    for _, event in raw_ipairs(chain_events) do
+      local target = raw_rawget(copy, event)
+      if raw_type(target) == "table" then
+        if chain_ends[t] then
+          fail("setmetatable: this table is already another metatable's __index or " ..
+            "__newindex, and giving it an '" .. event .. "' table of its own would make " ..
+            "that chain longer; give each table its metatable before it is used as one")
+        end
+        if chain_length(target, event) >= max_chain then
+          fail("setmetatable: '" .. event .. "' leads through more than " .. (max_chain - 1) ..
+            " tables (each read of a missing key would visit them all); make the chain shorter")
+        end
+      end
+    end
+    for _, event in raw_ipairs(chain_events) do
+      local target = raw_rawget(copy, event)
+      if raw_type(target) == "table" then chain_ends[target] = true end
+    end
     originals[copy] = mt
     mt = copy
   end
@@ -538,13 +580,13 @@ local function error_text(e)
   return s
 end
 
--- Once the budget is spent, no pcall may catch that: it re-raises. `caught` also tells the
--- host an error was caught (a call that caught one is not replayed: it may have been
+-- Once the budget is spent, or memory ran out, no pcall may catch that: it re-raises.
+-- `caught` also tells the host an error was caught (a call that caught one is not replayed: it may have been
 -- running out of memory, which a replay would not meet). Errors from ctx calls arrive as
 -- host objects; scripts get their message.
 local function checked(ok, ...)
   if not ok then
-    if caught() then raw_error((...), 0) end
+    if caught((...)) then raw_error((...), 0) end
     local e = ...
     if raw_type(e) == "userdata" then
       return false, error_text(e), select(2, ...)
@@ -560,7 +602,7 @@ end
 function xpcall(f, handler, ...)
   -- A spent budget skips the handler: it would run where the count cannot stop it.
   local function guarded(e)
-    if caught() then return e end
+    if caught(e) then return e end
     if raw_type(e) == "userdata" then e = error_text(e) end
     return handler(e)
   end

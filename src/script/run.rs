@@ -74,7 +74,6 @@ impl ScriptHost {
             }
             s.serial.set(self.serial.get());
         }
-        self.fit_memory();
         // A text Lua gave already says where (`file:line: `) or at least which script;
         // any other is put in this script and hook.
         let fail = |kind: HookErrorKind, place: Option<ScriptPlace>, text: String| {
@@ -170,7 +169,6 @@ impl ScriptHost {
             .filter(|_| self.memo.calls() == before.1 && self.budget.caught() == before.2)
             .map(|(k, ops)| (k, ops, self.budget.used().saturating_sub(before.0)));
         self.budget.leave();
-        self.fit_memory();
         drop(entered);
         // A bad ctx call the script caught still fails the hook (read-only hooks too),
         // and so does a spent budget, whatever the script did with the error.
@@ -217,13 +215,19 @@ impl ScriptHost {
             } else {
                 known.unwrap_or(HookErrorKind::Script)
             };
-            let mut text = message(&e);
-            if let Some(shared) = self.shared
-                && is_memory(&e)
-            {
+            let memory_out = exceeded == Some(sandbox::Overrun::Memory);
+            // Running out of memory that a `pcall` caught (and re-raised) says so, not
+            // what the script's error handling made of it.
+            let mut text = if memory_out {
+                sandbox::Overrun::Memory.describe()
+            } else {
+                message(&e)
+            };
+            if self.shared.is_some() && (is_memory(&e) || memory_out) {
                 text.push_str(&format!(
-                    " (or all packs' scripts together reached the {} MiB they share)",
-                    memory::mib(shared)
+                    " (its share of the {} MiB all packs' scripts hold together: {} MiB)",
+                    memory::mib(memory::CONTENT_SET_MEMORY),
+                    memory::mib(state.cap)
                 ));
             }
             fail(kind, place, text)

@@ -63,6 +63,10 @@ pub(super) enum Overrun {
     /// An AI decision's look-ahead spent its script budget (instructions or time, all
     /// its simulated moves and `evaluate` calls together).
     Decision { instructions: u64, ms: u128 },
+    /// A script ran out of its pack's script memory. Like a spent budget, no `pcall` can
+    /// catch that: what a script could count by catching it would depend on garbage
+    /// earlier moves left, not only on the game state and the move.
+    Memory,
 }
 
 /// One budget for loading a pack's scripts (every top level, and freezing what they
@@ -116,6 +120,10 @@ impl Overrun {
             ),
             Overrun::Decision { instructions, ms } => format!(
                 "the AI's look-ahead spent its script budget for one decision ({instructions} instructions or {ms} ms, all simulated moves and evaluate calls together)"
+            ),
+            Overrun::Memory => format!(
+                "{} (too much data in its scripts)",
+                super::message::MEMORY_MESSAGE
             ),
         }
     }
@@ -520,9 +528,13 @@ impl ScriptBudget {
         }
     }
 
-    /// A script caught an error (the sandbox's `pcall` and `xpcall` tell).
-    pub(super) fn note_caught(&self) {
+    /// A script caught an error (the sandbox's `pcall` and `xpcall` tell); running out
+    /// of memory is kept as an overrun, which no `pcall` can swallow.
+    pub(super) fn note_caught(&self, memory: bool) {
         self.caught.set(self.caught.get().wrapping_add(1));
+        if memory && self.exceeded.get().is_none() {
+            self.exceeded.set(Some(Overrun::Memory));
+        }
     }
 
     /// Errors scripts caught so far: a hook call during which this moved may have caught
@@ -766,8 +778,8 @@ pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Resul
     math.raw_set("randomseed", mlua::Value::Nil)?;
 
     let flag = Rc::clone(budget);
-    let caught = lua.create_function(move |_, ()| {
-        flag.note_caught();
+    let caught = lua.create_function(move |_, e: mlua::Value| {
+        flag.note_caught(is_memory_value(&e));
         Ok(flag.exceeded().is_some())
     })?;
     let account = Rc::clone(budget);
@@ -806,6 +818,16 @@ pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Resul
     install_hook(&lua, budget)?;
     lua.set_memory_limit(memory)?;
     Ok((lua, freeze))
+}
+
+/// Whether an error value a script caught is running out of memory: Lua's own (its
+/// message, which Lua keeps for that) or a host call's.
+fn is_memory_value(e: &mlua::Value) -> bool {
+    match e {
+        mlua::Value::String(s) => s.as_bytes().as_ref() == b"not enough memory",
+        mlua::Value::Error(e) => super::message::is_memory(e),
+        _ => false,
+    }
 }
 
 /// Restart Lua's instruction countdown for an outermost hook call, so each is counted

@@ -250,3 +250,153 @@ fn running_out_of_the_decision_budget_does_not_mark_a_card_as_runaway() {
     );
     assert_eq!(brain.cuts(), 1, "not cut with the default budget");
 }
+
+/// Packs with cards that attack the memory meter: one leaves garbage, one counts
+/// allocations until memory runs out (inside a `pcall`), one nests `gsub` calls whose
+/// results are built outside Lua, and one holds 1.25 MiB for a moment and scores. Two
+/// more packs ask for 64 MiB each, so the caps add up past the 128 MiB a content set's
+/// scripts hold together and each pack gets a fixed share (the attackers 3.7 MiB).
+fn memory_attacks() -> TempPacks {
+    let pack = |id: &str, card: &str, kb: u32, lua: &str| {
+        vec![
+            (
+                format!("{id}/pack.yaml"),
+                format!(
+                    "id: {id}\nname: {id}\n{PACK}scripts: {{ memory_kb: {kb}, instructions: 50000000 }}\n"
+                ),
+            ),
+            (
+                format!("{id}/content.yaml"),
+                format!(
+                    "abilities:\n  - id: {card}\n    script: scripts/{card}.lua\n\
+                     cards:\n  - id: {card}\n    value: 4\n    ability: {card}\n    area: cross\n"
+                ),
+            ),
+            (format!("{id}/scripts/{card}.lua"), lua.to_string()),
+        ]
+    };
+    let mut files = Vec::new();
+    for big in ["mem_big1", "mem_big2"] {
+        files.extend(pack(
+            big,
+            &format!("{big}_card"),
+            65536,
+            "return { on_place = function(ctx) end }\n",
+        ));
+    }
+    files.extend(pack(
+        "mem_litter",
+        "litter",
+        4096,
+        "return { on_place = function(ctx)\n  for i = 1, 30 do local s = string.rep('g', 65536 + i) end\nend }\n",
+    ));
+    files.extend(pack(
+        "mem_count",
+        "counter",
+        4096,
+        "return { on_place = function(ctx)\n  local n, keep = 0, {}\n  \
+         pcall(function() while true do n = n + 1; keep[n] = string.rep('c', 65536 + n) end end)\n  \
+         ctx:add_score(ctx.seat, n % 3)\nend }\n",
+    ));
+    files.extend(pack(
+        "mem_nest",
+        "nester",
+        4096,
+        "return { on_place = function(ctx)\n  local r = ('aaa'):gsub('a', function()\n    \
+         return (('b'):rep(8)):gsub('b', function() return ('c'):rep(262144) end)\n  end)\n  \
+         ctx:add_score(ctx.seat, #r)\nend }\n",
+    ));
+    let mut decks = pack(
+        "mem_fits",
+        "holder",
+        4096,
+        "return { on_place = function(ctx)\n  local t = {}\n  \
+         for i = 1, 20 do t[i] = string.rep('f', 65536 + i) end\n  ctx:add_score(ctx.seat, #t)\nend }\n",
+    );
+    decks[0].1 = decks[0].1.replace(
+        "requires:\n",
+        "requires:\n  - { id: mem_litter, version: \"^1\" }\n  - { id: mem_count, version: \"^1\" }\n  - { id: mem_nest, version: \"^1\" }\n",
+    );
+    decks[1].1.push_str(
+        "decks:\n  - id: attacks\n    name: Attacks\n    stacks:\n      \
+         - [mem_litter:litter, base:weaken_row, base:push_cross]\n      \
+         - [mem_count:counter, base:spawn_row, base:flip_cross]\n      \
+         - [mem_nest:nester, base:booster, base:weaken_ring]\n      \
+         - [holder, base:weaken_cross, base:weaken_column]\n",
+    );
+    files.extend(decks);
+    support::temp(&files)
+}
+
+#[test]
+fn memory_attack_decks_give_one_report_for_any_thread_count() {
+    let packs = memory_attacks();
+    let dir = packs.path().to_string_lossy().into_owned();
+    let run = |threads: &str| {
+        let out = tokensmith(&[
+            "--mods",
+            &dir,
+            "--all-packs",
+            "simulate",
+            "--deck-a",
+            "attacks",
+            "--deck-b",
+            "attacks",
+            "--ai-a",
+            "random",
+            "--ai-b",
+            "random",
+            "--games",
+            "4",
+            "--seed",
+            "3",
+            "--threads",
+            threads,
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        v["games_per_second"] = serde_json::Value::Null;
+        v["totals"]["seconds"] = serde_json::Value::Null;
+        v
+    };
+    let started = Instant::now();
+    let one = run("1");
+    eprintln!("one thread: {:?}", started.elapsed());
+    let played = |id: &str| {
+        one["cards"]
+            .as_array()
+            .and_then(|cards| cards.iter().find(|c| c["id"] == id))
+            .and_then(|c| c["played"].as_u64())
+            .unwrap_or(0)
+    };
+    assert!(
+        played("holder") > 0,
+        "a card within its share is played: {one}"
+    );
+    assert!(
+        played("litter") > 0,
+        "a card that leaves garbage is played: {one}"
+    );
+    // Running out of memory refuses the move, however the script catches it.
+    for card in ["counter", "nester"] {
+        assert_eq!(played(card), 0, "{one}");
+        let error = one["cards"]
+            .as_array()
+            .and_then(|cards| cards.iter().find(|c| c["id"] == card))
+            .and_then(|c| c["first_error"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            error.contains("the pack's script memory limit is reached")
+                && error.contains("its share of the 128 MiB"),
+            "{card}: {error}"
+        );
+    }
+    assert_eq!(run("2"), one, "2 threads");
+    assert_eq!(run("8"), one, "8 threads");
+}

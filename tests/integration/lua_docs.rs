@@ -550,6 +550,8 @@ expect:
   error: \"setmetatable: '__mode' is not available in scripts\"
 "],
     ),
+    // Short `__index` chains made in order.
+    check("local Knight = setmetatable({}, Base)", Role::Body, &[PLAY]),
     // An upvalue reads the same at the start of every move.
     Check {
         logs: &["plays = 1", "plays = 1"],

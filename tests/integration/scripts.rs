@@ -988,6 +988,63 @@ fn limits_big_library_work_is_stopped() {
 }
 
 #[test]
+fn limits_long_index_chains_are_refused_where_they_are_made() {
+    // A read of a missing key follows `__index` tables inside one instruction: a chain of
+    // 1,990 made `table.unpack` of 250,000 values run for seconds under a 1 s clock.
+    let f = attempts_pack(&[
+        (
+            "bottom_up",
+            "local t = {} for i = 1, 1990 do t = setmetatable({}, { __index = t }) end \
+             local n = select('#', table.unpack(t, 1, 250000))",
+        ),
+        (
+            "top_down",
+            "local first = {} local t = first \
+             for i = 1, 1990 do local u = {} setmetatable(t, { __index = u }) t = u end",
+        ),
+        (
+            "newindex",
+            "local t = {} for i = 1, 1990 do t = setmetatable({}, { __newindex = t }) end",
+        ),
+        (
+            "classes",
+            "local Base = { hp = 3 } Base.__index = Base \
+             local Mid = setmetatable({}, Base) Mid.__index = Mid \
+             local Leaf = setmetatable({}, Mid) Leaf.__index = Leaf \
+             local obj = setmetatable({}, Leaf) \
+             local n = select('#', table.unpack(obj, 1, 1000)) \
+             error('a chain of four is fine: ' .. obj.hp .. ' ' .. n)",
+        ),
+    ]);
+    let cases = [
+        (
+            "bottom_up",
+            "t/scripts/bottom_up.lua:6: setmetatable: '__index' leads through more than 7 tables",
+        ),
+        (
+            "top_down",
+            "t/scripts/top_down.lua:6: setmetatable: this table is already another metatable's __index or __newindex",
+        ),
+        (
+            "newindex",
+            "t/scripts/newindex.lua:6: setmetatable: '__newindex' leads through more than 7 tables",
+        ),
+        (
+            "classes",
+            "t/scripts/classes.lua:6: a chain of four is fine: 3 1000",
+        ),
+    ];
+    for (card, expected) in cases {
+        let (message, took) = refused_in_thread(&f.catalog, card);
+        assert!(
+            first_line(&message).starts_with(expected),
+            "{card}: {message}"
+        );
+        assert!(took < Duration::from_secs(2), "{card} took {took:?}");
+    }
+}
+
+#[test]
 fn limits_backtracking_patterns_are_stopped() {
     let f = pack(&[
         (
