@@ -131,6 +131,12 @@ impl Preview {
 
 /// Play `mv` on a copy of `state` and describe the outcome, or say why it is refused.
 pub fn preview(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Preview, String> {
+    // One look: the income hooks before and after share one budget and clock (the move
+    // has its own), so a preview costs a bounded time however many scripted tokens.
+    engine.look(|| preview_now(engine, state, mv))
+}
+
+fn preview_now(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Preview, String> {
     let income_before = engine.incomes(state).map_err(|e| e.to_string())?;
     let mut after = state.clone();
     let mut events = Vec::new();

@@ -145,6 +145,9 @@ pub struct Session {
     thinking: Option<Thinking>,
     conceded: Option<Seat>,
     remote: Option<Remote>,
+    /// Both seats' incomes on the board they were worked out for: the top bar shows them
+    /// every frame, and income hooks may take up to a move's time limit.
+    incomes: std::cell::RefCell<Option<(GameState, [i64; 2])>>,
 }
 
 /// A LAN game's side of a session: the link to the host and how it stands.
@@ -182,6 +185,7 @@ impl Session {
             thinking: None,
             conceded: None,
             remote: None,
+            incomes: std::cell::RefCell::default(),
         })
     }
 
@@ -228,6 +232,7 @@ impl Session {
                 waiting: false,
                 status: Connection::Connected,
             }),
+            incomes: std::cell::RefCell::default(),
         })
     }
 
@@ -416,9 +421,15 @@ impl Session {
     /// Both seats' income on the current board.
     #[must_use]
     pub fn incomes(&self) -> [i64; 2] {
-        self.engine()
-            .incomes(self.timeline.state())
-            .unwrap_or([0, 0])
+        let state = self.timeline.state();
+        if let Some((seen, incomes)) = &*self.incomes.borrow()
+            && seen == state
+        {
+            return *incomes;
+        }
+        let incomes = self.engine().incomes(state).unwrap_or([0, 0]);
+        *self.incomes.borrow_mut() = Some((state.clone(), incomes));
+        incomes
     }
 
     /// What playing stack `stack` on `cell` would do, for the seat to move.

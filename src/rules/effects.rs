@@ -641,6 +641,15 @@ pub trait Hooks {
     /// look at the income, say) get budgets of their own again.
     fn end_move(&self) {}
 
+    /// A look at the game outside a move starts (both seats' incomes, a preview): until
+    /// the matching [`Hooks::end_look`], the hook calls made outside a move share one
+    /// budget and clock instead of each having its own, so a look costs at most one
+    /// move's limits however many scripted tokens it asks. Looks nest.
+    fn begin_look(&self) {}
+
+    /// The look [`Hooks::begin_look`] started is over.
+    fn end_look(&self) {}
+
     /// An ability's script runs at the ability step; `fx` knows the placed cell and area.
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError>;
 

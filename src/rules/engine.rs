@@ -567,6 +567,19 @@ impl<'a> Engine<'a> {
     /// takes this path when any type has a hook, and gives the same figures faster when
     /// none has.
     pub fn incomes_by_token(&self, state: &GameState) -> Result<[i64; 2], HookError> {
+        self.look(|| self.each_token_income(state))
+    }
+
+    /// Run `f` as one look at the game ([`Hooks::begin_look`]): the hook calls it makes
+    /// outside a move share one budget and clock.
+    pub fn look<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.hooks.begin_look();
+        let result = f();
+        self.hooks.end_look();
+        result
+    }
+
+    fn each_token_income(&self, state: &GameState) -> Result<[i64; 2], HookError> {
         let board = &state.board;
         let mut bonus = [0i64; MAX_CELLS];
         self.for_each_aura_bonus(board, |j, _, _, income| {

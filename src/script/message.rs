@@ -121,9 +121,12 @@ pub(super) fn is_memory(e: &mlua::Error) -> bool {
 fn raw_message(e: &mlua::Error) -> String {
     match e {
         mlua::Error::RuntimeError(s) | mlua::Error::SyntaxError { message: s, .. } => s.clone(),
-        mlua::Error::MemoryError(_) => {
-            format!("{MEMORY_MESSAGE} (too much data in its scripts)")
-        }
+        // Lua's own says only "not enough memory"; the sandbox's functions put the
+        // calling line and function before it.
+        mlua::Error::MemoryError(text) => format!(
+            "{}{MEMORY_MESSAGE} (too much data in its scripts)",
+            text.strip_suffix("not enough memory").unwrap_or_default()
+        ),
         mlua::Error::CallbackError { cause, .. } => message(cause),
         mlua::Error::WithContext { cause, .. } => message(cause),
         mlua::Error::BadArgument { to, pos, cause, .. } => {

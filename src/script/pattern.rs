@@ -904,9 +904,11 @@ impl<'l> Built<'l> {
             swap_limit(lua, usize::MAX)?;
             if !fits(lua) {
                 swap_limit(lua, limit)?;
-                return Err(Stop::Inner(mlua::Error::MemoryError(
-                    "not enough memory".to_string(),
-                )));
+                // A memory error (which no `pcall` can keep), told at the calling line.
+                let place = super::place::script_place(lua);
+                return Err(Stop::Inner(mlua::Error::MemoryError(format!(
+                    "{place}string.gsub: not enough memory"
+                ))));
             }
         }
         swap_limit(lua, limit - more)?;

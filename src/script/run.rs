@@ -218,7 +218,7 @@ impl ScriptHost {
             let memory_out = exceeded == Some(sandbox::Overrun::Memory);
             // Running out of memory that a `pcall` caught (and re-raised) says so, not
             // what the script's error handling made of it.
-            let mut text = if memory_out {
+            let mut text = if memory_out && !is_memory(&e) {
                 sandbox::Overrun::Memory.describe()
             } else {
                 message(&e)
@@ -286,6 +286,14 @@ impl Hooks for ScriptHost {
 
     fn end_move(&self) {
         self.budget.end_move();
+    }
+
+    fn begin_look(&self) {
+        self.budget.begin_look();
+    }
+
+    fn end_look(&self) {
+        self.budget.end_look();
     }
 
     fn on_place(&self, script: ScriptId, fx: &mut Effects<'_>) -> Result<(), HookError> {

@@ -159,6 +159,9 @@ pub(super) struct ScriptBudget {
     quiet_until: Cell<u64>,
     /// Whether a move is under way ([`ScriptBudget::begin_step`] until [`ScriptBudget::end_move`]).
     in_move: Cell<bool>,
+    /// Looks at the game under way ([`ScriptBudget::begin_look`]): outside a move, their
+    /// hook calls share one count and clock.
+    looks: Cell<u32>,
     /// The hook calls under way, innermost last.
     frames: RefCell<Vec<Frame>>,
     /// Set while a pack's scripts load ([`ScriptBudget::begin_load`]): one count and clock for
@@ -218,6 +221,7 @@ impl ScriptBudget {
             clock_at: Cell::new(0),
             quiet_until: Cell::new(0),
             in_move: Cell::new(false),
+            looks: Cell::new(0),
             frames: RefCell::new(Vec::new()),
             load: Cell::new(None),
             decision: Cell::new(None),
@@ -361,6 +365,29 @@ impl ScriptBudget {
         self.publish_none();
     }
 
+    /// A look at the game starts: outside a move, every hook call until the matching
+    /// [`ScriptBudget::end_look`] shares one fresh count and clock. Looks nest.
+    pub fn begin_look(&self) {
+        if self.looks.get() == 0 && self.outside() {
+            self.fresh();
+            self.started.set(None);
+        }
+        self.looks.set(self.looks.get().saturating_add(1));
+    }
+
+    /// The look is over; the last one stops its clock.
+    pub fn end_look(&self) {
+        self.looks.set(self.looks.get().saturating_sub(1));
+        if self.looks.get() == 0 && self.outside() {
+            self.publish_none();
+        }
+    }
+
+    /// No move, no call and no load under way.
+    fn outside(&self) -> bool {
+        !self.in_move.get() && self.frames.borrow().is_empty() && self.load.get().is_none()
+    }
+
     /// Whether the next call starts an episode of its own (no move, no call under way).
     pub fn starts_episode(&self) -> bool {
         !self.in_move.get() && self.frames.borrow().is_empty()
@@ -371,7 +398,11 @@ impl ScriptBudget {
     /// deeper than the rules allow.
     pub fn enter(&self, hook: &'static str, limit: u64) -> Result<(), EnterError> {
         let mut frames = self.frames.borrow_mut();
-        if frames.is_empty() && !self.in_move.get() && self.load.get().is_none() {
+        if frames.is_empty()
+            && !self.in_move.get()
+            && self.load.get().is_none()
+            && self.looks.get() == 0
+        {
             self.fresh();
             self.started.set(None);
         }
@@ -407,7 +438,7 @@ impl ScriptBudget {
             // the clock's and the decision's limits it was set under still hold.
             self.quiet_until.set(0);
         }
-        if outermost && !self.in_move.get() && self.load.get().is_none() {
+        if outermost && !self.in_move.get() && self.load.get().is_none() && self.looks.get() == 0 {
             // A call outside a move is over: its clock no longer runs.
             self.publish_none();
         }

@@ -2080,3 +2080,63 @@ fn a_lua_syntax_error_at_the_start_of_a_line_names_the_token_before_it() {
         "{errors:#?}"
     );
 }
+
+#[test]
+fn limits_the_income_hooks_of_one_look_share_one_budget() {
+    // Twelve scripted tokens whose income hook runs about 600,000 instructions each: each
+    // call is within its pack's cap, but a check of both seats' incomes is one look at the
+    // game, whose calls share the move's 2,000,000 (they used to get a budget each, so
+    // twelve slow tokens cost twelve times a move's limits).
+    let slow = "return {\n  income = function(ctx, self, income)\n    \
+                for i = 1, 300000 do end\n    return income\n  end,\n}\n";
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "packs/slow/pack.yaml".to_string(),
+            "id: slow\nname: slow\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n\
+             scripts: { instructions: 5000000 }\n"
+                .to_string(),
+        ),
+        (
+            "packs/slow/content.yaml".to_string(),
+            "token_types:\n  - id: slow\n    name: Slow\n    description: Thinks about its income.\n    \
+             script: scripts/slow.lua\n"
+                .to_string(),
+        ),
+        ("packs/slow/scripts/slow.lua".to_string(), slow.to_string()),
+        (
+            "packs/slow/rules.yaml".to_string(),
+            "rules:\n  limits: { instructions: 2000000, wall_ms: 10000 }\n".to_string(),
+        ),
+    ];
+    let mut board = String::new();
+    for i in 0..12 {
+        board.push_str(&format!(
+            "  - {{ at: [{}, {}], seat: {}, value: 1, type: slow }}\n",
+            i % 6,
+            i / 6,
+            i % 2 + 1
+        ));
+    }
+    files.push((
+        "s.yaml".to_string(),
+        format!(
+            "name: slow incomes\npacks: [slow]\nrules: {{ opening_token: null }}\nboard:\n{board}\
+             decks:\n  1: [[weaken_row, push_row], [spawn_row, booster], [push_cross, weaken_ring], [flip_cross, gift]]\n\
+             expect:\n  income: {{ 1: 6, 2: 6 }}\n"
+        ),
+    ));
+    let dir = temp(&files);
+    let paths = PackPaths {
+        content: root().join("content"),
+        mods: dir.path().join("packs"),
+    };
+    let run = scenario::run_file(&dir.path().join("s.yaml"), &paths)
+        .unwrap_or_else(|e| panic!("the scenario runs: {:#?}", e.diagnostics));
+    match run.outcome {
+        ScenarioOutcome::Fail(text) => assert!(
+            text.contains("shared budget of 2000000 instructions"),
+            "{text}"
+        ),
+        ScenarioOutcome::Pass => panic!("twelve calls of 600,000 instructions passed one look"),
+    }
+}
