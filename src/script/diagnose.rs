@@ -203,7 +203,7 @@ fn lua_tokens(source: &str) -> Vec<LuaToken<'_>> {
             i += 1;
             line += 1;
             line_start = i;
-        } else if c.is_ascii_whitespace() || !c.is_ascii() {
+        } else if c.is_ascii_whitespace() || c == b'\x0b' || !c.is_ascii() {
             i += 1;
         } else if c == b'-' && b.get(i + 1) == Some(&b'-') {
             i += 2;

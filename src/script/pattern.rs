@@ -508,8 +508,17 @@ struct Args<'a> {
 }
 
 impl Args<'_> {
+    /// `luaL_argerror`: the function by its name in `string`, and in a method call
+    /// (`s:find(p)`) the arguments counted without `self`.
     fn bad(&self, n: usize, what: &str) -> Stop {
-        Stop::Lua(format!("bad argument #{n} to '{}' ({what})", self.who))
+        let who = self.who.trim_start_matches("string.");
+        if called_as_method(self.lua) {
+            if n == 1 {
+                return Stop::Lua(format!("calling '{who}' on bad self ({what})"));
+            }
+            return Stop::Lua(format!("bad argument #{} to '{who}' ({what})", n - 1));
+        }
+        Stop::Lua(format!("bad argument #{n} to '{who}' ({what})"))
     }
 
     fn type_name(&self, n: usize) -> String {
@@ -957,6 +966,29 @@ fn replacement(
     }
 }
 
+/// Whether the running host function was called as a method (`s:find(p)`), or the
+/// sandbox's Lua wrapper around it was (`gmatch`'s).
+fn called_as_method(lua: &Lua) -> bool {
+    let mut method = lua
+        .inspect_stack(0, |d| d.names().name_what == Some("method"))
+        .unwrap_or(false);
+    for level in 1..8 {
+        let Some((sandbox, m)) = lua.inspect_stack(level, |d| {
+            (
+                d.source().source.as_deref() == Some("=sandbox"),
+                d.names().name_what == Some("method"),
+            )
+        }) else {
+            break;
+        };
+        if !sandbox {
+            break;
+        }
+        method = m;
+    }
+    method
+}
+
 /// The error scripts see for a stop in `who`: at the script line that called it.
 fn to_error(lua: &Lua, who: &str, stop: Stop) -> mlua::Error {
     let place = super::place::script_place(lua);
@@ -970,9 +1002,9 @@ fn to_error(lua: &Lua, who: &str, stop: Stop) -> mlua::Error {
 /// The Lua side of `gmatch`: the iterator's position lives in its upvalues.
 const GMATCH: &str = r"
 local start, step = ...
-return function(s, p, init)
-  local src, last
-  s, p, src = start(s, p, init)
+return function(...)
+  local s, p, src, last
+  s, p, src = start(...)
   last = -1
   local function store(e, ...)
     if e then src, last = e, e end
@@ -1131,10 +1163,16 @@ mod tests {
         }
     }
 
-    /// The message of an error, without mlua's wrapping.
+    /// The message of an error, without mlua's wrapping. Called from the host, Lua's own
+    /// functions find no name at the call and give their global one (`'string.find'`);
+    /// called from a script, as ours always are, they give the name at the call.
     fn root(e: &mlua::Error) -> String {
+        root_text(e).replace("to 'string.", "to '")
+    }
+
+    fn root_text(e: &mlua::Error) -> String {
         match e {
-            mlua::Error::CallbackError { cause, .. } => root(cause),
+            mlua::Error::CallbackError { cause, .. } => root_text(cause),
             mlua::Error::RuntimeError(m) => {
                 let m = m.split("\nstack traceback").next().unwrap_or(m);
                 m.to_string()

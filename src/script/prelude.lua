@@ -50,20 +50,45 @@ local function number_text(v)
   return raw_tostring(v)
 end
 
+-- Whether the sandbox function a script called (the outermost of the sandbox's frames
+-- under the script's) was called as a method (`s:rep(3)`): Lua then leaves `self` out of
+-- the argument numbers in its messages.
+local function as_method()
+  local level, last = 2, nil
+  while true do
+    local info = dbg_getinfo(level, "Sn")
+    if not info or info.source ~= "=sandbox" then break end
+    last = info
+    level = level + 1
+  end
+  return last ~= nil and last.namewhat == "method"
+end
+
 local function bad_arg(who, n, what)
+  if as_method() then
+    n = n - 1
+    if n == 0 then fail("calling '" .. who .. "' on bad self (" .. what .. ")") end
+  end
   fail("bad argument #" .. n .. " to '" .. who .. "' (" .. what .. ")")
 end
 
+-- The type a message names for argument `n` of a call given `given` arguments: `no
+-- value` past them (any absent argument when `given` is not known).
+local function got(v, n, given)
+  if v == nil and (given == nil or n > given) then return "no value" end
+  return raw_type(v)
+end
+
 -- What luaL_checklstring would see: a string (numbers converted, platform-independent).
-local function arg_str(who, n, v)
+local function arg_str(who, n, v, given)
   local t = raw_type(v)
   if t == "string" then return v end
   if t == "number" then return number_text(v) end
-  bad_arg(who, n, "string expected, got " .. (v == nil and "no value" or t))
+  bad_arg(who, n, "string expected, got " .. got(v, n, given))
 end
 
 -- What luaL_checkinteger would see.
-local function arg_int(who, n, v)
+local function arg_int(who, n, v, given)
   if raw_type(v) == "string" then
     if #v > 32 then charge(#v // 8, who) end
     v = raw_tonumber(v) or v
@@ -73,7 +98,7 @@ local function arg_int(who, n, v)
     if i then return i end
     bad_arg(who, n, "number has no integer representation")
   end
-  bad_arg(who, n, "number expected, got " .. (v == nil and "no value" or raw_type(v)))
+  bad_arg(who, n, "number expected, got " .. got(v, n, given))
 end
 
 local function opt_int(who, n, v, default)
@@ -90,6 +115,14 @@ end
 
 -- `#t` as luaL_len takes it (a `__len` metamethod may answer anything).
 local function length(who, t)
+  local kind = raw_type(t)
+  if kind ~= "table" and kind ~= "string" then
+    local mt = dbg_getmetatable(t)
+    if not (raw_type(mt) == "table" and raw_rawget(mt, "__len")) then
+      -- Lua's own words, which name no line (the C library raises it).
+      raw_error("attempt to get length of a " .. kind .. " value", 0)
+    end
+  end
   local n = #t
   local i = raw_type(n) == "number" and math_tointeger(n)
   if not i then fail("object length is not an integer") end
@@ -170,7 +203,9 @@ local function sorted_keys(t, who)
   return keys, n
 end
 
-function pairs(t)
+function pairs(...)
+  if select("#", ...) == 0 then bad_arg("pairs", 1, "value expected") end
+  local t = ...
   arg_table("pairs", 1, t)
   local keys, n = sorted_keys(contents(t), "pairs")
   local i = 0
@@ -196,7 +231,7 @@ function next(t, key)
     for i = 1, n do
       if keys[i] == key then start = i + 1; break end
     end
-    if start == nil then fail("invalid key to 'next'") end
+    if start == nil then raw_error("invalid key to 'next'", 0) end
   end
   for i = start, n do
     local v = raw_rawget(t, keys[i])
@@ -235,6 +270,17 @@ tostring = safe_tostring
 -- printed as `nan`, `inf`, `-inf`; tables and functions as their type (or __tostring).
 local spec_pattern = "^%%([-+ #0]*)(%d*)%.?(%d*)([%a%%])"
 
+-- One conversion by the C library, its refusals told in Lua's words: at the script's
+-- line, arguments counted as `string.format`'s.
+local function format_one(spec, v, arg)
+  local ok, text = raw_pcall(raw_format, spec, v)
+  if ok then return text end
+  if text == "not enough memory" then raw_error(text, 0) end
+  local what = raw_match(text, "^bad argument #%d+ to '[^']*' %((.*)%)$")
+  if what then bad_arg("format", arg + 1, what) end
+  fail(text)
+end
+
 function string.format(fmt, ...)
   fmt = arg_str("format", 1, fmt)
   local args = pack(...)
@@ -251,7 +297,12 @@ function string.format(fmt, ...)
     local s, e, flags, width, precision, conv = raw_find(fmt, spec_pattern, at)
     if not s then fail("invalid conversion '" .. raw_sub(fmt, at, at + 5) .. "' to 'format'") end
     local spec = raw_sub(fmt, s, e)
-    if conv == "%" then
+    if conv == "%" and e - s > 1 then
+      -- `%5%`: Lua takes an argument for it first, then refuses the conversion.
+      arg = arg + 1
+      if arg > args.n then bad_arg("format", arg + 1, "no value") end
+      fail("invalid conversion '" .. spec .. "' to 'format'")
+    elseif conv == "%" then
       n = n + 1; out[n] = "%"
     else
       arg = arg + 1
@@ -264,14 +315,14 @@ function string.format(fmt, ...)
       elseif conv == "s" then
         v = safe_tostring(v)
         cost = cost + #v
-        n = n + 1; out[n] = raw_format(spec, v)
+        n = n + 1; out[n] = format_one(spec, v, arg)
       elseif conv == "q" then
         if raw_type(v) == "number" and math_type(v) == "float" then
           -- Lua writes every float as a hexadecimal float (`0x1p+0`), as `%a` does.
           fail("string.format: '%q' of a float prints differently on each platform; use '%.17g'")
         end
         if raw_type(v) == "string" then cost = cost + #v * 4 end
-        n = n + 1; out[n] = raw_format(spec, v)
+        n = n + 1; out[n] = format_one(spec, v, arg)
       elseif raw_type(v) == "number" and (v ~= v or v == math_huge or v == -math_huge)
         and (conv == "e" or conv == "E" or conv == "f" or conv == "F" or conv == "g" or conv == "G") then
         local text = number_text(v)
@@ -286,7 +337,7 @@ function string.format(fmt, ...)
           cost = cost + #v * 2
           v = raw_tonumber(v) or v
         end
-        n = n + 1; out[n] = raw_format(spec, v)
+        n = n + 1; out[n] = format_one(spec, v, arg)
       end
     end
     pos = e + 1
@@ -357,10 +408,10 @@ function table.remove(t, pos)
 end
 
 function table.move(a1, f, e, t, a2)
-  arg_table("move", 1, a1)
   f = arg_int("move", 2, f)
   e = arg_int("move", 3, e)
   t = arg_int("move", 4, t)
+  arg_table("move", 1, a1)
   if a2 == nil then a2 = a1 else arg_table("move", 5, a2) end
   if e >= f then
     if not (f > 0 or e < max_integer + f) then bad_arg("move", 3, "too many elements to move") end
@@ -401,7 +452,7 @@ function table.concat(t, sep, i, j)
     if tv == "number" then
       v = number_text(v)
     elseif tv ~= "string" then
-      fail("invalid value (at index " .. k .. ") in table for 'concat'")
+      fail("invalid value (" .. tv .. ") at index " .. k .. " in table for 'concat'")
     end
     total = total + #v + #sep
     check_size("table.concat", total)
@@ -418,9 +469,11 @@ function table.sort(list, less)
   merge_sort(list, length("sort", list), less)
 end
 
-function string.rep(s, n, sep)
-  s = arg_str("rep", 1, s)
-  n = arg_int("rep", 2, n)
+function string.rep(...)
+  local s, n, sep = ...
+  local given = select("#", ...)
+  s = arg_str("rep", 1, s, given)
+  n = arg_int("rep", 2, n, given)
   if sep == nil then sep = "" else sep = arg_str("rep", 3, sep) end
   if n <= 0 then return "" end
   -- The C loop runs n times even for empty strings.
@@ -431,19 +484,22 @@ function string.rep(s, n, sep)
 end
 
 local function charged_text(name, f)
-  return function(s, ...)
-    s = arg_str(name, 1, s)
+  return function(...)
+    local s = arg_str(name, 1, (...), select("#", ...))
     charge(#s // 16, "string." .. name)
-    return f(s, ...)
+    return f(s)
   end
 end
 string.reverse = charged_text("reverse", raw_reverse)
 string.upper = charged_text("upper", raw_upper)
 string.lower = charged_text("lower", raw_lower)
-string.len = function(s) return #arg_str("len", 1, s) end
+string.len = function(...) return #arg_str("len", 1, (...), select("#", ...)) end
 
-function string.sub(s, i, j)
-  s = arg_str("sub", 1, s)
+function string.sub(...)
+  local s, i, j = ...
+  s = arg_str("sub", 1, s, select("#", ...))
+  i = arg_int("sub", 2, i)
+  j = opt_int("sub", 3, j, -1)
   charge(#s // 256, "string.sub")
   return raw_sub(s, i, j)
 end
@@ -460,7 +516,12 @@ function string.byte(s, i, j)
 end
 
 function string.char(...)
-  charge(select("#", ...) // 2, "string.char")
+  local n = select("#", ...)
+  charge(n // 2, "string.char")
+  for i = 1, n do
+    local c = arg_int("char", i, (select(i, ...)))
+    if c < 0 or c > 255 then bad_arg("char", i, "value out of range") end
+  end
   return raw_char(...)
 end
 
@@ -477,17 +538,53 @@ local function text_cost(v)
 end
 
 function tonumber(...)
+  local n = select("#", ...)
+  if n == 0 then bad_arg("tonumber", 1, "value expected") end
+  local v, base = ...
+  if base ~= nil then
+    base = arg_int("tonumber", 2, base)
+    if raw_type(v) ~= "string" then bad_arg("tonumber", 1, "string expected, got " .. got(v, 1, n)) end
+    if base < 2 or base > 36 then bad_arg("tonumber", 2, "base out of range") end
+  end
   local cost = text_cost((...))
   if cost > 32 then charge(cost // 8, "tonumber") end
   return raw_tonumber(...)
 end
 
+-- The arguments each math function needs (numbers, or any value), for Lua's messages.
+local math_needs = { fmod = 2, ult = 2, ldexp = 2, pow = 2, atan2 = 2, max = 1, min = 1,
+  tointeger = "any", type = "any" }
+
+-- A math function's arguments as luaL_checknumber sees them: a refusal in Lua's words.
+local function check_numbers(name, need, n, ...)
+  if need == "any" then
+    if n == 0 then bad_arg(name, 1, "value expected") end
+    return
+  end
+  if n == 0 and (name == "max" or name == "min") then bad_arg(name, 1, "value expected") end
+  for i = 1, math_max(n, need) do
+    local v = select(i, ...)
+    local t = raw_type(v)
+    if t ~= "number" and not (t == "string" and raw_tonumber(v)) then
+      bad_arg(name, i, "number expected, got " .. got(v, i, n))
+    end
+  end
+end
+
 local function charged_numbers(name, f)
   local who = "math." .. name
+  local need = math_needs[name] or 1
+  local any = need == "any"
   return function(...)
     local a, b = ...
-    local cost = text_cost(a) + text_cost(b)
     local n = select("#", ...)
+    if not any and (raw_type(a) ~= "number" or (n >= 2 and raw_type(b) ~= "number")
+        or n < need or n > 2) then
+      check_numbers(name, need, n, ...)
+    elseif any and n == 0 then
+      check_numbers(name, need, n, ...)
+    end
+    local cost = text_cost(a) + text_cost(b)
     if n > 2 then
       local args = { ... }
       for i = 3, n do cost = cost + text_cost(args[i]) end
@@ -525,6 +622,9 @@ local forbidden = { "__gc", "__mode", "__close" }
 
 function setmetatable(t, mt)
   arg_table("setmetatable", 1, t)
+  if mt ~= nil and raw_type(mt) ~= "table" then
+    bad_arg("setmetatable", 2, "nil or table expected, got " .. raw_type(mt))
+  end
   if frozen_of[t] then
     fail("setmetatable: the table was made when the script loaded, and such tables " ..
       "are read-only in hooks (scripts keep no state between moves)")
@@ -764,6 +864,10 @@ end
 function rawlen(v)
   local frozen = frozen_of[v]
   if frozen then return raw_rawget(frozen, "__n") end
+  local t = raw_type(v)
+  if t ~= "table" and t ~= "string" then
+    bad_arg("rawlen", 1, "table or string expected, got " .. got(v, 1))
+  end
   return raw_rawlen(v)
 end
 

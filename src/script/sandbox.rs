@@ -977,3 +977,7 @@ pub(super) fn script_env(lua: &Lua) -> mlua::Result<Table> {
 #[cfg(test)]
 #[path = "cost_tests.rs"]
 mod cost_tests;
+
+#[cfg(test)]
+#[path = "compat_tests.rs"]
+mod compat_tests;

@@ -832,6 +832,11 @@ fn limits_to_be_closed_variables_are_found_on_lua_tokens() {
             "return {\n  on_place = function(ctx)\n    local s = \"<\" local x <close> = nil\n  end,\n}\n",
             "3:27",
         ),
+        (
+            "vertical_tab",
+            "return {\n  on_place = function(ctx)\n    local h\x0b<close> = nil\n  end,\n}\n",
+            "3:13",
+        ),
     ];
     let accepted = [
         (
