@@ -164,6 +164,8 @@ pub struct Registry<T> {
     /// The entries; an entry's index is its catalog id.
     pub records: Vec<Record<T>>,
     index: HashMap<(usize, String), usize>,
+    /// The first entry defined with each id, whatever its pack.
+    first_of: HashMap<String, usize>,
     /// Entries that could not be read (their error is already reported), by pack and id.
     broken: std::collections::HashSet<(usize, String)>,
     /// Files that could not be parsed, by pack: any of their entries is unknown.
@@ -178,6 +180,7 @@ impl<T> Default for Registry<T> {
         Registry {
             records: Vec::new(),
             index: HashMap::new(),
+            first_of: HashMap::new(),
             broken: std::collections::HashSet::new(),
             unreadable: Vec::new(),
             told: std::cell::RefCell::new(std::collections::HashSet::new()),
@@ -366,6 +369,28 @@ impl<T: Entry> Registry<T> {
                     );
                     return;
                 }
+                if T::KIND == "card"
+                    && let Some(&first) = self.first_of.get(&id)
+                {
+                    // Within each pack's own files the name is not ambiguous (its own
+                    // comes first), but scenarios, the command line and lists of all
+                    // cards see both.
+                    let f = &self.records[first];
+                    let other = &pack_ids[f.pack];
+                    r.diags.warning(
+                        path,
+                        loc,
+                        format!(
+                            "card '{id}' is also defined by pack '{other}' ({}:{}:{}): where both are loaded, scenarios, decks of other packs and the command line must write '{own}:{id}' or '{other}:{id}'; give this card an id of its own, or write `id: {other}:{id}` to change that one",
+                            files.path(f.defined.file).display(),
+                            f.defined.loc.line,
+                            f.defined.loc.column
+                        ),
+                    );
+                }
+                self.first_of
+                    .entry(id.clone())
+                    .or_insert(self.records.len());
                 self.index.insert(key, self.records.len());
                 self.records.push(Record {
                     pack: source.pack,

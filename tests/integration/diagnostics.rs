@@ -698,6 +698,22 @@ fn ambiguous_reference_names_both_candidates() {
     );
 }
 
+#[test]
+fn a_card_id_another_pack_defines_too_is_warned_about_with_both_places() {
+    let packs = Packs::base()
+        .with("alpha/pack.yaml", &manifest("alpha", "{ id: base }"))
+        .with(
+            "alpha/cards.yaml",
+            "cards:\n  - id: push_row\n    value: 2\n    ability: weaken\n    area: row\n",
+        );
+    check(
+        &packs,
+        &[
+            "alpha/cards.yaml:2:9: warning: card 'push_row' is also defined by pack 'base' (base/cards.yaml:34:9): where both are loaded, scenarios, decks of other packs and the command line must write 'alpha:push_row' or 'base:push_row'; give this card an id of its own, or write `id: base:push_row` to change that one",
+        ],
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Areas.
 

@@ -323,6 +323,14 @@ impl SandboxScreen {
         )
         .accessible_name("Search cards");
         let needle = self.search.to_lowercase();
+        // Cards of two packs with one id or name are told apart by their pack.
+        let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for def in catalog.cards() {
+            *seen.entry(def.meta.id.as_str()).or_default() += 1;
+            if def.meta.name != def.meta.id {
+                *seen.entry(def.meta.name.as_str()).or_default() += 1;
+            }
+        }
         egui::ScrollArea::vertical().show(ui, |ui| {
             for (i, def) in catalog.cards().iter().enumerate() {
                 let ability = def
@@ -335,7 +343,16 @@ impl SandboxScreen {
                     continue;
                 }
                 let id = CardId::from_index(i);
-                let text = format!("{} · {} · {}", def.meta.name, def.value, ability);
+                let clash = seen.get(def.meta.id.as_str()).copied().unwrap_or(0) > 1
+                    || seen.get(def.meta.name.as_str()).copied().unwrap_or(0) > 1;
+                let text = if clash {
+                    format!(
+                        "{} ({}) · {} · {}",
+                        def.meta.name, def.meta.origin.pack, def.value, ability
+                    )
+                } else {
+                    format!("{} · {} · {}", def.meta.name, def.value, ability)
+                };
                 let r = ui.selectable_label(self.card == Some(id), text);
                 let r = r.on_hover_ui(|ui| cards::card_tooltip(ui, &catalog, id));
                 if r.clicked() {
