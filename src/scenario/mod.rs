@@ -430,11 +430,16 @@ impl Setup<'_> {
                 );
                 continue;
             };
+            let named = self.problems.len();
             let stacks: Vec<Vec<CardId>> = deck
                 .iter()
                 .map(|s| s.iter().filter_map(|c| self.card(c)).collect())
                 .collect();
-            if let Err(e) = engine.check_deck(seat, &stacks) {
+            // A card that could not be named is reported already: the stacks without it
+            // would only add a false count.
+            if self.problems.len() == named
+                && let Err(e) = engine.check_deck(seat, &stacks)
+            {
                 self.problem(deck.loc, e.to_string());
             }
             decks[seat.index()] = stacks;

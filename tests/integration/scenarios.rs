@@ -201,3 +201,41 @@ fn a_move_refused_on_the_opening_token_says_so() {
         ScenarioOutcome::Pass => panic!("a move onto a taken cell was played"),
     }
 }
+
+/// A card two loaded packs define, written without its pack in a scenario's deck: one
+/// message naming both (no count of a stack without it after it).
+#[test]
+fn an_ambiguous_card_in_a_deck_is_one_message_naming_both_packs() {
+    let dir = TempPacks::new(&[
+        (
+            "packs/echo/pack.yaml",
+            "id: echo\nname: Echo\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n",
+        ),
+        (
+            "packs/echo/cards.yaml",
+            "cards:\n  - id: beacon\n    value: 1\n    ability: weaken\n    area: row\n",
+        ),
+        (
+            "s.yaml",
+            "name: x\npacks: [echo]\ndecks:\n  1: [[beacon, gift], [weaken_row, push_row], [spawn_row, booster], [push_cross, weaken_ring]]\nmoves: []\n",
+        ),
+    ]);
+    let paths = PackPaths {
+        content: root().join("content"),
+        mods: dir.path().join("packs"),
+    };
+    let err = scenario::run_file(&dir.path().join("s.yaml"), &paths).expect_err("it cannot run");
+    let messages: Vec<String> = err
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == tokensmith::content::Severity::Error)
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].contains("'beacon' is ambiguous")
+            && messages[0].contains("base:beacon")
+            && messages[0].contains("echo:beacon"),
+        "{messages:#?}"
+    );
+}
