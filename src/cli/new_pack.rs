@@ -148,7 +148,9 @@ fn files(id: &str, scripted: bool, schemas: &str) -> (Vec<(PathBuf, String)>, Pa
         ));
     }
     let scenario = PathBuf::from(format!("{id}.scenario.yaml"));
-    out.push((scenario.clone(), scenario_text(id, scripted, schemas)));
+    // The scenario sits beside the pack folder, one level nearer the schemas.
+    let beside = schemas.strip_prefix("../").unwrap_or(schemas);
+    out.push((scenario.clone(), scenario_text(id, scripted, beside)));
     (out, scenario)
 }
 

@@ -590,13 +590,42 @@ fn pack_new_makes_a_pack_that_validates_and_a_scenario_that_passes() {
     );
     let out = run(&["validate"]);
     let text = String::from_utf8_lossy(&out.stdout);
+    // Together, the two packs' cards of one id are told apart.
     assert!(
-        out.status.success() && text.contains("0 errors, 0 warnings"),
+        out.status.success()
+            && text.contains("0 errors, 1 warning")
+            && text.contains("warning: card 'lantern' is also defined by pack 'first'"),
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
     for id in ["first", "scripted_one"] {
         let scenario = mods.join(format!("{id}.scenario.yaml"));
+        // Each file's schema line names the checkout's `schemas/` beside the packs folder,
+        // as seen from where the file is.
+        for (file, schema) in [
+            (scenario.clone(), "scenario"),
+            (mods.join(id).join("pack.yaml"), "pack"),
+        ] {
+            let text = std::fs::read_to_string(&file).expect("read");
+            let path = text
+                .lines()
+                .find_map(|l| l.strip_prefix("# yaml-language-server: $schema="))
+                .unwrap_or_else(|| panic!("{}: no schema line", file.display()));
+            let wanted = dir
+                .path()
+                .join("schemas")
+                .join(format!("{schema}.schema.json"));
+            std::fs::create_dir_all(dir.path().join("schemas")).expect("schemas");
+            std::fs::write(&wanted, "{}").expect("a stand-in schema");
+            let resolved = file.parent().expect("a folder").join(path);
+            assert!(
+                resolved.is_file(),
+                "{}: {path} does not lead to {}",
+                file.display(),
+                wanted.display()
+            );
+            assert!(path.ends_with(&format!("{schema}.schema.json")), "{path}");
+        }
         let out = run(&["scenario", &scenario.to_string_lossy()]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(

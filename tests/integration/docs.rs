@@ -114,3 +114,25 @@ fn every_repository_file_a_documented_command_names_exists() {
         missing.join("\n")
     );
 }
+
+/// docs/README.md, the contents page, links every page in docs/ (and the README links it).
+#[test]
+fn the_contents_page_lists_every_page() {
+    let contents = std::fs::read_to_string(root().join("docs/README.md")).expect("docs/README.md");
+    let missing: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .expect("docs/")
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".md") && name != "README.md")
+        .filter(|name| !contents.contains(&format!("]({name})")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/README.md does not list {missing:?}"
+    );
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    assert!(
+        readme.contains("(docs/README.md)"),
+        "README.md links the contents page"
+    );
+}
