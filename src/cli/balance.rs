@@ -24,8 +24,10 @@ pub struct BalanceArgs {
     /// packs). The decks also serve as the opponents.
     #[arg(long, value_name = "ID")]
     pub deck: Vec<String>,
-    /// The control card put in the card's slot (default: per deck, the card with no
-    /// ability nearest in value that is not in the deck).
+    /// The control card put in the card's slot (default: a plain card of the same value,
+    /// no ability and a plain token type, made for the test; where the content has no
+    /// plain token type, per deck the card with no ability nearest in value that is not in
+    /// the deck).
     #[arg(long, value_name = "ID")]
     pub control: Option<String>,
     /// Games per deck, per variant (A takes each seat in turn).

@@ -47,6 +47,8 @@ pub fn watch(ctx: &Context) -> std::io::Result<ExitCode> {
         started.elapsed().as_millis(),
         loaded.summary()
     )?;
+    // The last good content, to say what each clean reload changed.
+    let mut last = loaded.catalog;
     let watcher = match crate::reload::Watcher::start(options, crate::reload::DEBOUNCE, || {}) {
         Ok(w) => w,
         Err(e) => {
@@ -67,6 +69,18 @@ pub fn watch(ctx: &Context) -> std::io::Result<ExitCode> {
                 writeln!(out, "{d}")?;
             }
             writeln!(out, "{}", reload.summary())?;
+            if let Some(new) = &reload.loaded.catalog {
+                if let Some(old) = &last {
+                    let changes = crate::reload::diff(old, new);
+                    if changes.is_empty() {
+                        writeln!(out, "  no change to the content")?;
+                    }
+                    for change in changes {
+                        writeln!(out, "  {change}")?;
+                    }
+                }
+                last = Some(new.clone());
+            }
             out.flush()?;
         }
     }

@@ -346,3 +346,67 @@ fn a_lua_edit_reloads_and_a_lua_error_keeps_the_last_catalog_with_its_line() {
     .unwrap_or_else(|| panic!("the fixed script reloads"));
     assert!(r.summary().starts_with("reloaded"), "{}", r.summary());
 }
+
+/// `validate --watch` prints what each clean reload changed, entry by entry, as the
+/// client's reload panel does.
+#[test]
+fn validate_watch_prints_the_changes_of_each_reload() {
+    use std::io::BufRead as _;
+    let packs = Packs::new();
+    let content = packs.dir.path().join("content");
+    let mods = packs.mods();
+    let mut command = super::support::tokensmith([
+        "--content".as_ref(),
+        content.as_os_str(),
+        "--mods".as_ref(),
+        mods.as_os_str(),
+        "validate".as_ref(),
+        "--watch".as_ref(),
+    ]);
+    command.stdout(std::process::Stdio::piped());
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("the binary runs: {e}"));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("its output"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let until = |wanted: &str| -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    let done = line.contains(wanted);
+                    seen.push(line);
+                    if done {
+                        return seen;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("no line with {wanted:?} in {seen:#?}");
+    };
+    until("watching");
+    // Let the watches settle before the change.
+    std::thread::sleep(Duration::from_millis(300));
+    write(&packs.cards(), &packs.cards_with_value(5));
+    let lines = until("card base:weaken_row");
+    let _ = child.kill();
+    let _ = child.wait();
+    let last = lines.last().map(String::as_str).unwrap_or_default();
+    assert_eq!(last, "  card base:weaken_row: value 3 → 5", "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("reloaded in")),
+        "{lines:#?}"
+    );
+}
