@@ -910,3 +910,26 @@ fn the_mods_screen_browses_an_index_checks_a_pack_and_installs_it() {
         "the status says what was installed"
     );
 }
+
+/// An author trying the index's version of a pack that is in their own mods folder is
+/// refused with the way round, and that way works.
+#[test]
+fn installing_a_pack_the_mods_folder_holds_says_how_to_try_the_index_s_version() {
+    let w = published();
+    let index = w.path("index").to_string_lossy().into_owned();
+    let added = w.run("src", "author", &["index", "add", "main", &index]);
+    assert!(added.status.success(), "{}", text(&added));
+    let out = w.run("src", "author", &["pack", "install", "alpha"]);
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(
+        t.contains("packs there are loaded as they are")
+            && t.contains("tokensmith --mods EMPTY_FOLDER pack install alpha"),
+        "{t}"
+    );
+    // The way round: a mods folder without the pack, same profile.
+    let out = w.run("empty", "author", &["pack", "install", "alpha"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = w.run("empty", "author", &["pack", "list", "--json"]);
+    assert!(text(&out).contains("\"alpha\""), "{}", text(&out));
+}
