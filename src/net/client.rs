@@ -328,7 +328,25 @@ impl Client {
             .map(|s| s.pack.hash.clone())
             .collect();
         let needed: Vec<&str> = needed.iter().map(String::as_str).collect();
-        cache.check_fits(&needed, 0)?;
+        let result = match cache.check_fits(&needed, 0) {
+            Ok(()) => self.fetch_each(ids, plan, cache, &needed, &mut progress),
+            Err(e) => Err(e.into()),
+        };
+        // Whether or not every pack came, the cache is held to its quota (the game's
+        // packs kept): failed joins do not pile packs up.
+        cache.trim(&needed);
+        result
+    }
+
+    /// The body of [`Client::fetch`]: ask for `ids` and store each as it arrives.
+    fn fetch_each(
+        &mut self,
+        ids: Vec<String>,
+        plan: &mut Plan,
+        cache: &Cache,
+        needed: &[&str],
+        progress: &mut impl FnMut(u64, u64),
+    ) -> Result<(), ClientError> {
         frame::write(&mut self.stream, &ToHost::WantPacks(ids.clone()))?;
         self.last_sent = Instant::now();
         for id in ids {
@@ -385,7 +403,7 @@ impl Client {
                 }
             }
             let dir = cache.store(&r, bytes)?;
-            if let Err(e) = cache.check_fits(&needed, 0) {
+            if let Err(e) = cache.check_fits(needed, 0) {
                 let _ = cache.remove(&r.hash);
                 return Err(e.into());
             }
@@ -393,7 +411,6 @@ impl Client {
                 s.dir = Some(dir);
             }
         }
-        cache.trim(&needed);
         Ok(())
     }
 

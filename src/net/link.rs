@@ -177,7 +177,10 @@ fn run(
     } = request;
     let mut client = Client::connect(addr, &name, None, Duration::from_secs(10))?;
     let mut plan = plan(&client.welcome().packs, &folders, &cache);
-    let needs_packs = !plan.to_fetch().is_empty();
+    // The packs this join receives: if the game does not load, only these leave the
+    // cache (packs cached before, for this host or another, loaded then).
+    let fetched = plan.to_fetch();
+    let needs_packs = !fetched.is_empty();
     let _ = events.send(LinkEvent::Welcome {
         host: client.welcome().host.clone(),
         differences: plan.describe(),
@@ -208,7 +211,9 @@ fn run(
     let Some(catalog) = loaded.catalog else {
         // Packs received from the host that do not load are not kept.
         for r in plan.cached(&cache) {
-            let _ = cache.remove(&r.hash);
+            if fetched.contains(&r.id) {
+                let _ = cache.remove(&r.hash);
+            }
         }
         let first = loaded
             .diagnostics

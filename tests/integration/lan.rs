@@ -1371,6 +1371,53 @@ fn the_pack_cache_keeps_to_its_quota_by_evicting_the_least_recently_used_pack() 
 }
 
 #[test]
+fn a_failed_fetch_still_holds_the_cache_to_its_quota() {
+    use tokensmith::net::sync::Quota;
+    // Three packs cached under a roomy quota, then a join under a quota of two whose host
+    // goes away before sending anything: the cache is trimmed all the same (failed joins
+    // used to leave every pack they had received, past the quota).
+    let profile = tempfile::tempdir().expect("tmp");
+    let roomy = Cache::new(profile.path());
+    let hosts: Vec<_> = ["1.1.0", "1.2.0", "1.3.0"]
+        .iter()
+        .zip(4..)
+        .map(|(v, value)| lanpack_host(v, value))
+        .collect();
+    for (host, _, _) in &hosts {
+        fetch_from(host, &roomy).expect("fetched");
+    }
+    assert_eq!(roomy.entries().len(), 3);
+    let small = Cache::new(profile.path()).with_quota(Quota {
+        bytes: 1024 * 1024,
+        entries: 2,
+    });
+    let (gone, _, _mods) = lanpack_host("2.0.0", 9);
+    let mine = tempfile::tempdir().expect("tmp");
+    let mut client = Client::connect(gone.addr(), "me", None, WAIT).expect("connects");
+    let mut p = plan(
+        &client.welcome().packs,
+        &Folders {
+            content: root().join("content"),
+            mods: mine.path().to_path_buf(),
+            installed: None,
+        },
+        &small,
+    );
+    assert!(!p.to_fetch().is_empty(), "the host's pack is new");
+    gone.stop();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        client.fetch(&mut p, &small, |_, _| {}).is_err(),
+        "the host is gone"
+    );
+    assert!(
+        small.entries().len() <= 2,
+        "{} packs held over a quota of 2",
+        small.entries().len()
+    );
+}
+
+#[test]
 fn pack_cache_lists_removes_and_clears_what_hosts_sent() {
     let profile = tempfile::tempdir().expect("tmp");
     let cache = Cache::new(profile.path());
