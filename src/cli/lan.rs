@@ -35,6 +35,10 @@ pub struct ServeArgs {
     /// its save is removed.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub pause_expiry: u64,
+    /// Seconds a player to move may take over one move: past it, the game is over and
+    /// the other seat wins (a seat nobody plays does not hold a table).
+    #[arg(long, default_value_t = 180, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub move_clock: u64,
     /// Play the host's seat with the AI at this level, a game for each joiner (without
     /// it, two joiners share each game).
     #[arg(long, value_name = "LEVEL")]
@@ -157,6 +161,7 @@ pub fn serve(ctx: &Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     config.pause_expiry = Duration::from_secs(args.pause_expiry);
+    config.move_clock = Duration::from_secs(args.move_clock);
     config.games = (args.games > 0).then_some(args.games);
     config.sends_packs = !args.no_send_packs;
     config.save_dir = if args.no_save {

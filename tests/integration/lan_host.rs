@@ -829,3 +829,76 @@ fn saves_resume_under_one_name_each_and_new_games_never_take_a_saves_number() {
     );
     assert!(saves.path().join("game-001.json").exists(), "left alone");
 }
+
+#[test]
+fn squatters_lose_on_the_move_clock_and_are_evicted_before_an_honest_paused_game() {
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.max_tables = 3;
+    // A game with no move for a second may be ended for room; a player who does not move
+    // for three loses.
+    cfg.move_clock = Duration::from_secs(3);
+    let host = Host::start(cfg, content).expect("host");
+    // Two squatters from one address sit and never move (the AI has moved: it is theirs).
+    let squat = Ipv4Addr::new(127, 0, 0, 2);
+    let mut squatters: Vec<Raw> = (0..2)
+        .map(|_| {
+            let mut s = Raw::from(squat, &host);
+            assert!(matches!(s.hello("squatter"), Ok(ToClient::Welcome { .. })));
+            s.sit(&catalog);
+            s
+        })
+        .collect();
+    // An honest player's connection drops: the game is paused, its seat kept.
+    let mut c = Client::connect(host.addr(), "honest", None, WAIT).expect("connect");
+    c.join(&keys(&catalog, "shifters")).expect("join");
+    let until = Instant::now() + WAIT;
+    while !matches!(
+        c.next(Duration::from_millis(100)),
+        Ok(Some(Update::State { .. }))
+    ) {
+        assert!(Instant::now() < until, "no game started");
+    }
+    let token = c.welcome().token;
+    drop(c);
+    wait_log(&host, "the game is paused");
+    assert_eq!(host.tables(), 3, "the host is full");
+    std::thread::sleep(Duration::from_millis(1200));
+    // A new joiner needs a table: a squatter's game goes, not the honest paused one.
+    let mut newcomer = Raw::from(Ipv4Addr::new(127, 0, 0, 4), &host);
+    assert!(matches!(
+        newcomer.hello("new"),
+        Ok(ToClient::Welcome { .. })
+    ));
+    newcomer.sit(&catalog);
+    let mut back = Raw::from(Ipv4Addr::new(127, 0, 0, 3), &host);
+    back.send(&ToHost::Hello {
+        magic: MAGIC.into(),
+        protocol: PROTOCOL,
+        name: "back".into(),
+        resume: Some(token),
+    });
+    match back.read() {
+        Ok(ToClient::Welcome { resumed, .. }) => {
+            assert!(resumed.is_some(), "the honest paused game is still held");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The squatter that still holds a game loses it on the move clock.
+    let reasons: Vec<Option<String>> = squatters.iter_mut().map(Raw::bye).collect();
+    assert!(
+        reasons.iter().any(|r| r
+            .as_deref()
+            .is_some_and(|r| r.contains("with no move for a while, was ended"))),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|r| r
+            .as_deref()
+            .is_some_and(|r| r.contains("did not move within the move clock (3 s)"))),
+        "{reasons:?}"
+    );
+    drop(newcomer);
+    honest(&host, &catalog);
+}

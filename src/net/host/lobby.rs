@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::ai;
 use crate::rules::{CardId, Seat, Whose};
@@ -27,6 +27,8 @@ pub(super) struct Entry {
     pub(super) owner: Option<IpAddr>,
     pub(super) started: bool,
     pub(super) paused_since: Option<Instant>,
+    /// When it last moved on: opened, started, a move played, a paused game going on.
+    pub(super) active_at: Instant,
     /// Seats held by a player or the AI.
     pub(super) taken: [bool; 2],
     pub(super) tokens: [Option<SessionToken>; 2],
@@ -196,6 +198,7 @@ impl Shared {
             && !Self::evict(
                 &mut lobby,
                 Some(ip),
+                self.config.idle_game(),
                 "its address opened more games than any other while this one waited",
             )
         {
@@ -207,6 +210,7 @@ impl Shared {
             && !Self::evict(
                 &mut lobby,
                 None,
+                self.config.idle_game(),
                 "the host needed its place for a new game while it waited",
             )
         {
@@ -235,6 +239,7 @@ impl Shared {
             owner: Some(ip),
             started: false,
             paused_since: None,
+            active_at: Instant::now(),
             taken,
             tokens,
         });
@@ -246,31 +251,53 @@ impl Shared {
         Ok((tx, seat))
     }
 
-    /// Make room by ending a paused game: among those of `only` (or all), the one whose
-    /// address holds the most games, paused longest. Whether one was ended.
-    pub(super) fn evict(lobby: &mut Vec<Entry>, only: Option<IpAddr>, why: &str) -> bool {
+    /// Make room by ending a game that is not moving: paused (a player dropped), or
+    /// with no move for `idle` (seated players who do not play, or a seat waiting
+    /// for an opponent). Among those of `only` (or all): the one whose address holds the
+    /// most games; of those, an idle game before a paused one (a player who dropped may
+    /// come back; one who sits and does not play is holding a place); then the one still
+    /// longest. Whether one was ended.
+    pub(super) fn evict(
+        lobby: &mut Vec<Entry>,
+        only: Option<IpAddr>,
+        idle: Duration,
+        why: &str,
+    ) -> bool {
         let mut per: HashMap<Option<IpAddr>, usize> = HashMap::new();
         for e in lobby.iter() {
             *per.entry(e.owner).or_default() += 1;
         }
+        let now = Instant::now();
         let victim = lobby
             .iter()
             .enumerate()
             .filter(|(_, e)| only.is_none_or(|ip| e.owner == Some(ip)))
-            .filter_map(|(i, e)| e.paused_since.map(|since| (i, e, since)))
-            .max_by_key(|(_, e, since)| {
+            .filter_map(|(i, e)| {
+                let still = now.saturating_duration_since(e.active_at) >= idle;
+                match e.paused_since {
+                    Some(since) => Some((i, e, 0u8, since)),
+                    None if still => Some((i, e, 1u8, e.active_at)),
+                    None => None,
+                }
+            })
+            .max_by_key(|(_, e, idle, since)| {
                 (
                     per.get(&e.owner).copied().unwrap_or(0),
+                    *idle,
                     std::cmp::Reverse(*since),
                 )
             })
-            .map(|(i, _, _)| i);
-        let Some(i) = victim else {
+            .map(|(i, _, idle, _)| (i, idle));
+        let Some((i, idle)) = victim else {
             return false;
         };
         let e = lobby.swap_remove(i);
-        let _ =
-            e.tx.send(ToGame::Expire(format!("the paused game was ended: {why}")));
+        let what = if idle == 1 {
+            "the game, with no move for a while, was ended"
+        } else {
+            "the paused game was ended"
+        };
+        let _ = e.tx.send(ToGame::Expire(format!("{what}: {why}")));
         true
     }
 
@@ -381,6 +408,7 @@ impl Shared {
                         owner: None,
                         started: true,
                         paused_since: Some(since),
+                        active_at: since,
                         taken,
                         tokens,
                     });

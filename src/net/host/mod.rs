@@ -99,6 +99,9 @@ pub struct HostConfig {
     /// How long a paused game waits for its missing player before it ends and its save
     /// is removed.
     pub pause_expiry: Duration,
+    /// How long a player to move may take over one move (the game not paused): past it,
+    /// the game is over and the other seat wins.
+    pub move_clock: Duration,
     /// Most connections served at once (when full, a connection holding no seat is
     /// closed to make room).
     pub max_connections: usize,
@@ -117,10 +120,21 @@ pub struct HostConfig {
 /// walk back to a machine, short enough that abandoned games do not pile up.
 pub const PAUSE_EXPIRY: Duration = Duration::from_secs(600);
 
+/// How long a player may take over one move by default: ample for thinking, short enough
+/// that a seat nobody plays does not hold a table for long.
+pub const MOVE_CLOCK: Duration = Duration::from_secs(180);
+
 /// How long a new connection has by default to start its `Hello`.
 pub const HANDSHAKE: Duration = Duration::from_secs(5);
 
 impl HostConfig {
+    /// How long a game must have made no move before it may be ended to make room for a
+    /// new one: a third of the move clock, at most a minute.
+    #[must_use]
+    pub fn idle_game(&self) -> Duration {
+        (self.move_clock / 3).min(Duration::from_secs(60))
+    }
+
     /// A host on `addr` with the defaults: no AI, sends packs, no saves.
     #[must_use]
     pub fn new(name: &str, addr: SocketAddr) -> HostConfig {
@@ -139,6 +153,7 @@ impl HostConfig {
             frame_deadline: frame::FRAME_DEADLINE,
             handshake: HANDSHAKE,
             pause_expiry: PAUSE_EXPIRY,
+            move_clock: MOVE_CLOCK,
             max_connections: 256,
             max_connections_per_address: 32,
             max_tables: 128,

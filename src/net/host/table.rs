@@ -175,6 +175,9 @@ struct Game<'a> {
     shared: &'a Arc<Shared>,
     t: HostedGame,
     engine: &'a ai::Brain<'a>,
+    /// Since when the seat to move has had the move (the move clock's start): reset by
+    /// every move and by a paused game going on.
+    turn_since: Instant,
 }
 
 /// Own `table` until its game ends: the body of the game's thread. Everything the
@@ -205,14 +208,23 @@ fn play(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>) {
         shared,
         t: table,
         engine: &engine,
+        turn_since: Instant::now(),
     };
     let expiry = shared.config.pause_expiry;
     loop {
         let step = catch_unwind(AssertUnwindSafe(|| {
-            let deadline = game.t.paused_since.and_then(|s| expires_at(s, expiry));
+            let paused = game.t.paused_since.and_then(|s| expires_at(s, expiry));
+            let clock = game.move_clock_ends();
+            let deadline = match (paused, clock) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let message = match deadline {
                 Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
                     Ok(m) => m,
+                    Err(RecvTimeoutError::Timeout) if clock == Some(at) => {
+                        return game.out_of_time();
+                    }
                     Err(RecvTimeoutError::Timeout) => ToGame::Expire(format!(
                         "the game waited {} s for a player who did not come back; it is over",
                         expiry.as_secs()
@@ -240,6 +252,58 @@ fn play(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>) {
 impl Game<'_> {
     fn config(&self) -> &super::HostConfig {
         &self.shared.config
+    }
+
+    /// When the player to move runs out of the move clock: `None` when no player's
+    /// clock runs (no game yet, over, paused, or the AI to move).
+    fn move_clock_ends(&self) -> Option<Instant> {
+        let state = self.t.state()?;
+        if self.t.done || state.is_over() || self.t.paused_since.is_some() {
+            return None;
+        }
+        if !matches!(self.t.seats[state.turn().index()], Occupant::Player(_)) {
+            return None;
+        }
+        self.turn_since.checked_add(self.config().move_clock)
+    }
+
+    /// The player to move let the move clock run out: the game is over, the other seat
+    /// wins.
+    fn out_of_time(&mut self) -> Flow {
+        let Some(state) = self.t.state() else {
+            return Flow::Go;
+        };
+        let (late, other) = (state.turn(), state.turn().other());
+        let result = GameResult {
+            scores: [state.score(Seat::One), state.score(Seat::Two)],
+            winner: Some(other),
+            moves: state.moves_played(),
+        };
+        let reason = format!(
+            "seat {late} did not move within the move clock ({} s): the game is over and seat {other} wins",
+            self.config().move_clock.as_secs()
+        );
+        self.t.done = true;
+        self.shared
+            .log(format!("game {}: {reason}; {result}", self.t.id));
+        for seat in Seat::BOTH {
+            if let Some(w) = self.t.writer(seat) {
+                w.bye(&reason);
+            }
+        }
+        self.remove_save();
+        self.count_finished(result);
+        Flow::End
+    }
+
+    /// A game is over with `result`: told to whoever listens, and counted toward
+    /// `--games`.
+    fn count_finished(&self, result: GameResult) {
+        let _ = lock(&self.shared.events).send(HostEvent::Finished(result));
+        let done = self.shared.finished.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.config().games.is_some_and(|n| done >= n) {
+            self.shared.closing.store(true, Ordering::SeqCst);
+        }
     }
 
     fn handle(&mut self, message: ToGame) -> Flow {
@@ -324,7 +388,12 @@ impl Game<'_> {
                 return Flow::End;
             }
         }
-        self.shared.update(self.t.id, |e| e.started = true);
+        let now = Instant::now();
+        self.shared.update(self.t.id, |e| {
+            e.started = true;
+            e.active_at = now;
+        });
+        self.turn_since = now;
         self.save();
         let opening = super::super::events::to_wire(&self.shared.content.catalog, &events);
         for s in Seat::BOTH {
@@ -417,8 +486,15 @@ impl Game<'_> {
             old.cut();
         }
         if self.t.away().is_none() {
-            self.t.paused_since = None;
-            self.shared.update(self.t.id, |e| e.paused_since = None);
+            let now = Instant::now();
+            if self.t.paused_since.take().is_some() {
+                // The clock starts afresh for the player to move.
+                self.turn_since = now;
+            }
+            self.shared.update(self.t.id, |e| {
+                e.paused_since = None;
+                e.active_at = now;
+            });
         }
         self.send_state(seat, None, &[]);
         if let Some(w) = self.t.writer(seat.other()) {
@@ -485,6 +561,9 @@ impl Game<'_> {
         let state = timeline.state().clone();
         let from = self.t.history.position_of(&state);
         let step = timeline.play(self.engine.engine(), catalog, state, mv)?;
+        let now = Instant::now();
+        self.turn_since = now;
+        self.shared.update(self.t.id, |e| e.active_at = now);
         let moves_played = step.after.moves_played();
         let mark = self.t.history.plays().len();
         self.t.history.record(from, &step.events);
@@ -553,11 +632,7 @@ impl Game<'_> {
         self.shared.log(format!("game {}: {result}", self.t.id));
         self.keep_finished();
         self.remove_save();
-        let _ = lock(&self.shared.events).send(HostEvent::Finished(result));
-        let done = self.shared.finished.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.config().games.is_some_and(|n| done >= n) {
-            self.shared.closing.store(true, Ordering::SeqCst);
-        }
+        self.count_finished(result);
     }
 
     /// A panic while handling a message: the game ends here, saved as of its last move.
