@@ -159,9 +159,13 @@ fn drain(mut out: &TcpStream, rx: &Receiver<Out>) {
     }
 }
 
+/// The bytes of an archive one `PackChunk` carries: small, since each transfer holds
+/// one chunk (and its encoded frame) while a slow reader takes it.
+pub const PACK_CHUNK: usize = 64 * 1024;
+
 fn write_pack(mut out: &TcpStream, id: &str, bytes: &[u8]) -> bool {
     let total = bytes.len() as u64;
-    let chunk = frame::MAX_FRAME / 2;
+    let chunk = PACK_CHUNK;
     let mut offset = 0usize;
     loop {
         let end = (offset + chunk).min(bytes.len());
