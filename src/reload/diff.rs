@@ -275,22 +275,78 @@ pub fn diff(old: &Catalog, new: &Catalog) -> Vec<Change> {
     compare(&mut out, "card", cards(old), cards(new));
     compare(&mut out, "deck", decks(old), decks(new));
     let scripts = |c: &Catalog| -> Vec<(String, Fields)> {
-        c.scripts()
-            .iter()
-            .map(|s| (s.name(), vec![("source", fingerprint(&s.source))]))
-            .collect()
+        c.scripts().iter().map(|s| (s.name(), Vec::new())).collect()
     };
+    // Scripts added or removed, as any entry; an edited one by its changed lines.
     compare(&mut out, "script", scripts(old), scripts(new));
+    for s in new.scripts() {
+        if let Some(before) = old.scripts().iter().find(|o| o.name() == s.name())
+            && before.source != s.source
+        {
+            out.push(Change {
+                section: "script",
+                key: s.name(),
+                kind: ChangeKind::Changed(changed_lines(&before.source, &s.source)),
+            });
+        }
+    }
     out
 }
 
-/// A script's text in brief: its length and a hash, so an edit shows as a change.
-fn fingerprint(source: &str) -> String {
-    // FNV-1a: stable across runs and platforms.
-    let hash = source.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{} lines #{:08x}", source.lines().count(), hash >> 32)
+/// Lines of a changed script shown at most.
+const SHOWN_LINES: usize = 5;
+
+/// The lines that differ between two texts of a script, paired up between the lines both
+/// keep at the start and at the end: `line 3: old → new`, `line 4: (none) → added`, …,
+/// at most [`SHOWN_LINES`] and a count of the rest.
+fn changed_lines(old: &str, new: &str) -> Vec<FieldChange> {
+    let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (a, b) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    let shown = |line: Option<&&str>| {
+        line.map_or_else(
+            || "(none)".to_string(),
+            |l| {
+                let l = l.trim();
+                let cut: String = l.chars().take(80).collect();
+                if cut.len() < l.len() {
+                    format!("{cut}…")
+                } else {
+                    cut
+                }
+            },
+        )
+    };
+    let n = a.len().max(b.len());
+    let mut out: Vec<FieldChange> = (0..n.min(SHOWN_LINES))
+        .map(|i| FieldChange {
+            field: "line",
+            old: format!("{}: {}", head + i + 1, shown(a.get(i))),
+            new: shown(b.get(i)),
+        })
+        .collect();
+    if n > SHOWN_LINES {
+        out.push(FieldChange {
+            field: "and",
+            old: format!("{} more changed lines", n - SHOWN_LINES),
+            new: "…".to_string(),
+        });
+    }
+    if n == 0 {
+        // Only line endings or a final newline differ.
+        out.push(FieldChange {
+            field: "text",
+            old: format!("{} bytes", old.len()),
+            new: format!("{} bytes", new.len()),
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -307,6 +363,32 @@ mod tests {
         loaded
             .catalog
             .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics))
+    }
+
+    #[test]
+    fn an_edited_script_shows_its_changed_lines() {
+        let text = |c: &[FieldChange]| -> Vec<String> {
+            c.iter()
+                .map(|f| format!("{} {} → {}", f.field, f.old, f.new))
+                .collect()
+        };
+        let old = "return {\n  on_place = function(ctx)\n    ctx:damage(0, 0, 1)\n  end,\n}\n";
+        let new = old.replace("0, 0, 1", "0, 0, 2");
+        assert_eq!(
+            text(&changed_lines(old, &new)),
+            ["line 3: ctx:damage(0, 0, 1) → ctx:damage(0, 0, 2)"]
+        );
+        let added = old.replace("    ctx:damage", "    ctx:log('x')\n    ctx:damage");
+        assert_eq!(
+            text(&changed_lines(old, &added)),
+            ["line 3: (none) → ctx:log('x')"]
+        );
+        let many: String = (0..9).map(|i| format!("x{i}\n")).collect();
+        let other: String = (0..9).map(|i| format!("y{i}\n")).collect();
+        let shown = text(&changed_lines(&many, &other));
+        assert_eq!(shown.len(), SHOWN_LINES + 1);
+        assert_eq!(shown[SHOWN_LINES], "and 4 more changed lines → …");
+        assert_eq!(text(&changed_lines("a\n", "a")), ["text 2 bytes → 1 bytes"]);
     }
 
     #[test]

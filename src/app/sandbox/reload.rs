@@ -162,13 +162,13 @@ fn replay_report(ui: &mut Ui, r: &ReplayReport) {
                 ui.vertical(|ui| {
                     ui.strong("before");
                     for e in &d.before {
-                        ui.small(e);
+                        ui.label(e);
                     }
                 });
                 ui.vertical(|ui| {
                     ui.strong("now");
                     for e in &d.after {
-                        ui.small(e);
+                        ui.label(e);
                     }
                 });
             });
