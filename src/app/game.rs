@@ -611,7 +611,6 @@ impl GameScreen {
             }
             let human = self.hand_seat();
             if !self.session.is_over()
-                && !self.session.is_remote()
                 && self.session.controller(human) == Controller::Human
                 && ui.button("Concede").clicked()
             {

@@ -464,6 +464,10 @@ impl Session {
     /// Concede for `seat`.
     pub fn concede(&mut self, seat: Seat) {
         if !self.is_over() {
+            if let Some(r) = &self.remote {
+                // The host ends the game for both players.
+                r.link.concede();
+            }
             self.conceded = Some(seat);
             self.thinking = None;
         }

@@ -433,6 +433,14 @@ impl Client {
         Ok(())
     }
 
+    /// Give up the game: the host ends it, the other seat winning, and says so with a
+    /// `Bye`.
+    pub fn concede(&mut self) -> Result<(), ClientError> {
+        frame::write(&mut self.stream, &ToHost::Concede)?;
+        self.last_sent = Instant::now();
+        Ok(())
+    }
+
     /// Send a move: the top card of `stack` on `cell`. Its number.
     pub fn play(&mut self, stack: u8, cell: Cell) -> Result<u32, ClientError> {
         let seat = self

@@ -51,6 +51,7 @@ pub enum LinkEvent {
 enum Command {
     AcceptPacks,
     Play(u8, Cell),
+    Concede,
     Leave,
 }
 
@@ -128,6 +129,11 @@ impl Link {
         let _ = self.commands.send(Command::Play(stack, cell));
     }
 
+    /// Give up the game (the host ends it; the other seat wins).
+    pub fn concede(&self) {
+        let _ = self.commands.send(Command::Concede);
+    }
+
     /// Leave.
     pub fn leave(&self) {
         let _ = self.commands.send(Command::Leave);
@@ -194,7 +200,7 @@ fn run(
                 Ok(Command::Leave) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                     return Ok("left before the game".into());
                 }
-                Ok(Command::Play(..)) => {}
+                Ok(Command::Play(..) | Command::Concede) => {}
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     client.next(Duration::from_millis(1))?;
                 }
@@ -236,6 +242,13 @@ fn run(
                 Ok(Command::Play(stack, cell)) => {
                     // A drop shows at the next read, which reconnects.
                     if let Err(e) = client.play(stack, cell)
+                        && !e.is_disconnect()
+                    {
+                        return Err(e);
+                    }
+                }
+                Ok(Command::Concede) => {
+                    if let Err(e) = client.concede()
                         && !e.is_disconnect()
                     {
                         return Err(e);

@@ -14,7 +14,8 @@ use crate::rules::{CardId, Catalog, Cell, GameState, Outcome, Restored, Seat, To
 ///
 /// - 1: the first.
 /// - 2: `Welcome` ends with `ai_deck`.
-pub const PROTOCOL: u32 = 2;
+/// - 3: `ToHost::Concede`.
+pub const PROTOCOL: u32 = 3;
 
 /// The version a `Hello` body announces, read from its first fields alone (variant 0,
 /// the magic, the version), so a peer of any version is told which one it met, whatever
@@ -133,6 +134,8 @@ pub enum ToHost {
     },
     /// Still here (sent while waiting).
     Ping,
+    /// Give up the game: it is over, the other seat wins.
+    Concede,
 }
 
 /// What the host sends.

@@ -1602,7 +1602,7 @@ fn the_protocol_documents_worked_examples_decode_with_the_real_decoder() {
         }
         assert_eq!(&again, bytes, "{header} encodes back to the same bytes");
     }
-    assert_eq!(host_tags.len(), 5, "every ToHost message has an example");
+    assert_eq!(host_tags.len(), 6, "every ToHost message has an example");
     assert_eq!(
         client_tags.len(),
         9,

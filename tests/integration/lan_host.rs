@@ -902,3 +902,42 @@ fn squatters_lose_on_the_move_clock_and_are_evicted_before_an_honest_paused_game
     drop(newcomer);
     honest(&host, &catalog);
 }
+
+#[test]
+fn a_player_who_concedes_loses_and_both_seats_are_told() {
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let host = Host::start(config(&catalog), content).expect("host");
+    let mut quitter = Raw::from(Ipv4Addr::new(127, 0, 0, 2), &host);
+    assert!(matches!(
+        quitter.hello("quitter"),
+        Ok(ToClient::Welcome { .. })
+    ));
+    // Before a seat: refused.
+    let mut early = Raw::from(Ipv4Addr::new(127, 0, 0, 3), &host);
+    assert!(matches!(early.hello("early"), Ok(ToClient::Welcome { .. })));
+    early.send(&ToHost::Concede);
+    assert!(
+        early
+            .bye()
+            .is_some_and(|r| r.contains("a concession before taking a seat")),
+    );
+    quitter.sit(&catalog);
+    quitter.send(&ToHost::Concede);
+    let reason = quitter.bye().unwrap_or_default();
+    // The AI holds seat 1.
+    assert_eq!(
+        reason, "seat 2 conceded: the game is over and seat 1 wins",
+        "{reason}"
+    );
+    let until = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < until, "no result");
+        if let Ok(HostEvent::Finished(r)) = host.events().recv_timeout(Duration::from_millis(50)) {
+            assert_eq!(r.winner, Some(tokensmith::rules::Seat::One), "{r:?}");
+            break;
+        }
+    }
+    assert_eq!(host.tables(), 0, "the table is freed");
+    honest(&host, &catalog);
+}

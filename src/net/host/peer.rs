@@ -279,6 +279,15 @@ impl Shared {
             match message {
                 ToHost::Hello { .. } => return Err(Close("a second Hello".into())),
                 ToHost::Ping => {}
+                ToHost::Concede => {
+                    let Some((tx, seat)) = &s.seat else {
+                        return Err(Close("a concession before taking a seat".into()));
+                    };
+                    let _ = tx.send(ToGame::Concede {
+                        seat: *seat,
+                        conn: s.id,
+                    });
+                }
                 ToHost::WantPacks(ids) => self.send_packs(s, &ids)?,
                 ToHost::Join { deck, seat } => {
                     let wanted = seat.and_then(super::super::protocol::seat_of);

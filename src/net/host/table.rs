@@ -53,6 +53,8 @@ pub(super) enum ToGame {
     Back { seat: Seat, writer: Writer },
     /// A player's connection closed.
     Gone { seat: Seat, conn: u64 },
+    /// The player of `seat` (on connection `conn`) gives up the game.
+    Concede { seat: Seat, conn: u64 },
     /// End the game now and forget it (its save is removed), telling the players why.
     Expire(String),
     /// The host stops: end here and keep the save.
@@ -274,21 +276,49 @@ impl Game<'_> {
             return Flow::Go;
         };
         let (late, other) = (state.turn(), state.turn().other());
-        let result = GameResult {
-            scores: [state.score(Seat::One), state.score(Seat::Two)],
-            winner: Some(other),
-            moves: state.moves_played(),
-        };
         let reason = format!(
             "seat {late} did not move within the move clock ({} s): the game is over and seat {other} wins",
             self.config().move_clock.as_secs()
         );
+        self.lost(late, &reason)
+    }
+
+    /// The player of `seat` gives up: the game is over, the other seat wins. From a
+    /// connection the seat has since left, or before the game started, nothing happens.
+    fn concede(&mut self, seat: Seat, conn: u64) -> Flow {
+        let Occupant::Player(p) = &self.t.seats[seat.index()] else {
+            return Flow::Go;
+        };
+        if p.conn.as_ref().is_none_or(|w| w.id != conn)
+            || self.t.state().is_none_or(GameState::is_over)
+            || self.t.done
+        {
+            return Flow::Go;
+        }
+        let reason = format!(
+            "seat {seat} conceded: the game is over and seat {} wins",
+            seat.other()
+        );
+        self.lost(seat, &reason)
+    }
+
+    /// End the game now with `loser` losing, for `reason` (told to both players): the
+    /// result is counted like any finished game's, and the save removed.
+    fn lost(&mut self, loser: Seat, reason: &str) -> Flow {
+        let Some(state) = self.t.state() else {
+            return Flow::Go;
+        };
+        let result = GameResult {
+            scores: [state.score(Seat::One), state.score(Seat::Two)],
+            winner: Some(loser.other()),
+            moves: state.moves_played(),
+        };
         self.t.done = true;
         self.shared
             .log(format!("game {}: {reason}; {result}", self.t.id));
         for seat in Seat::BOTH {
             if let Some(w) = self.t.writer(seat) {
-                w.bye(&reason);
+                w.bye(reason);
             }
         }
         self.remove_save();
@@ -326,6 +356,7 @@ impl Game<'_> {
                 Flow::Go
             }
             ToGame::Gone { seat, conn } => self.gone(seat, conn),
+            ToGame::Concede { seat, conn } => self.concede(seat, conn),
             ToGame::Expire(reason) => {
                 self.shared
                     .log(format!("game {}: ended: {reason}", self.t.id));
