@@ -1,7 +1,8 @@
 //! Finding packs, reading their manifests, and putting them in load order: dependencies
 //! before dependants, then by id.
 
-use std::collections::{BTreeSet, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::diagnostic::Diagnostics;
@@ -472,23 +473,43 @@ pub fn order(
     for (i, p) in preferred.iter().enumerate() {
         ranks.entry(p.as_str()).or_insert(i);
     }
-    let rank = |id: &String| ranks.get(id.as_str()).copied().unwrap_or(usize::MAX);
-    let mut remaining: BTreeSet<String> = selected.iter().cloned().collect();
+    let rank = |id: &str| ranks.get(id).copied().unwrap_or(usize::MAX);
+    // How many selected packs each still waits for, and who waits for each: a pack
+    // becomes ready when its count reaches zero (linear in packs and requirements).
+    let chosen: HashSet<&str> = selected.iter().map(String::as_str).collect();
+    let mut waiting: HashMap<&str, usize> = HashMap::new();
+    let mut dependants: HashMap<&str, Vec<&str>> = HashMap::new();
+    for id in &selected {
+        let mut n = 0;
+        for r in &by_id[id].manifest.requires {
+            let req = r.id.value.as_str();
+            if req != id.as_str() && chosen.contains(req) {
+                n += 1;
+                dependants.entry(req).or_default().push(id.as_str());
+            }
+        }
+        waiting.insert(id.as_str(), n);
+    }
+    let mut ready: BinaryHeap<Reverse<(usize, &str)>> = waiting
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(id, _)| Reverse((rank(id), *id)))
+        .collect();
+    let mut order: Vec<String> = Vec::new();
+    while let Some(Reverse((_, id))) = ready.pop() {
+        order.push(id.to_string());
+        for d in dependants.get(id).map(Vec::as_slice).unwrap_or_default() {
+            if let Some(n) = waiting.get_mut(d) {
+                *n -= 1;
+                if *n == 0 {
+                    ready.push(Reverse((rank(d), *d)));
+                }
+            }
+        }
+    }
     let mut packs: Vec<Pack> = Vec::new();
-    while !remaining.is_empty() {
-        let next = remaining
-            .iter()
-            .filter(|id| {
-                by_id[*id]
-                    .manifest
-                    .requires
-                    .iter()
-                    .all(|r| !remaining.contains(&r.id.value))
-            })
-            .min_by_key(|id| rank(id));
-        let Some(next) = next.cloned() else { break };
-        remaining.remove(&next);
-        if let Some(pack) = by_id.remove(&next) {
+    for id in order {
+        if let Some(pack) = by_id.remove(&id) {
             packs.push(pack);
         }
     }
@@ -497,11 +518,15 @@ pub fn order(
         .enumerate()
         .map(|(i, p)| (p.id().to_string(), i))
         .collect();
+    // Each pack's dependencies, nearest first, each once: `seen[d] == p + 1` marks `d`
+    // as taken for pack `p` (no search through what was taken).
+    let mut seen = vec![0usize; packs.len()];
     let deps = packs
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(p, pack)| {
             let mut out: Vec<usize> = Vec::new();
-            let mut queue: Vec<usize> = p
+            let mut queue: Vec<usize> = pack
                 .manifest
                 .requires
                 .iter()
@@ -511,16 +536,18 @@ pub fn order(
             while i < queue.len() {
                 let d = queue[i];
                 i += 1;
-                if out.contains(&d) {
+                if seen[d] == p + 1 {
                     continue;
                 }
+                seen[d] = p + 1;
                 out.push(d);
                 queue.extend(
                     packs[d]
                         .manifest
                         .requires
                         .iter()
-                        .filter_map(|r| index.get(&r.id.value).copied()),
+                        .filter_map(|r| index.get(&r.id.value).copied())
+                        .filter(|d| seen[*d] != p + 1),
                 );
             }
             out

@@ -829,3 +829,47 @@ fn deck_files_whose_names_slug_alike_are_listed_in_linear_time() {
     assert!(listed.iter().any(|d| d.id == format!("deck-{n}")));
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+#[test]
+fn four_thousand_packs_in_a_chain_of_requirements_are_ordered_in_linear_time() {
+    // Each pack requires the one before it: ordering them once took seconds (each pack's
+    // dependencies were gathered by searching the ones gathered so far).
+    let dir = tmp();
+    let n = 4000;
+    for i in 0..n {
+        let folder = dir.path().join(format!("p{i:04}"));
+        std::fs::create_dir_all(&folder).expect("a pack folder");
+        let requires = if i == 0 {
+            "requires:\n  - { id: base, version: \"^1\" }\n".to_string()
+        } else {
+            format!("requires:\n  - {{ id: p{:04}, version: \"^1\" }}\n", i - 1)
+        };
+        std::fs::write(
+            folder.join("pack.yaml"),
+            format!("id: p{i:04}\nname: P{i}\nversion: 1.0.0\n{requires}"),
+        )
+        .expect("a manifest");
+    }
+    let started = Instant::now();
+    let loaded = support::load_folders(
+        &[support::root().join("content"), dir.path().to_path_buf()],
+        None,
+    );
+    let took = started.elapsed();
+    let errors: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == tokensmith::content::Severity::Error)
+        .take(3)
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let catalog = loaded.catalog.expect("the chain loads");
+    let ids: Vec<&str> = catalog.packs().iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids.len(), n + 1, "base and the chain");
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "each after what it requires"
+    );
+    eprintln!("{n} packs in a chain loaded in {took:?}");
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+}
