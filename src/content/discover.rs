@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostic::Diagnostics;
 use super::doc::PackManifest;
+use super::totals::{MANIFEST_PARSE_WORK, ParseMeter};
 use super::yaml::Located;
 use super::yaml::{self, Loc};
 use crate::rules::never;
@@ -98,6 +99,16 @@ pub struct Found {
 
 /// Every pack in `folders`, with their manifests read and checked.
 pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
+    discover_metered(folders, &mut ParseMeter::default(), diags)
+}
+
+/// [`discover`], the manifests' parse work charged to `meter` (the load's total): once
+/// it runs out, no more manifests are read.
+pub(crate) fn discover_metered(
+    folders: &[PackFolder],
+    meter: &mut ParseMeter,
+    diags: &mut Diagnostics,
+) -> Found {
     let mut found = Found::default();
     let packs = &mut found;
     let mut seen = std::collections::HashSet::new();
@@ -118,18 +129,24 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
             }
             continue;
         }
+        if meter.set_over() {
+            break;
+        }
         if has_manifest(&folder.path) {
             // (Its canonical path is in `seen`: found again in a folder of packs, it is
             // the same pack and read once.)
-            read_manifest(&folder.path, packs, diags);
+            read_manifest(&folder.path, packs, meter, diags);
             continue;
         }
         for dir in subfolders(&folder.path, diags) {
+            if meter.set_over() {
+                break;
+            }
             if has_manifest(&dir) {
                 if dir.canonicalize().is_ok_and(|c| !seen.insert(c)) {
                     continue;
                 }
-                read_manifest(&dir, packs, diags);
+                read_manifest(&dir, packs, meter, diags);
             } else if let Some(name) = near_manifest(&dir) {
                 diags.warning(
                     &dir.join(&name),
@@ -260,8 +277,8 @@ pub fn is_yaml(path: &Path) -> bool {
             .is_some_and(|e| e == "yaml" || e == "yml")
 }
 
-fn read_manifest(dir: &Path, found: &mut Found, diags: &mut Diagnostics) {
-    match check_manifest(dir, diags) {
+fn read_manifest(dir: &Path, found: &mut Found, meter: &mut ParseMeter, diags: &mut Diagnostics) {
+    match check_manifest(dir, meter, diags) {
         Ok(pack) => found.packs.push(pack),
         Err(Some(id)) => found.broken.push(id),
         Err(None) => {}
@@ -270,7 +287,11 @@ fn read_manifest(dir: &Path, found: &mut Found, diags: &mut Diagnostics) {
 
 /// A pack from its manifest, or the id of a pack whose manifest has errors (when the id
 /// could be read).
-fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<String>> {
+fn check_manifest(
+    dir: &Path,
+    meter: &mut ParseMeter,
+    diags: &mut Diagnostics,
+) -> Result<Pack, Option<String>> {
     let path = dir.join("pack.yaml");
     let text = match crate::fsutil::read_text(&path, crate::fsutil::MAX_CONTENT_FILE, "pack.yaml") {
         Ok(t) => t,
@@ -283,10 +304,19 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
             return Err(None);
         }
     };
-    let node = match yaml::parse(&text) {
+    let node = match meter.parse(&text, MANIFEST_PARSE_WORK, true) {
         Ok(n) => n,
-        Err(e) => {
+        Err((e, None)) => {
             diags.error(&path, e.loc, e.message);
+            return Err(None);
+        }
+        Err((e, Some(over))) => {
+            let id = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            diags.error(
+                &path,
+                e.loc,
+                meter.message(over, id.as_deref().unwrap_or("?")),
+            );
             return Err(None);
         }
     };
