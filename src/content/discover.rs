@@ -491,7 +491,7 @@ pub fn order(
         state.insert(id.clone(), Visit::Bad);
     }
     for id in &wanted {
-        visit(id, &by_id, &mut state, &mut Vec::new(), diags);
+        visit(id, &by_id, &mut state, diags);
     }
     let selected: Vec<String> = state
         .iter()
@@ -593,62 +593,87 @@ enum Visit {
     Bad,
 }
 
+/// A pack being checked: its requirements before `next` are done.
+struct Frame<'a> {
+    pack: &'a Pack,
+    next: usize,
+    good: bool,
+}
+
+/// Check `root` and everything it requires, depth first; whether it can be loaded. Each
+/// pack is checked once; a cycle is reported on each of its members. The walk keeps its
+/// own stack, so a chain of thousands of packs cannot exhaust the thread's.
 fn visit(
-    id: &str,
+    root: &str,
     packs: &HashMap<String, Pack>,
     state: &mut HashMap<String, Visit>,
-    path: &mut Vec<String>,
     diags: &mut Diagnostics,
 ) -> bool {
-    match state.get(id) {
-        Some(Visit::Good) => return true,
-        Some(Visit::Bad) => return false,
-        Some(Visit::InProgress) => {
-            let start = path.iter().position(|p| p == id).unwrap_or(0);
-            let mut cycle: Vec<String> = path[start..].to_vec();
-            cycle.push(id.to_string());
-            let text = cycle.join(" → ");
-            for member in &path[start..] {
-                if let Some(p) = packs.get(member) {
-                    diags.error(
-                        &p.manifest_path(),
-                        p.manifest.id.loc,
-                        format!("dependency cycle: {text}; a pack cannot require itself, even through others"),
-                    );
-                }
-                state.insert(member.clone(), Visit::Bad);
-            }
-            return false;
-        }
-        None => {}
+    if let Some(known) = known(root, &[], state, diags) {
+        return known;
     }
-    let Some(pack) = packs.get(id) else {
+    let Some(pack) = packs.get(root) else {
         return false;
     };
-    state.insert(id.to_string(), Visit::InProgress);
-    path.push(id.to_string());
-    let mut good = true;
-    for req in &pack.manifest.requires {
+    state.insert(root.to_string(), Visit::InProgress);
+    let mut stack = vec![Frame {
+        pack,
+        next: 0,
+        good: true,
+    }];
+    // What the requirement the top pack checked last came to, when it was a pack.
+    let mut returned: Option<bool> = None;
+    let mut result = false;
+    while let Some(top) = stack.last_mut() {
+        let pack = top.pack;
+        if returned.take() == Some(false) {
+            if state.get(pack.id()) == Some(&Visit::Bad) {
+                // This pack is part of a reported cycle.
+                stack.pop();
+                returned = Some(false);
+                result = false;
+                continue;
+            }
+            if let Some(req) = top
+                .next
+                .checked_sub(1)
+                .and_then(|i| pack.manifest.requires.get(i))
+            {
+                broken_dependency(pack, req, diags);
+            }
+            top.good = false;
+        }
+        let Some(req) = pack.manifest.requires.get(top.next) else {
+            let good = top.good;
+            state.insert(
+                pack.id().to_string(),
+                if good { Visit::Good } else { Visit::Bad },
+            );
+            stack.pop();
+            returned = Some(good);
+            result = good;
+            continue;
+        };
+        top.next += 1;
         let rid = &req.id.value;
         let Some(dep) = packs.get(rid) else {
             if state.get(rid) == Some(&Visit::Bad) {
                 broken_dependency(pack, req, diags);
-                good = false;
-                continue;
+            } else {
+                let hint = nearest(rid, packs.keys().map(String::as_str))
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
+                diags.error(
+                    &pack.manifest_path(),
+                    req.id.loc,
+                    format!(
+                        "pack '{}' requires '{rid}', which was not found{hint}; found: {}",
+                        pack.id(),
+                        sorted_ids(packs)
+                    ),
+                );
             }
-            let hint = nearest(rid, packs.keys().map(String::as_str))
-                .map(|n| format!(" (did you mean '{n}'?)"))
-                .unwrap_or_default();
-            diags.error(
-                &pack.manifest_path(),
-                req.id.loc,
-                format!(
-                    "pack '{}' requires '{rid}', which was not found{hint}; found: {}",
-                    pack.id(),
-                    sorted_ids(packs)
-                ),
-            );
-            good = false;
+            top.good = false;
             continue;
         };
         if let Some(v) = &req.version
@@ -665,22 +690,52 @@ fn visit(
                     dep.version
                 ),
             );
-            good = false;
+            top.good = false;
             continue;
         }
-        if !visit(rid, packs, state, path, diags) {
-            if state.get(id) == Some(&Visit::Bad) {
-                // This pack is part of a reported cycle.
-                path.pop();
-                return false;
+        match known(rid, &stack, state, diags) {
+            Some(known) => returned = Some(known),
+            None => {
+                state.insert(rid.clone(), Visit::InProgress);
+                stack.push(Frame {
+                    pack: dep,
+                    next: 0,
+                    good: true,
+                });
             }
-            broken_dependency(pack, req, diags);
-            good = false;
         }
     }
-    path.pop();
-    state.insert(id.to_string(), if good { Visit::Good } else { Visit::Bad });
-    good
+    result
+}
+
+/// What is known of `id` already: `None` when it is still to be checked. One being
+/// checked now (on `path`) closes a cycle, which is reported on each of its members.
+fn known(
+    id: &str,
+    path: &[Frame<'_>],
+    state: &mut HashMap<String, Visit>,
+    diags: &mut Diagnostics,
+) -> Option<bool> {
+    match state.get(id)? {
+        Visit::Good => Some(true),
+        Visit::Bad => Some(false),
+        Visit::InProgress => {
+            let start = path.iter().position(|f| f.pack.id() == id).unwrap_or(0);
+            let mut cycle: Vec<&str> = path[start..].iter().map(|f| f.pack.id()).collect();
+            cycle.push(id);
+            let text = cycle.join(" → ");
+            for member in &path[start..] {
+                let p = member.pack;
+                diags.error(
+                    &p.manifest_path(),
+                    p.manifest.id.loc,
+                    format!("dependency cycle: {text}; a pack cannot require itself, even through others"),
+                );
+                state.insert(p.id().to_string(), Visit::Bad);
+            }
+            Some(false)
+        }
+    }
 }
 
 fn broken_dependency(pack: &Pack, req: &Located<super::doc::Requirement>, diags: &mut Diagnostics) {
@@ -695,8 +750,14 @@ fn broken_dependency(pack: &Pack, req: &Located<super::doc::Requirement>, diags:
     );
 }
 
+/// The ids found, sorted: the first few, and how many in all when there are more.
 fn sorted_ids(packs: &HashMap<String, Pack>) -> String {
+    const SHOWN: usize = 20;
     let mut ids: Vec<&str> = packs.keys().map(String::as_str).collect();
     ids.sort_unstable();
-    ids.join(", ")
+    if ids.len() > SHOWN {
+        format!("{}, … ({} in all)", ids[..SHOWN].join(", "), ids.len())
+    } else {
+        ids.join(", ")
+    }
 }

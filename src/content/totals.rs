@@ -8,8 +8,9 @@
 use super::yaml::{self, Node, SyntaxError};
 
 /// The parse work (see [`yaml::Metered::work`]) all the content files of one pack may
-/// take together: some 60,000 entries of a dozen values.
-pub const PACK_PARSE_WORK: u64 = 1_000_000;
+/// take together: some 150,000 entries of a dozen values, twice what one file may take
+/// (so one large file is told about its own limit, not the pack's).
+pub const PACK_PARSE_WORK: u64 = 2_000_000;
 /// The parse work all the files of one load may take together, manifests included.
 pub const SET_PARSE_WORK: u64 = 4_000_000;
 /// The parse work one `pack.yaml` may take (a long `requires` list is a few thousand).

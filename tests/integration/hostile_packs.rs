@@ -978,9 +978,9 @@ fn alias_bombs_spread_over_packs_stop_at_the_loads_total() {
         .filter(|e| e.contains("the packs loaded together hold more YAML than one load may read"))
         .collect();
     assert_eq!(over.len(), 1, "{errors:#?}");
-    // Four packs' totals make the load's: the fourth or fifth pack runs it out, in a
+    // Two packs' totals make the load's: the second or third pack runs it out, in a
     // file of its own, and nothing after is read.
-    let blamed = (4..=5)
+    let blamed = (2..=3)
         .find(|p| {
             over[0].contains(&format!("/bomb{p}/f0"))
                 && over[0].contains(&format!("pack 'bomb{p}'"))
@@ -1024,4 +1024,43 @@ fn entries_past_the_sections_cap_are_refused_where_they_are_read() {
     assert!(loaded.catalog.is_none());
     eprintln!("1,980 files of 200 cards: {took:?}");
     assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn a_long_chain_of_requirements_is_checked_without_deep_recursion() {
+    // Checking requirements once recursed once per pack in the chain: thousands of packs
+    // overflowed a small thread stack (the reload thread's, say) and aborted.
+    let dir = tmp();
+    let n = 4_000;
+    for i in 0..n {
+        let requires = if i + 1 < n {
+            format!("requires:\n  - {{ id: p{:04} }}\n", i + 1)
+        } else {
+            String::new()
+        };
+        let folder = dir.path().join(format!("p{i:04}"));
+        std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            folder.join("pack.yaml"),
+            format!("id: p{i:04}\nname: P\nversion: 1.0.0\n{requires}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let folder = dir.path().to_path_buf();
+    let order = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let loaded = support::load_folders(&[folder], None);
+            loaded
+                .packs
+                .iter()
+                .map(|p| p.id.clone())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+        .join()
+        .unwrap_or_else(|_| panic!("the load panicked"));
+    assert_eq!(order.len(), n);
+    assert_eq!(order[0], format!("p{:04}", n - 1), "dependencies first");
+    assert_eq!(order[n - 1], "p0000");
 }
