@@ -490,8 +490,9 @@ pub fn order(
     for id in &broken {
         state.insert(id.clone(), Visit::Bad);
     }
+    let mut missing = Missing::default();
     for id in &wanted {
-        visit(id, &by_id, &mut state, diags);
+        visit(id, &by_id, &mut state, &mut missing, diags);
     }
     let selected: Vec<String> = state
         .iter()
@@ -593,6 +594,31 @@ enum Visit {
     Bad,
 }
 
+/// What "not found" messages share: the list of ids found (made once), and how many more
+/// may look for a near name among all the packs (each look reads every id, so a load
+/// full of missing requirements stops looking after the first ones).
+#[derive(Default)]
+struct Missing {
+    found: Option<String>,
+    looked: usize,
+}
+
+impl Missing {
+    /// The most "did you mean" searches one load makes.
+    const HINTS: usize = 64;
+
+    /// ` (did you mean 'x'?)`, or nothing.
+    fn hint(&mut self, id: &str, packs: &HashMap<String, Pack>) -> String {
+        if self.looked >= Self::HINTS {
+            return String::new();
+        }
+        self.looked += 1;
+        nearest(id, packs.keys().map(String::as_str))
+            .map(|n| format!(" (did you mean '{n}'?)"))
+            .unwrap_or_default()
+    }
+}
+
 /// A pack being checked: its requirements before `next` are done.
 struct Frame<'a> {
     pack: &'a Pack,
@@ -607,6 +633,7 @@ fn visit(
     root: &str,
     packs: &HashMap<String, Pack>,
     state: &mut HashMap<String, Visit>,
+    missing: &mut Missing,
     diags: &mut Diagnostics,
 ) -> bool {
     if let Some(known) = known(root, &[], state, diags) {
@@ -660,16 +687,14 @@ fn visit(
             if state.get(rid) == Some(&Visit::Bad) {
                 broken_dependency(pack, req, diags);
             } else {
-                let hint = nearest(rid, packs.keys().map(String::as_str))
-                    .map(|n| format!(" (did you mean '{n}'?)"))
-                    .unwrap_or_default();
+                let hint = missing.hint(rid, packs);
+                let found = missing.found.get_or_insert_with(|| sorted_ids(packs));
                 diags.error(
                     &pack.manifest_path(),
                     req.id.loc,
                     format!(
-                        "pack '{}' requires '{rid}', which was not found{hint}; found: {}",
+                        "pack '{}' requires '{rid}', which was not found{hint}; found: {found}",
                         pack.id(),
-                        sorted_ids(packs)
                     ),
                 );
             }
