@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostic::Diagnostics;
 use super::doc::PackManifest;
+use super::totals::{MANIFEST_PARSE_WORK, ParseMeter};
 use super::yaml::Located;
 use super::yaml::{self, Loc};
 use crate::rules::never;
@@ -98,6 +99,16 @@ pub struct Found {
 
 /// Every pack in `folders`, with their manifests read and checked.
 pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
+    discover_metered(folders, &mut ParseMeter::default(), diags)
+}
+
+/// [`discover`], the manifests' parse work charged to `meter` (the load's total): once
+/// it runs out, no more manifests are read.
+pub(crate) fn discover_metered(
+    folders: &[PackFolder],
+    meter: &mut ParseMeter,
+    diags: &mut Diagnostics,
+) -> Found {
     let mut found = Found::default();
     let packs = &mut found;
     let mut seen = std::collections::HashSet::new();
@@ -118,18 +129,24 @@ pub fn discover(folders: &[PackFolder], diags: &mut Diagnostics) -> Found {
             }
             continue;
         }
+        if meter.set_over() {
+            break;
+        }
         if has_manifest(&folder.path) {
             // (Its canonical path is in `seen`: found again in a folder of packs, it is
             // the same pack and read once.)
-            read_manifest(&folder.path, packs, diags);
+            read_manifest(&folder.path, packs, meter, diags);
             continue;
         }
         for dir in subfolders(&folder.path, diags) {
+            if meter.set_over() {
+                break;
+            }
             if has_manifest(&dir) {
                 if dir.canonicalize().is_ok_and(|c| !seen.insert(c)) {
                     continue;
                 }
-                read_manifest(&dir, packs, diags);
+                read_manifest(&dir, packs, meter, diags);
             } else if let Some(name) = near_manifest(&dir) {
                 diags.warning(
                     &dir.join(&name),
@@ -260,8 +277,8 @@ pub fn is_yaml(path: &Path) -> bool {
             .is_some_and(|e| e == "yaml" || e == "yml")
 }
 
-fn read_manifest(dir: &Path, found: &mut Found, diags: &mut Diagnostics) {
-    match check_manifest(dir, diags) {
+fn read_manifest(dir: &Path, found: &mut Found, meter: &mut ParseMeter, diags: &mut Diagnostics) {
+    match check_manifest(dir, meter, diags) {
         Ok(pack) => found.packs.push(pack),
         Err(Some(id)) => found.broken.push(id),
         Err(None) => {}
@@ -270,7 +287,11 @@ fn read_manifest(dir: &Path, found: &mut Found, diags: &mut Diagnostics) {
 
 /// A pack from its manifest, or the id of a pack whose manifest has errors (when the id
 /// could be read).
-fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<String>> {
+fn check_manifest(
+    dir: &Path,
+    meter: &mut ParseMeter,
+    diags: &mut Diagnostics,
+) -> Result<Pack, Option<String>> {
     let path = dir.join("pack.yaml");
     let text = match crate::fsutil::read_text(&path, crate::fsutil::MAX_CONTENT_FILE, "pack.yaml") {
         Ok(t) => t,
@@ -283,10 +304,19 @@ fn check_manifest(dir: &Path, diags: &mut Diagnostics) -> Result<Pack, Option<St
             return Err(None);
         }
     };
-    let node = match yaml::parse(&text) {
+    let node = match meter.parse(&text, MANIFEST_PARSE_WORK, true) {
         Ok(n) => n,
-        Err(e) => {
+        Err((e, None)) => {
             diags.error(&path, e.loc, e.message);
+            return Err(None);
+        }
+        Err((e, Some(over))) => {
+            let id = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            diags.error(
+                &path,
+                e.loc,
+                meter.message(over, id.as_deref().unwrap_or("?")),
+            );
             return Err(None);
         }
     };
@@ -460,8 +490,9 @@ pub fn order(
     for id in &broken {
         state.insert(id.clone(), Visit::Bad);
     }
+    let mut missing = Missing::default();
     for id in &wanted {
-        visit(id, &by_id, &mut state, &mut Vec::new(), diags);
+        visit(id, &by_id, &mut state, &mut missing, diags);
     }
     let selected: Vec<String> = state
         .iter()
@@ -563,62 +594,111 @@ enum Visit {
     Bad,
 }
 
+/// What "not found" messages share: the list of ids found (made once), and how many more
+/// may look for a near name among all the packs (each look reads every id, so a load
+/// full of missing requirements stops looking after the first ones).
+#[derive(Default)]
+struct Missing {
+    found: Option<String>,
+    looked: usize,
+}
+
+impl Missing {
+    /// The most "did you mean" searches one load makes.
+    const HINTS: usize = 64;
+
+    /// ` (did you mean 'x'?)`, or nothing.
+    fn hint(&mut self, id: &str, packs: &HashMap<String, Pack>) -> String {
+        if self.looked >= Self::HINTS {
+            return String::new();
+        }
+        self.looked += 1;
+        nearest(id, packs.keys().map(String::as_str))
+            .map(|n| format!(" (did you mean '{n}'?)"))
+            .unwrap_or_default()
+    }
+}
+
+/// A pack being checked: its requirements before `next` are done.
+struct Frame<'a> {
+    pack: &'a Pack,
+    next: usize,
+    good: bool,
+}
+
+/// Check `root` and everything it requires, depth first; whether it can be loaded. Each
+/// pack is checked once; a cycle is reported on each of its members. The walk keeps its
+/// own stack, so a chain of thousands of packs cannot exhaust the thread's.
 fn visit(
-    id: &str,
+    root: &str,
     packs: &HashMap<String, Pack>,
     state: &mut HashMap<String, Visit>,
-    path: &mut Vec<String>,
+    missing: &mut Missing,
     diags: &mut Diagnostics,
 ) -> bool {
-    match state.get(id) {
-        Some(Visit::Good) => return true,
-        Some(Visit::Bad) => return false,
-        Some(Visit::InProgress) => {
-            let start = path.iter().position(|p| p == id).unwrap_or(0);
-            let mut cycle: Vec<String> = path[start..].to_vec();
-            cycle.push(id.to_string());
-            let text = cycle.join(" → ");
-            for member in &path[start..] {
-                if let Some(p) = packs.get(member) {
-                    diags.error(
-                        &p.manifest_path(),
-                        p.manifest.id.loc,
-                        format!("dependency cycle: {text}; a pack cannot require itself, even through others"),
-                    );
-                }
-                state.insert(member.clone(), Visit::Bad);
-            }
-            return false;
-        }
-        None => {}
+    if let Some(known) = known(root, &[], state, diags) {
+        return known;
     }
-    let Some(pack) = packs.get(id) else {
+    let Some(pack) = packs.get(root) else {
         return false;
     };
-    state.insert(id.to_string(), Visit::InProgress);
-    path.push(id.to_string());
-    let mut good = true;
-    for req in &pack.manifest.requires {
+    state.insert(root.to_string(), Visit::InProgress);
+    let mut stack = vec![Frame {
+        pack,
+        next: 0,
+        good: true,
+    }];
+    // What the requirement the top pack checked last came to, when it was a pack.
+    let mut returned: Option<bool> = None;
+    let mut result = false;
+    while let Some(top) = stack.last_mut() {
+        let pack = top.pack;
+        if returned.take() == Some(false) {
+            if state.get(pack.id()) == Some(&Visit::Bad) {
+                // This pack is part of a reported cycle.
+                stack.pop();
+                returned = Some(false);
+                result = false;
+                continue;
+            }
+            if let Some(req) = top
+                .next
+                .checked_sub(1)
+                .and_then(|i| pack.manifest.requires.get(i))
+            {
+                broken_dependency(pack, req, diags);
+            }
+            top.good = false;
+        }
+        let Some(req) = pack.manifest.requires.get(top.next) else {
+            let good = top.good;
+            state.insert(
+                pack.id().to_string(),
+                if good { Visit::Good } else { Visit::Bad },
+            );
+            stack.pop();
+            returned = Some(good);
+            result = good;
+            continue;
+        };
+        top.next += 1;
         let rid = &req.id.value;
         let Some(dep) = packs.get(rid) else {
             if state.get(rid) == Some(&Visit::Bad) {
                 broken_dependency(pack, req, diags);
-                good = false;
-                continue;
+            } else {
+                let hint = missing.hint(rid, packs);
+                let found = missing.found.get_or_insert_with(|| sorted_ids(packs));
+                diags.error(
+                    &pack.manifest_path(),
+                    req.id.loc,
+                    format!(
+                        "pack '{}' requires '{rid}', which was not found{hint}; found: {found}",
+                        pack.id(),
+                    ),
+                );
             }
-            let hint = nearest(rid, packs.keys().map(String::as_str))
-                .map(|n| format!(" (did you mean '{n}'?)"))
-                .unwrap_or_default();
-            diags.error(
-                &pack.manifest_path(),
-                req.id.loc,
-                format!(
-                    "pack '{}' requires '{rid}', which was not found{hint}; found: {}",
-                    pack.id(),
-                    sorted_ids(packs)
-                ),
-            );
-            good = false;
+            top.good = false;
             continue;
         };
         if let Some(v) = &req.version
@@ -635,22 +715,52 @@ fn visit(
                     dep.version
                 ),
             );
-            good = false;
+            top.good = false;
             continue;
         }
-        if !visit(rid, packs, state, path, diags) {
-            if state.get(id) == Some(&Visit::Bad) {
-                // This pack is part of a reported cycle.
-                path.pop();
-                return false;
+        match known(rid, &stack, state, diags) {
+            Some(known) => returned = Some(known),
+            None => {
+                state.insert(rid.clone(), Visit::InProgress);
+                stack.push(Frame {
+                    pack: dep,
+                    next: 0,
+                    good: true,
+                });
             }
-            broken_dependency(pack, req, diags);
-            good = false;
         }
     }
-    path.pop();
-    state.insert(id.to_string(), if good { Visit::Good } else { Visit::Bad });
-    good
+    result
+}
+
+/// What is known of `id` already: `None` when it is still to be checked. One being
+/// checked now (on `path`) closes a cycle, which is reported on each of its members.
+fn known(
+    id: &str,
+    path: &[Frame<'_>],
+    state: &mut HashMap<String, Visit>,
+    diags: &mut Diagnostics,
+) -> Option<bool> {
+    match state.get(id)? {
+        Visit::Good => Some(true),
+        Visit::Bad => Some(false),
+        Visit::InProgress => {
+            let start = path.iter().position(|f| f.pack.id() == id).unwrap_or(0);
+            let mut cycle: Vec<&str> = path[start..].iter().map(|f| f.pack.id()).collect();
+            cycle.push(id);
+            let text = cycle.join(" → ");
+            for member in &path[start..] {
+                let p = member.pack;
+                diags.error(
+                    &p.manifest_path(),
+                    p.manifest.id.loc,
+                    format!("dependency cycle: {text}; a pack cannot require itself, even through others"),
+                );
+                state.insert(p.id().to_string(), Visit::Bad);
+            }
+            Some(false)
+        }
+    }
 }
 
 fn broken_dependency(pack: &Pack, req: &Located<super::doc::Requirement>, diags: &mut Diagnostics) {
@@ -665,8 +775,14 @@ fn broken_dependency(pack: &Pack, req: &Located<super::doc::Requirement>, diags:
     );
 }
 
+/// The ids found, sorted: the first few, and how many in all when there are more.
 fn sorted_ids(packs: &HashMap<String, Pack>) -> String {
+    const SHOWN: usize = 20;
     let mut ids: Vec<&str> = packs.keys().map(String::as_str).collect();
     ids.sort_unstable();
-    ids.join(", ")
+    if ids.len() > SHOWN {
+        format!("{}, … ({} in all)", ids[..SHOWN].join(", "), ids.len())
+    } else {
+        ids.join(", ")
+    }
 }

@@ -15,6 +15,7 @@ mod registry;
 pub mod scalar;
 pub mod shipped;
 mod syntax;
+pub mod totals;
 pub mod yaml;
 
 use std::path::{Path, PathBuf};
@@ -136,11 +137,23 @@ pub(crate) struct Sections {
     pub settings: Vec<provenance::FieldSetting>,
 }
 
+impl Sections {
+    /// Whether a section went past [`totals::MAX_SECTION_ENTRIES`]: nothing more is read.
+    fn full(&self) -> bool {
+        self.areas.full
+            || self.token_types.full
+            || self.abilities.full
+            || self.cards.full
+            || self.decks.full
+    }
+}
+
 /// Load packs as `options` says.
 #[must_use]
 pub fn load(options: &LoadOptions) -> Loaded {
     let mut diags = Diagnostics::default();
-    let found = discover::discover(&options.folders, &mut diags);
+    let mut found_meter = totals::ParseMeter::default();
+    let found = discover::discover_metered(&options.folders, &mut found_meter, &mut diags);
     if let Some(only) = &options.only {
         for id in only {
             if !found.packs.iter().any(|p| p.id() == id) && !found.broken.contains(id) {
@@ -163,8 +176,16 @@ pub fn load(options: &LoadOptions) -> Loaded {
     let pack_ids: Vec<String> = ordered.packs.iter().map(|p| p.id().to_string()).collect();
     let mut files = Files::default();
     let mut sections = Sections::default();
-    for (index, pack) in ordered.packs.iter().enumerate() {
+    let mut meter = found_meter;
+    'packs: for (index, pack) in ordered.packs.iter().enumerate() {
+        meter.start_pack();
         for file in pack_files(&pack.dir, &mut diags) {
+            if meter.set_over() || sections.full() {
+                break 'packs;
+            }
+            if !meter.may_read() {
+                break;
+            }
             let file_index = files.add(file);
             let mut reading = Reading {
                 pack_ids: &pack_ids,
@@ -172,14 +193,17 @@ pub fn load(options: &LoadOptions) -> Loaded {
                 files: &files,
                 diags: &mut diags,
             };
-            read_document(index, file_index, &mut sections, &mut reading);
+            read_document(index, file_index, &mut sections, &mut meter, &mut reading);
         }
     }
+    // A load cut short by a total is refused already; what was read is not compiled
+    // (its references into the files left unread would only be reported as unknown).
+    let cut = meter.set_over() || sections.full();
     if let Some((path, doc)) = &options.rules_patch {
         let file_index = files.add(path.clone());
         sections.rules.push((doc.clone(), None, file_index));
     }
-    let catalog = if ordered.packs.is_empty() {
+    let catalog = if ordered.packs.is_empty() || cut {
         None
     } else {
         compile::compile(&ordered, &pack_ids, &files, &sections, &mut diags)
@@ -293,7 +317,13 @@ pub const MAX_PACK_ENTRIES: usize = 10_000;
 /// The deepest folders of a pack are read.
 pub const MAX_PACK_DEPTH: usize = 16;
 
-fn read_document(pack: usize, file: usize, sections: &mut Sections, r: &mut Reading<'_>) {
+fn read_document(
+    pack: usize,
+    file: usize,
+    sections: &mut Sections,
+    meter: &mut totals::ParseMeter,
+    r: &mut Reading<'_>,
+) {
     let files = r.files;
 
     let path = files.path(file);
@@ -307,11 +337,18 @@ fn read_document(pack: usize, file: usize, sections: &mut Sections, r: &mut Read
                 return;
             }
         };
-    let root = match yaml::parse(&text) {
+    let root = match meter.parse(&text, yaml::FILE_WORK, false) {
         Ok(n) => n,
-        Err(e) => {
-            r.diags
-                .error(path, e.loc, format!("YAML syntax: {}", e.message));
+        Err((e, over)) => {
+            match over {
+                Some(over) => {
+                    let id = r.pack_ids.get(pack).map_or("", String::as_str);
+                    r.diags.error(path, e.loc, meter.message(over, id));
+                }
+                None => r
+                    .diags
+                    .error(path, e.loc, format!("YAML syntax: {}", e.message)),
+            }
             sections.rules_incomplete = true;
             // Its entries are unknown: references to them would each be reported.
             let shown = crate::fsutil::shown(path);
@@ -360,6 +397,9 @@ fn read_document(pack: usize, file: usize, sections: &mut Sections, r: &mut Read
         return;
     }
     for (key, value) in entries {
+        if sections.full() {
+            return;
+        }
         let Value::Str(name) = &key.value else {
             r.diags.error(path, key.loc, "section names are strings");
             continue;
@@ -502,6 +542,9 @@ fn add_all<T>(
         }
     };
     for item in items {
+        if registry.full {
+            return;
+        }
         match yaml::from_node::<T>(item) {
             Ok(doc) => {
                 let loc = doc.id().loc;

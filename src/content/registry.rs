@@ -173,6 +173,9 @@ pub struct Registry<T> {
     /// The referring packs (`usize::MAX` for a view of all) already told that an unknown
     /// name may come from an unreadable file: told once, then quiet.
     told: std::cell::RefCell<std::collections::HashSet<usize>>,
+    /// Whether an entry past [`super::totals::MAX_SECTION_ENTRIES`] was refused: the
+    /// load reads no more.
+    pub full: bool,
 }
 
 impl<T> Default for Registry<T> {
@@ -184,6 +187,7 @@ impl<T> Default for Registry<T> {
             broken: std::collections::HashSet::new(),
             unreadable: Vec::new(),
             told: std::cell::RefCell::new(std::collections::HashSet::new()),
+            full: false,
         }
     }
 }
@@ -367,6 +371,12 @@ impl<T: Entry> Registry<T> {
                             f.loc.column
                         ),
                     );
+                    return;
+                }
+                if self.records.len() >= super::totals::MAX_SECTION_ENTRIES {
+                    r.diags
+                        .error(path, loc, super::totals::too_many_entries(T::KIND, own));
+                    self.full = true;
                     return;
                 }
                 if T::KIND == "card"

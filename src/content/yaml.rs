@@ -158,13 +158,52 @@ impl<'de> Visitor<'de> for RawVisitor {
 
 /// Parse YAML text into a located tree. An empty document is [`Value::Null`].
 pub fn parse(text: &str) -> Result<Node, SyntaxError> {
+    parse_metered(text, FILE_WORK).result
+}
+
+/// The most parse work one file may take (the YAML reader's own default).
+pub const FILE_WORK: u64 = 1_000_000;
+
+/// A parse and what it cost.
+#[derive(Debug)]
+pub struct Metered {
+    /// The tree, or why there is none.
+    pub result: Result<Node, SyntaxError>,
+    /// The work done: the reader's events (every value, list and mapping start and end,
+    /// each value an `*alias` repeats counted again) plus the event copies it kept for
+    /// `&anchor`s.
+    pub work: u64,
+    /// Whether the parse stopped because it reached `allowance`.
+    pub over: bool,
+}
+
+/// Parse as [`parse`] does, with at most `allowance` of work (see [`Metered::work`];
+/// events and kept copies are each held to `allowance`, so a parse costs at most twice
+/// it), and say what it cost. The reader stops as soon as it runs out, so an `*alias`
+/// bomb costs what it is allowed and no more.
+pub fn parse_metered(text: &str, allowance: u64) -> Metered {
     if text.trim().is_empty() {
-        return Ok(Node {
-            value: Value::Null,
-            loc: Loc { line: 1, column: 1 },
-        });
+        return Metered {
+            result: Ok(Node {
+                value: Value::Null,
+                loc: Loc { line: 1, column: 1 },
+            }),
+            work: 0,
+            over: false,
+        };
     }
-    serde_saphyr::from_str::<RawNode>(text)
+    let limit = usize::try_from(allowance.min(FILE_WORK)).unwrap_or(usize::MAX);
+    let report: std::rc::Rc<std::cell::RefCell<Option<serde_saphyr::budget::BudgetReport>>> =
+        std::rc::Rc::default();
+    let sink = std::rc::Rc::clone(&report);
+    let mut options = serde_saphyr::Options::default().with_budget_report(move |r| {
+        *sink.borrow_mut() = Some(r);
+    });
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_events = limit;
+    budget.max_recorded_anchor_events = limit;
+    options.budget = Some(budget);
+    let result = serde_saphyr::from_str_with_options::<RawNode>(text, options)
         .map(|n| n.0)
         .map_err(|e| {
             let loc = e
@@ -178,7 +217,20 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
                 .map_or(inner.as_str(), |(m, _)| m)
                 .to_string();
             super::syntax::explain(text, SyntaxError { message, loc })
-        })
+        });
+    let report = report.borrow_mut().take();
+    let (work, over) = report.map_or((0, false), |r| {
+        let over = matches!(
+            r.breached,
+            Some(
+                serde_saphyr::budget::BudgetBreach::Events { .. }
+                    | serde_saphyr::budget::BudgetBreach::RecordedAnchorEvents { .. }
+            )
+        );
+        let work = r.events.saturating_add(r.recorded_anchor_events);
+        (u64::try_from(work).unwrap_or(u64::MAX), over)
+    });
+    Metered { result, work, over }
 }
 
 /// A deserialization error about one node.

@@ -873,3 +873,231 @@ fn four_thousand_packs_in_a_chain_of_requirements_are_ordered_in_linear_time() {
     eprintln!("{n} packs in a chain loaded in {took:?}");
     assert!(took < Duration::from_secs(4), "took {took:?}");
 }
+
+// ---------------------------------------------------------------------------------
+// Load totals: the YAML parse work of a load is bounded per pack and for all packs
+// together, and entries are counted as they are read; a load that goes over stops there
+// and names the pack and file.
+
+/// A 460-byte file whose `*alias` repeats expand to 10^10 values.
+fn alias_bomb() -> String {
+    let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    let mut prev = 'a';
+    for name in "bcdefghij".chars() {
+        let refs = vec![format!("*{prev}"); 10].join(", ");
+        text.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        prev = name;
+    }
+    text
+}
+
+/// A pack `id` (requiring `requires`, if any) with `files` files of `text` each.
+fn pack_of(
+    dir: &Path,
+    id: &str,
+    requires: Option<&str>,
+    files: usize,
+    text: &dyn Fn(usize) -> String,
+) {
+    let pack = dir.join(id);
+    std::fs::create_dir_all(&pack).unwrap_or_else(|e| panic!("{e}"));
+    let requires = requires.map_or_else(String::new, |r| {
+        format!("requires:\n  - {{ id: {r}, version: \"^1\" }}\n")
+    });
+    std::fs::write(
+        pack.join("pack.yaml"),
+        format!("id: {id}\nname: X\nversion: 1.0.0\n{requires}"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..files {
+        std::fs::write(pack.join(format!("f{i:04}.yaml")), text(i))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+fn errors(loaded: &tokensmith::content::Loaded) -> Vec<String> {
+    loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == tokensmith::content::Severity::Error)
+        .map(|d| format!("{}:{}: {}", d.path.display(), d.line, d.message))
+        .collect()
+}
+
+#[test]
+fn alias_bombs_in_every_file_of_a_pack_stop_at_the_packs_total() {
+    // 100 copies of a bomb in one pack once cost 100 times one file's limit (29 s).
+    let dir = tmp();
+    let bomb = alias_bomb();
+    pack_of(dir.path(), "bomb", None, 100, &|_| bomb.clone());
+    pack_of(dir.path(), "calm", None, 1, &|_| "cards: []\n".to_string());
+    let started = Instant::now();
+    let loaded = support::load_folders(&[dir.path().to_path_buf()], None);
+    let took = started.elapsed();
+    let errors = errors(&loaded);
+    let total = tokensmith::content::totals::PACK_PARSE_WORK;
+    let over: Vec<&String> = errors
+        .iter()
+        .filter(|e| e.contains("pack 'bomb' holds more YAML than one pack may read"))
+        .collect();
+    assert_eq!(over.len(), 1, "{errors:#?}");
+    assert!(over[0].contains("/bomb/f0"), "names the file: {}", over[0]);
+    assert!(
+        over[0].contains("remaining files are not read"),
+        "{}",
+        over[0]
+    );
+    // A file or two reach their own limit before the pack's total runs out; the rest
+    // are never parsed.
+    let parsed = errors.iter().filter(|e| e.contains("/bomb/f0")).count();
+    assert!(
+        parsed <= 1 + usize::try_from(total / 400_000).unwrap_or(0),
+        "{errors:#?}"
+    );
+    assert!(!errors.iter().any(|e| e.contains("/calm/")), "{errors:#?}");
+    eprintln!("100 alias bombs in one pack: {took:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn alias_bombs_spread_over_packs_stop_at_the_loads_total() {
+    // Packs that each stay within their own total still share the load's.
+    let dir = tmp();
+    let bomb = alias_bomb();
+    for p in 1..=6 {
+        pack_of(dir.path(), &format!("bomb{p}"), None, 100, &|_| {
+            bomb.clone()
+        });
+    }
+    let started = Instant::now();
+    let loaded = support::load_folders(&[dir.path().to_path_buf()], None);
+    let took = started.elapsed();
+    let errors = errors(&loaded);
+    let over: Vec<&String> = errors
+        .iter()
+        .filter(|e| e.contains("the packs loaded together hold more YAML than one load may read"))
+        .collect();
+    assert_eq!(over.len(), 1, "{errors:#?}");
+    // Two packs' totals make the load's: the second or third pack runs it out, in a
+    // file of its own, and nothing after is read.
+    let blamed = (2..=3)
+        .find(|p| {
+            over[0].contains(&format!("/bomb{p}/f0"))
+                && over[0].contains(&format!("pack 'bomb{p}'"))
+        })
+        .unwrap_or_else(|| panic!("{}", over[0]));
+    for later in blamed + 1..=6 {
+        assert!(
+            !errors
+                .iter()
+                .any(|e| e.contains(&format!("/bomb{later}/f0"))),
+            "{errors:#?}"
+        );
+    }
+    eprintln!("100 alias bombs in each of 6 packs: {took:?}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+#[test]
+fn entries_past_the_sections_cap_are_refused_where_they_are_read() {
+    // 1,980 files of 200 cards: once all were read (550 MB, seconds) before the cap was
+    // checked, and the error named the base pack.
+    let dir = tmp();
+    pack_of(dir.path(), "many", Some("base"), 1_980, &|f| {
+        let mut text = String::from("cards:\n");
+        for i in 0..200 {
+            text.push_str(&format!("  - {{ id: c{f}_{i}, value: 1, area: cross }}\n"));
+        }
+        text
+    });
+    let started = Instant::now();
+    let loaded = support::load_folders(
+        &[support::root().join("content"), dir.path().to_path_buf()],
+        None,
+    );
+    let took = started.elapsed();
+    let errors = errors(&loaded);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    let e = &errors[0];
+    assert!(e.contains("more than 65,534 card entries"), "{e}");
+    assert!(e.contains("pack 'many'") && e.contains("/many/f0"), "{e}");
+    assert!(loaded.catalog.is_none());
+    eprintln!("1,980 files of 200 cards: {took:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn a_long_chain_of_requirements_is_checked_without_deep_recursion() {
+    // Checking requirements once recursed once per pack in the chain: thousands of packs
+    // overflowed a small thread stack (the reload thread's, say) and aborted.
+    let dir = tmp();
+    let n = 4_000;
+    for i in 0..n {
+        let requires = if i + 1 < n {
+            format!("requires:\n  - {{ id: p{:04} }}\n", i + 1)
+        } else {
+            String::new()
+        };
+        let folder = dir.path().join(format!("p{i:04}"));
+        std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            folder.join("pack.yaml"),
+            format!("id: p{i:04}\nname: P\nversion: 1.0.0\n{requires}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let folder = dir.path().to_path_buf();
+    let order = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let loaded = support::load_folders(&[folder], None);
+            loaded
+                .packs
+                .iter()
+                .map(|p| p.id.clone())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+        .join()
+        .unwrap_or_else(|_| panic!("the load panicked"));
+    assert_eq!(order.len(), n);
+    assert_eq!(order[0], format!("p{:04}", n - 1), "dependencies first");
+    assert_eq!(order[n - 1], "p0000");
+}
+
+#[test]
+fn thousands_of_missing_requirements_are_reported_in_linear_time() {
+    // Each "not found" once searched every pack id for a near name and listed them all:
+    // 4,000 packs each requiring a missing one took seconds and megabytes of messages.
+    let dir = tmp();
+    let n = 4_000;
+    for i in 0..n {
+        let folder = dir.path().join(format!("p{i:04}"));
+        std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            folder.join("pack.yaml"),
+            format!("id: p{i:04}\nname: P\nversion: 1.0.0\nrequires:\n  - {{ id: q{i:04} }}\n"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let started = Instant::now();
+    let loaded = support::load_folders(&[dir.path().to_path_buf()], None);
+    let took = started.elapsed();
+    let errors = errors(&loaded);
+    assert_eq!(errors.len(), n, "one error per pack");
+    let first = errors
+        .iter()
+        .find(|e| e.contains("/p0000/"))
+        .unwrap_or_else(|| panic!("{:?}", &errors[..3]));
+    assert!(
+        first.contains("requires 'q0000', which was not found (did you mean 'p0000'?)"),
+        "{first}"
+    );
+    assert!(first.contains("… (4000 in all)"), "{first}");
+    assert!(
+        errors.iter().all(|e| e.len() < 1_000),
+        "messages stay short"
+    );
+    eprintln!("{n} missing requirements: {took:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
