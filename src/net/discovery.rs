@@ -5,7 +5,10 @@
 //! no byte left over, so an answer (which starts like a probe) is never taken for one and
 //! two hosts cannot be made to answer each other. It answers at most
 //! [`MAX_ANSWERS_PER_SENDER`] probes a second to one sender and [`MAX_ANSWERS`] in all, so
-//! one flooding sender cannot hide it from the others.
+//! one flooding sender cannot hide it from the others. Half of that is kept for senders
+//! that probed within the last [`REPEAT_WINDOW`] too: a searcher probes several times
+//! while it waits, so a flood of probes forged from ever new addresses (one each) spends
+//! only the other half and cannot hide the host from a real searcher.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::Arc;
@@ -31,6 +34,15 @@ pub const MAX_ANSWERS_PER_SENDER: usize = 4;
 /// Most senders counted in one second (more: the rest wait for the next second).
 const MAX_SENDERS: usize = 4_096;
 
+/// A sender that probed within this long before probes again as a repeat prober.
+pub const REPEAT_WINDOW: Duration = Duration::from_secs(3);
+
+/// Senders remembered as recent probers (the newest; older ones are forgotten first).
+const REMEMBERED: usize = 65_536;
+
+/// How often a searcher probes again while it waits for answers.
+pub const PROBE_AGAIN: Duration = Duration::from_millis(100);
+
 /// Whether `datagram` is a probe of this protocol: exactly a `Probe`, nothing after it.
 fn is_probe(datagram: &[u8]) -> bool {
     matches!(
@@ -39,26 +51,45 @@ fn is_probe(datagram: &[u8]) -> bool {
     )
 }
 
-/// The answers given in the current second, per sender and in all.
+/// The answers given in the current second, per sender and in all, and the senders that
+/// probed lately.
 #[derive(Default)]
 struct AnswerQuota {
     second: Option<Instant>,
-    total: usize,
-    per: std::collections::HashMap<std::net::IpAddr, usize>,
+    /// Answers this second to first-time and to repeat probers.
+    first: usize,
+    repeat: usize,
+    per: std::collections::HashMap<IpAddr, usize>,
+    /// When each remembered sender last probed, and the order they came in (oldest
+    /// first, with the time each was noted, so a sender seen again is not forgotten by
+    /// its older entry).
+    seen: std::collections::HashMap<IpAddr, Instant>,
+    order: std::collections::VecDeque<(IpAddr, Instant)>,
 }
 
 impl AnswerQuota {
     /// Whether a probe from `from` may be answered now (and count it).
-    fn take(&mut self, from: std::net::IpAddr, now: Instant) -> bool {
+    fn take(&mut self, from: IpAddr, now: Instant) -> bool {
         if self
             .second
             .is_none_or(|s| now.duration_since(s) >= Duration::from_secs(1))
         {
             self.second = Some(now);
-            self.total = 0;
+            self.first = 0;
+            self.repeat = 0;
             self.per.clear();
         }
-        if self.total >= MAX_ANSWERS {
+        let repeat = self
+            .seen
+            .get(&from)
+            .is_some_and(|t| now.duration_since(*t) <= REPEAT_WINDOW);
+        self.remember(from, now);
+        let (spent, share) = if repeat {
+            (self.repeat, MAX_ANSWERS - MAX_ANSWERS / 2)
+        } else {
+            (self.first, MAX_ANSWERS / 2)
+        };
+        if spent >= share {
             return false;
         }
         if !self.per.contains_key(&from) && self.per.len() >= MAX_SENDERS {
@@ -69,8 +100,25 @@ impl AnswerQuota {
             return false;
         }
         *n += 1;
-        self.total += 1;
+        if repeat {
+            self.repeat += 1;
+        } else {
+            self.first += 1;
+        }
         true
+    }
+
+    /// Note that `from` probed at `now`, forgetting the oldest sender past [`REMEMBERED`].
+    fn remember(&mut self, from: IpAddr, now: Instant) {
+        self.seen.insert(from, now);
+        self.order.push_back((from, now));
+        while self.order.len() > REMEMBERED {
+            if let Some((old, at)) = self.order.pop_front()
+                && self.seen.get(&old) == Some(&at)
+            {
+                self.seen.remove(&old);
+            }
+        }
     }
 }
 
@@ -225,19 +273,33 @@ pub fn discover(targets: &[SocketAddr], wait: Duration) -> std::io::Result<Vec<F
         protocol: PROTOCOL,
     })
     .map_err(std::io::Error::other)?;
-    for target in targets {
-        // An unreachable target (no broadcast route) is skipped.
-        let _ = socket.send_to(&probe, target);
-    }
+    let send = || {
+        for target in targets {
+            // An unreachable target (no broadcast route) is skipped.
+            let _ = socket.send_to(&probe, target);
+        }
+    };
+    send();
+    // Probing again while waiting makes this a repeat prober, whom a host answers from
+    // a share no flood of one-off forged probes can spend.
+    let mut again = Instant::now() + PROBE_AGAIN;
     let until = Instant::now() + wait;
     let mut found: Vec<Found> = Vec::new();
     let mut buf = [0u8; MAX_DATAGRAM];
     loop {
-        let left = until.saturating_duration_since(Instant::now());
+        let now = Instant::now();
+        let left = until.saturating_duration_since(now);
         if left.is_zero() || found.len() >= 64 {
             break;
         }
-        socket.set_read_timeout(Some(left))?;
+        if now >= again {
+            send();
+            again = now + PROBE_AGAIN;
+        }
+        socket.set_read_timeout(Some(
+            left.min(again.saturating_duration_since(now))
+                .max(Duration::from_millis(1)),
+        ))?;
         let Ok((n, from)) = socket.recv_from(&mut buf) else {
             continue;
         };

@@ -941,3 +941,57 @@ fn a_player_who_concedes_loses_and_both_seats_are_told() {
     assert_eq!(host.tables(), 0, "the table is freed");
     honest(&host, &catalog);
 }
+
+#[test]
+fn a_flood_of_probes_from_ever_new_addresses_does_not_hide_the_host() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use tokensmith::net::discovery::{Beacon, discover};
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let host = Host::start(config(&catalog), content).expect("host");
+    let beacon = Beacon::start(0, host.announcer()).expect("beacon");
+    let target: SocketAddr = format!("127.0.0.1:{}", beacon.port())
+        .parse()
+        .expect("addr");
+    let probe = postcard::to_stdvec(&(MAGIC, PROTOCOL)).expect("probe");
+    // Probes forged from a new address each (127.1.0.1 and on): each address is seen
+    // once, and together they are far more than the host answers in a second.
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let flood = {
+        let (stop, sent) = (Arc::clone(&stop), Arc::clone(&sent));
+        std::thread::spawn(move || {
+            let mut i: u32 = 0;
+            while !stop.load(Ordering::SeqCst) {
+                i += 1;
+                let byte = |v: u32| u8::try_from(v % 250).unwrap_or(0);
+                let ip = Ipv4Addr::new(127, 1 + byte(i / 62_500), byte(i / 250), 1 + byte(i));
+                if let Ok(s) = UdpSocket::bind((ip, 0)) {
+                    let _ = s.send_to(&probe, target);
+                    sent.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let mut found = 0;
+    for _ in 0..5 {
+        if discover(&[target], Duration::from_millis(600))
+            .expect("discover")
+            .len()
+            == 1
+        {
+            found += 1;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let _ = flood.join();
+    let sent = sent.load(Ordering::SeqCst);
+    eprintln!("{sent} forged probes; the host was found {found} times of 5");
+    assert!(sent > 2_000, "the flood was {sent} probes");
+    assert_eq!(
+        found, 5,
+        "found {found} times of 5 during a flood of {sent} probes"
+    );
+    honest(&host, &catalog);
+}
