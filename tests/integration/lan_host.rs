@@ -253,6 +253,7 @@ fn connections_without_a_seat_make_room_and_each_address_has_a_share() {
     cfg.max_connections = 12;
     cfg.max_connections_per_address = 4;
     cfg.handshake = Duration::from_millis(500);
+    cfg.settling = Duration::from_millis(500);
     let host = Host::start(cfg, content).expect("host");
     // A bare connection is closed after the handshake's time.
     let started = Instant::now();
@@ -278,7 +279,12 @@ fn connections_without_a_seat_make_room_and_each_address_has_a_share() {
     let mut fifth = Raw::from(Ipv4Addr::new(127, 0, 0, 2), &host);
     let reason = fifth.bye().expect("a Bye");
     assert!(reason.contains("the most one address may"), "{reason}");
-    // The host is full of connections that hold no seat: a joiner still gets in and plays.
+    // The host is full of connections that hold no seat: while they are new, a newcomer is
+    // turned away; once they have had their time, a joiner gets in and plays.
+    let mut early = Raw::from(Ipv4Addr::new(127, 0, 0, 5), &host);
+    let reason = early.bye().expect("a Bye");
+    assert!(reason.contains("the host is full"), "{reason}");
+    std::thread::sleep(Duration::from_millis(600));
     honest(&host, &catalog);
     assert!(host.connections() <= 12);
     drop(held);
@@ -993,5 +999,64 @@ fn a_flood_of_probes_from_ever_new_addresses_does_not_hide_the_host() {
         found, 5,
         "found {found} times of 5 during a flood of {sent} probes"
     );
+    honest(&host, &catalog);
+}
+
+#[test]
+fn a_joiner_who_takes_seconds_is_not_cut_by_a_churn_of_connections_from_many_addresses() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.max_connections = 16;
+    let host = Host::start(cfg, content).expect("host");
+    // The joiner comes first, reads the welcome and thinks for three seconds while new
+    // connections from ever new addresses, each saying Hello and then nothing, keep the
+    // host full.
+    let mut c = Client::connect(host.addr(), "slow", None, WAIT).expect("connect");
+    let stop = Arc::new(AtomicBool::new(false));
+    let made = Arc::new(AtomicUsize::new(0));
+    let churn = {
+        let (stop, made) = (Arc::clone(&stop), Arc::clone(&made));
+        let addr = host.addr();
+        std::thread::spawn(move || {
+            let mut held = std::collections::VecDeque::new();
+            let mut i: u32 = 0;
+            while !stop.load(Ordering::SeqCst) {
+                i += 1;
+                let byte = |v: u32| u8::try_from(v % 250).unwrap_or(0);
+                let ip = Ipv4Addr::new(127, 2, byte(i / 250), 1 + byte(i));
+                let mut s = Raw {
+                    stream: connect_from(ip, addr),
+                };
+                if matches!(s.hello("churn"), Ok(ToClient::Welcome { .. })) {
+                    made.fetch_add(1, Ordering::SeqCst);
+                }
+                held.push_back(s);
+                if held.len() > 64 {
+                    held.pop_front();
+                }
+                std::thread::sleep(Duration::from_millis(4));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    c.join(&keys(&catalog, "shifters")).expect("join");
+    let until = Instant::now() + WAIT;
+    let started = loop {
+        assert!(Instant::now() < until, "no answer to the join");
+        match c.next(Duration::from_millis(100)) {
+            Ok(Some(Update::State { .. })) => break true,
+            Ok(_) => {}
+            Err(e) => panic!("the joiner was cut: {e}"),
+        }
+    };
+    stop.store(true, Ordering::SeqCst);
+    let _ = churn.join();
+    let made = made.load(Ordering::SeqCst);
+    assert!(started);
+    // The host was full all along: the churn got only the slots it found free.
+    assert!(made >= 15, "the churn held {made} connections");
+    drop(c);
     honest(&host, &catalog);
 }

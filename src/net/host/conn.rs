@@ -188,6 +188,34 @@ fn write_pack(mut out: &TcpStream, id: &str, bytes: &[u8]) -> bool {
     }
 }
 
+/// How long a new connection is spared by default: a joiner reading the welcome,
+/// answering the packs question and fetching a pack takes seconds, and is not cut for a
+/// newcomer then.
+pub const SETTLING: Duration = Duration::from_secs(10);
+
+/// The connection to close to make room, of those holding no seat and older than
+/// `settling`: one that has not asked for packs before one that has; of those, from the
+/// address holding the most; then the oldest. `None` (the newcomer is refused) when every
+/// other connection holds a seat or is still settling: a burst of new connections cannot
+/// push out a joiner who came a moment before it.
+fn pick_victim(conns: &HashMap<u64, Entry>, now: Instant, settling: Duration) -> Option<u64> {
+    let mut per: HashMap<IpAddr, usize> = HashMap::new();
+    for e in conns.values().filter(|e| !e.seated) {
+        *per.entry(e.ip).or_default() += 1;
+    }
+    conns
+        .iter()
+        .filter(|(_, e)| !e.seated && now.saturating_duration_since(e.since) >= settling)
+        .max_by_key(|(_, e)| {
+            (
+                !e.fetching,
+                per.get(&e.ip).copied().unwrap_or(0),
+                std::cmp::Reverse(e.since),
+            )
+        })
+        .map(|(id, _)| *id)
+}
+
 /// The host's open connections.
 #[derive(Default)]
 pub struct Register {
@@ -205,6 +233,8 @@ struct Entry {
     ip: IpAddr,
     since: Instant,
     seated: bool,
+    /// It asked for the game's packs (a joiner on its way to a seat).
+    fetching: bool,
     writer: Option<Writer>,
     stream: Arc<TcpStream>,
 }
@@ -224,11 +254,14 @@ pub struct Limits {
     pub total: usize,
     /// Most connections from one address.
     pub per_address: usize,
+    /// How long a connection without a seat is spared before it may be closed to make
+    /// room.
+    pub settling: Duration,
 }
 
 impl Register {
-    /// Admit a connection from `ip`: when the host is full, the oldest connection that
-    /// holds no seat, from the address holding the most such, is closed to make room.
+    /// Admit a connection from `ip`: when the host is full, a connection that holds no
+    /// seat is closed to make room ([`pick_victim`]).
     pub fn admit(
         &self,
         id: u64,
@@ -244,22 +277,7 @@ impl Register {
         }
         let mut evicted = None;
         if open.conns.len() >= limits.total {
-            let mut per: HashMap<IpAddr, usize> = HashMap::new();
-            for e in open.conns.values().filter(|e| !e.seated) {
-                *per.entry(e.ip).or_default() += 1;
-            }
-            let victim = open
-                .conns
-                .iter()
-                .filter(|(_, e)| !e.seated)
-                .max_by_key(|(_, e)| {
-                    (
-                        per.get(&e.ip).copied().unwrap_or(0),
-                        std::cmp::Reverse(e.since),
-                    )
-                })
-                .map(|(id, _)| *id);
-            let Some(victim) = victim else {
+            let Some(victim) = pick_victim(&open.conns, Instant::now(), limits.settling) else {
                 return Err(Refusal::Full);
             };
             if let Some(e) = open.conns.remove(&victim) {
@@ -280,6 +298,7 @@ impl Register {
                 ip,
                 since: Instant::now(),
                 seated: false,
+                fetching: false,
                 writer: None,
                 stream,
             },
@@ -299,6 +318,14 @@ impl Register {
     pub fn set_seated(&self, id: u64, seated: bool) {
         if let Some(e) = lock(&self.inner).conns.get_mut(&id) {
             e.seated = seated;
+        }
+    }
+
+    /// The connection asked for the game's packs: it is making its way to a seat, and
+    /// is closed to make room only when no idle connection is left.
+    pub fn set_fetching(&self, id: u64) {
+        if let Some(e) = lock(&self.inner).conns.get_mut(&id) {
+            e.fetching = true;
         }
     }
 

@@ -107,6 +107,9 @@ pub struct HostConfig {
     pub max_connections: usize,
     /// Most connections from one address.
     pub max_connections_per_address: usize,
+    /// How long a connection without a seat is spared before it may be closed to make
+    /// room for a newcomer (when none is that old, the newcomer is turned away).
+    pub settling: Duration,
     /// Most games held at once.
     pub max_tables: usize,
     /// Most games one address may hold (counted by the address that opened each game).
@@ -156,6 +159,7 @@ impl HostConfig {
             move_clock: MOVE_CLOCK,
             max_connections: 256,
             max_connections_per_address: 32,
+            settling: conn::SETTLING,
             max_tables: 128,
             max_tables_per_address: 32,
             fault_after_moves: None,

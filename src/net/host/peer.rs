@@ -72,6 +72,7 @@ impl Shared {
         let limits = Limits {
             total: self.config.max_connections,
             per_address: self.config.max_connections_per_address,
+            settling: self.config.settling,
         };
         for stream in listener.incoming() {
             if self.stopped.load(Ordering::SeqCst) {
@@ -288,7 +289,10 @@ impl Shared {
                         conn: s.id,
                     });
                 }
-                ToHost::WantPacks(ids) => self.send_packs(s, &ids)?,
+                ToHost::WantPacks(ids) => {
+                    self.conns.set_fetching(s.id);
+                    self.send_packs(s, &ids)?;
+                }
                 ToHost::Join { deck, seat } => {
                     let wanted = seat.and_then(super::super::protocol::seat_of);
                     self.join(s, &brain(), (&name, token), &deck, wanted)?;
