@@ -1060,3 +1060,47 @@ fn a_joiner_who_takes_seconds_is_not_cut_by_a_churn_of_connections_from_many_add
     drop(c);
     honest(&host, &catalog);
 }
+
+#[test]
+fn every_valid_save_resumes_beside_finished_games_and_foreign_saves() {
+    let saves = tempfile::tempdir().expect("tmp");
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.save_dir = Some(saves.path().to_path_buf());
+    let host = Host::start(cfg.clone(), content).expect("host");
+    let mut a = Raw::from(Ipv4Addr::new(127, 0, 0, 2), &host);
+    let _ = a.hello("abandon");
+    a.sit(&catalog);
+    drop(a);
+    wait_log(&host, "the game is paused");
+    drop(host);
+    let one = saves.path().join("game-1.json");
+    // 121 valid saves (the host holds 128 games), 80 saves of other packs or none at all,
+    // and finished games' replays in `finished/`.
+    for n in 2..=121 {
+        std::fs::copy(&one, saves.path().join(format!("game-{n}.json"))).expect("copy");
+    }
+    for n in 200..280 {
+        std::fs::write(
+            saves.path().join(format!("game-{n}.json")),
+            "{\"not\": \"a save of these packs\"}",
+        )
+        .expect("write");
+    }
+    let finished = saves.path().join("finished");
+    std::fs::create_dir_all(&finished).expect("finished/");
+    for n in 0..5 {
+        std::fs::copy(&one, finished.join(format!("game-{n}.json"))).expect("copy");
+    }
+    let host = Host::start(cfg.clone(), self::content()).expect("restarted host");
+    assert_eq!(host.tables(), 121, "every valid save resumes");
+    assert_eq!(files(saves.path()), 201, "the foreign saves are left alone");
+    drop(host);
+    // 128 valid saves fill the host exactly.
+    for n in 122..=128 {
+        std::fs::copy(&one, saves.path().join(format!("game-{n}.json"))).expect("copy");
+    }
+    let host = Host::start(cfg, self::content()).expect("restarted host");
+    assert_eq!(host.tables(), 128, "128 saves, 128 games");
+}
