@@ -382,11 +382,21 @@ impl LanScreen {
         } else {
             ""
         };
-        let hosting = format!(
-            "Hosting on port {}: the other player joins this machine's address, port {}{shown}.",
-            host.addr().port(),
-            host.addr().port()
-        );
+        let port = host.addr().port();
+        let addresses: Vec<String> = crate::net::network_addresses()
+            .iter()
+            .map(|ip| SocketAddr::new(*ip, port).to_string())
+            .collect();
+        let hosting = if addresses.is_empty() {
+            format!(
+                "Hosting on port {port}: the other player joins this machine's address, port {port} (no network address was found here: look it up in the network settings){shown}."
+            )
+        } else {
+            format!(
+                "Hosting on port {port}: give the other player {}{shown}.",
+                addresses.join(" or ")
+            )
+        };
         let mut c = self.start_joining(local, Some(self.seat), Some(hosting))?;
         c.link.hold(Box::new(host));
         if let Some(b) = beacon {

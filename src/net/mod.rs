@@ -143,3 +143,42 @@ mod tests {
         assert!(e.contains("'http' is not a port"), "{e}");
     }
 }
+
+/// This machine's addresses another machine on the network would reach it at, as far as
+/// the routing table tells (a socket "connected" to a far address sends nothing and
+/// shows the local address it would use): the private-network routes first, then the
+/// default route. Empty when the machine has no route off itself.
+#[must_use]
+pub fn network_addresses() -> Vec<std::net::IpAddr> {
+    let mut out = Vec::new();
+    for far in [
+        "10.255.255.254:9",
+        "172.31.255.254:9",
+        "192.168.255.254:9",
+        "192.0.2.1:9",
+    ] {
+        let Ok(socket) = std::net::UdpSocket::bind("0.0.0.0:0") else {
+            continue;
+        };
+        if socket.connect(far).is_err() {
+            continue;
+        }
+        if let Ok(local) = socket.local_addr() {
+            let ip = local.ip();
+            if !ip.is_loopback() && !ip.is_unspecified() && !out.contains(&ip) {
+                out.push(ip);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod address_tests {
+    #[test]
+    fn network_addresses_are_never_this_machine_alone() {
+        for ip in super::network_addresses() {
+            assert!(!ip.is_loopback() && !ip.is_unspecified(), "{ip}");
+        }
+    }
+}

@@ -729,6 +729,13 @@ fn two_clients_play_a_whole_lan_game_by_clicks_and_see_the_same_result() {
         .next()
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("a port in '{hosting}'"));
+    // The addresses to give a friend, where the machine has any.
+    for ip in tokensmith::net::network_addresses() {
+        assert!(
+            hosting.contains(&std::net::SocketAddr::new(ip, port).to_string()),
+            "{hosting}"
+        );
+    }
 
     guest.run();
     guest.get_by_label("Play on LAN").click();
