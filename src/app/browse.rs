@@ -418,7 +418,10 @@ impl Browse {
                 (None, Some(_)) => true,
                 _ => false,
             };
-            let label = if update {
+            let label = if update && !newer {
+                // The newest is installed (or newer than the index's): nothing to offer.
+                "Up to date".to_string()
+            } else if update {
                 format!("Update to {}", newest.as_deref().unwrap_or("?"))
             } else {
                 format!("Install {}", newest.as_deref().unwrap_or(""))

@@ -906,6 +906,11 @@ fn the_mods_screen_browses_an_index_checks_a_pack_and_installs_it() {
         "the details follow the install"
     );
     assert!(
+        h.query_by_label_contains("Update to").is_none()
+            && h.query_by_label("Up to date").is_some(),
+        "the version just installed is not offered again"
+    );
+    assert!(
         h.query_by_label_contains("installed alpha 1.0.0").is_some(),
         "the status says what was installed"
     );
