@@ -586,10 +586,17 @@ impl App {
                     mods::ModsAction::Menu => Some(Screen::Menu),
                     mods::ModsAction::Refused(why) => {
                         screen.status = Some((false, why));
+                        // The status line sits above what was just drawn: lay the
+                        // screen out again with it, rather than clipped until the next
+                        // input.
+                        ui.ctx()
+                            .request_discard("the Mods screen's status line changed");
                         None
                     }
                     mods::ModsAction::IndexInstalled(ok, line) => {
                         screen.status = Some((ok, line));
+                        ui.ctx()
+                            .request_discard("the Mods screen's status line changed");
                         mods_changed = true;
                         None
                     }
