@@ -658,10 +658,15 @@ impl GameScreen {
                     if !self.session.is_remote() && ui.button("Play again").clicked() {
                         action = GameAction::PlayAgain;
                     }
+                    // The button stays where it is once the replay is saved (the
+                    // buttons beside it do not move under the pointer).
+                    let saved = matches!(self.replay_saved, Some(Ok(_)));
                     if !self.session.is_remote()
-                        && self.replay_saved.is_none()
                         && ui
-                            .button("Save replay")
+                            .add_enabled(
+                                !saved,
+                                egui::Button::new(if saved { "Saved" } else { "Save replay" }),
+                            )
                             .on_hover_text(
                                 "Keep this game in the profile to watch it again or check it \
                                  against changed content (tokensmith replay FILE)",
@@ -684,7 +689,10 @@ impl GameScreen {
                     Some(Err(e)) => {
                         ui.colored_label(theme::DANGER, e);
                     }
-                    None => {}
+                    // The line is kept, empty, so the panel does not grow when it fills.
+                    None => {
+                        ui.label(" ");
+                    }
                 }
             });
         action

@@ -282,6 +282,10 @@ fn a_finished_game_is_saved_watched_step_by_step_and_checked() {
         h.query_by_label_contains("Replay saved:").is_some(),
         "the save is confirmed"
     );
+    assert!(
+        h.query_by_label("Saved").is_some() && h.query_by_label("Save replay").is_none(),
+        "the button stays in its place, done"
+    );
     let saved: Vec<_> = std::fs::read_dir(dir.path().join("replays"))
         .expect("the folder")
         .flatten()

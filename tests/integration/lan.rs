@@ -414,6 +414,8 @@ fn moves_out_of_turn_for_the_other_seat_or_replayed_close_only_that_connection()
         deck: deck_keys(&catalog, "starter"),
         seat: None,
     });
+    // Seated first, so the second joiner is seat 2 whichever reader thread runs first.
+    assert!(matches!(one.read(), Ok(ToClient::Seated { seat: 1 })));
     let mut two = Spy::connect(pair.addr());
     two.hello();
     let _ = two.read();
