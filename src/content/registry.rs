@@ -164,7 +164,8 @@ pub struct Registry<T> {
     /// The entries; an entry's index is its catalog id.
     pub records: Vec<Record<T>>,
     index: HashMap<(usize, String), usize>,
-    /// The first entry defined with each id, whatever its pack.
+    /// The first entry defined with each id, whatever its pack (cards only: the ids a
+    /// clash warning is given for).
     first_of: HashMap<String, usize>,
     /// Entries that could not be read (their error is already reported), by pack and id.
     broken: std::collections::HashSet<(usize, String)>,
@@ -379,9 +380,8 @@ impl<T: Entry> Registry<T> {
                     self.full = true;
                     return;
                 }
-                if T::KIND == "card"
-                    && let Some(&first) = self.first_of.get(&id)
-                {
+                let card = T::KIND == "card";
+                if card && let Some(&first) = self.first_of.get(&id) {
                     // Within each pack's own files the name is not ambiguous (its own
                     // comes first), but scenarios, the command line and lists of all
                     // cards see both.
@@ -398,9 +398,11 @@ impl<T: Entry> Registry<T> {
                         ),
                     );
                 }
-                self.first_of
-                    .entry(id.clone())
-                    .or_insert(self.records.len());
+                if card {
+                    self.first_of
+                        .entry(id.clone())
+                        .or_insert(self.records.len());
+                }
                 self.index.insert(key, self.records.len());
                 self.records.push(Record {
                     pack: source.pack,

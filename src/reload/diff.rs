@@ -279,14 +279,19 @@ pub fn diff(old: &Catalog, new: &Catalog) -> Vec<Change> {
     };
     // Scripts added or removed, as any entry; an edited one by its changed lines.
     compare(&mut out, "script", scripts(old), scripts(new));
+    let before: HashMap<String, &str> = old
+        .scripts()
+        .iter()
+        .map(|o| (o.name(), o.source.as_str()))
+        .collect();
     for s in new.scripts() {
-        if let Some(before) = old.scripts().iter().find(|o| o.name() == s.name())
-            && before.source != s.source
+        if let Some(&before) = before.get(&s.name())
+            && before != s.source
         {
             out.push(Change {
                 section: "script",
                 key: s.name(),
-                kind: ChangeKind::Changed(changed_lines(&before.source, &s.source)),
+                kind: ChangeKind::Changed(changed_lines(before, &s.source)),
             });
         }
     }

@@ -910,18 +910,6 @@ mod tests {
         }
     }
 
-    fn thousands(n: u64) -> String {
-        let digits = n.to_string();
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    }
-
     /// docs/lua.md's reference says what the description says: every ctx function, hook,
     /// token field, global, removed global, and every settable limit with its default.
     #[test]
@@ -967,7 +955,10 @@ mod tests {
             else {
                 continue;
             };
-            want(format!("| `{short}` | {}", thousands(l.default)));
+            want(format!(
+                "| `{short}` | {}",
+                crate::content::totals::thousands(l.default)
+            ));
         }
         assert!(missing.is_empty(), "docs/lua.md lacks {missing:#?}");
     }

@@ -438,8 +438,9 @@ impl ScriptBudget {
             // the clock's and the decision's limits it was set under still hold.
             self.quiet_until.set(0);
         }
-        if outermost && !self.in_move.get() && self.load.get().is_none() && self.looks.get() == 0 {
-            // A call outside a move is over: its clock no longer runs.
+        if outermost && self.looks.get() == 0 && self.outside() {
+            // A call outside a move (and outside a look) is over: its clock no longer
+            // runs.
             self.publish_none();
         }
     }

@@ -39,6 +39,24 @@ fn tokensmith(args: &[&str]) -> Output {
     support::tokensmith(args).output().expect("the binary runs")
 }
 
+/// `simulate --json` with the packs of `dir` and `args` (decks, AIs, games, seed,
+/// threads): the report without its timing fields, which differ from run to run.
+fn simulate_report(dir: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--mods", dir, "--all-packs", "simulate"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = tokensmith(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    v["games_per_second"] = serde_json::Value::Null;
+    v["totals"]["seconds"] = serde_json::Value::Null;
+    v
+}
+
 /// A pack whose card loops forever only once the board holds `crowd` tokens or more, in
 /// a deck of its own with base cards.
 fn crowded(crowd: usize) -> TempPacks {
@@ -67,36 +85,25 @@ fn a_card_that_loops_only_on_crowded_boards_gives_one_report_for_any_thread_coun
     let packs = crowded(10);
     let dir = packs.path().to_string_lossy().into_owned();
     let run = |threads: &str| {
-        let out = tokensmith(&[
-            "--mods",
+        simulate_report(
             &dir,
-            "--all-packs",
-            "simulate",
-            "--deck-a",
-            "crowded",
-            "--deck-b",
-            "starter",
-            "--ai-a",
-            "greedy",
-            "--ai-b",
-            "normal",
-            "--games",
-            "6",
-            "--seed",
-            "5",
-            "--threads",
-            threads,
-            "--json",
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        v["games_per_second"] = serde_json::Value::Null;
-        v["totals"]["seconds"] = serde_json::Value::Null;
-        v
+            &[
+                "--deck-a",
+                "crowded",
+                "--deck-b",
+                "starter",
+                "--ai-a",
+                "greedy",
+                "--ai-b",
+                "normal",
+                "--games",
+                "6",
+                "--seed",
+                "5",
+                "--threads",
+                threads,
+            ],
+        )
     };
     let one = run("1");
     let crowder = one["cards"]
@@ -333,47 +340,37 @@ fn memory_attack_decks_give_one_report_for_any_thread_count() {
     let packs = memory_attacks();
     let dir = packs.path().to_string_lossy().into_owned();
     let run = |threads: &str| {
-        let out = tokensmith(&[
-            "--mods",
+        simulate_report(
             &dir,
-            "--all-packs",
-            "simulate",
-            "--deck-a",
-            "attacks",
-            "--deck-b",
-            "attacks",
-            "--ai-a",
-            "random",
-            "--ai-b",
-            "random",
-            "--games",
-            "4",
-            "--seed",
-            "3",
-            "--threads",
-            threads,
-            "--json",
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        v["games_per_second"] = serde_json::Value::Null;
-        v["totals"]["seconds"] = serde_json::Value::Null;
-        v
+            &[
+                "--deck-a",
+                "attacks",
+                "--deck-b",
+                "attacks",
+                "--ai-a",
+                "random",
+                "--ai-b",
+                "random",
+                "--games",
+                "4",
+                "--seed",
+                "3",
+                "--threads",
+                threads,
+            ],
+        )
     };
     let started = Instant::now();
     let one = run("1");
     eprintln!("one thread: {:?}", started.elapsed());
-    let played = |id: &str| {
+    let card = |id: &str| {
         one["cards"]
             .as_array()
             .and_then(|cards| cards.iter().find(|c| c["id"] == id))
-            .and_then(|c| c["played"].as_u64())
-            .unwrap_or(0)
+            .cloned()
+            .unwrap_or_default()
     };
+    let played = |id: &str| card(id)["played"].as_u64().unwrap_or(0);
     assert!(
         played("holder") > 0,
         "a card within its share is played: {one}"
@@ -383,18 +380,16 @@ fn memory_attack_decks_give_one_report_for_any_thread_count() {
         "a card that leaves garbage is played: {one}"
     );
     // Running out of memory refuses the move, however the script catches it.
-    for card in ["counter", "nester"] {
-        assert_eq!(played(card), 0, "{one}");
-        let error = one["cards"]
-            .as_array()
-            .and_then(|cards| cards.iter().find(|c| c["id"] == card))
-            .and_then(|c| c["first_error"].as_str())
+    for card_id in ["counter", "nester"] {
+        assert_eq!(played(card_id), 0, "{one}");
+        let error = card(card_id)["first_error"]
+            .as_str()
             .unwrap_or_default()
             .to_string();
         assert!(
             error.contains("the pack's script memory limit is reached")
                 && error.contains("its share of the 128 MiB"),
-            "{card}: {error}"
+            "{card_id}: {error}"
         );
     }
     assert_eq!(run("2"), one, "2 threads");

@@ -830,26 +830,33 @@ fn deck_files_whose_names_slug_alike_are_listed_in_linear_time() {
     assert!(started.elapsed() < Duration::from_secs(30));
 }
 
+/// Write `n` packs `p0000`, `p0001`, … into `dir`, each a `pack.yaml` alone whose
+/// `requires:` section (or nothing) `requires(i)` gives.
+fn write_packs(dir: &Path, n: usize, requires: impl Fn(usize) -> String) {
+    for i in 0..n {
+        let folder = dir.join(format!("p{i:04}"));
+        std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            folder.join("pack.yaml"),
+            format!("id: p{i:04}\nname: P{i}\nversion: 1.0.0\n{}", requires(i)),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 #[test]
 fn four_thousand_packs_in_a_chain_of_requirements_are_ordered_in_linear_time() {
     // Each pack requires the one before it: ordering them once took seconds (each pack's
     // dependencies were gathered by searching the ones gathered so far).
     let dir = tmp();
     let n = 4000;
-    for i in 0..n {
-        let folder = dir.path().join(format!("p{i:04}"));
-        std::fs::create_dir_all(&folder).expect("a pack folder");
-        let requires = if i == 0 {
+    write_packs(dir.path(), n, |i| {
+        if i == 0 {
             "requires:\n  - { id: base, version: \"^1\" }\n".to_string()
         } else {
             format!("requires:\n  - {{ id: p{:04}, version: \"^1\" }}\n", i - 1)
-        };
-        std::fs::write(
-            folder.join("pack.yaml"),
-            format!("id: p{i:04}\nname: P{i}\nversion: 1.0.0\n{requires}"),
-        )
-        .expect("a manifest");
-    }
+        }
+    });
     let started = Instant::now();
     let loaded = support::load_folders(
         &[support::root().join("content"), dir.path().to_path_buf()],
@@ -1032,20 +1039,13 @@ fn a_long_chain_of_requirements_is_checked_without_deep_recursion() {
     // overflowed a small thread stack (the reload thread's, say) and aborted.
     let dir = tmp();
     let n = 4_000;
-    for i in 0..n {
-        let requires = if i + 1 < n {
+    write_packs(dir.path(), n, |i| {
+        if i + 1 < n {
             format!("requires:\n  - {{ id: p{:04} }}\n", i + 1)
         } else {
             String::new()
-        };
-        let folder = dir.path().join(format!("p{i:04}"));
-        std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(
-            folder.join("pack.yaml"),
-            format!("id: p{i:04}\nname: P\nversion: 1.0.0\n{requires}"),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-    }
+        }
+    });
     let folder = dir.path().to_path_buf();
     let order = std::thread::Builder::new()
         .stack_size(256 * 1024)
@@ -1071,15 +1071,9 @@ fn thousands_of_missing_requirements_are_reported_in_linear_time() {
     // 4,000 packs each requiring a missing one took seconds and megabytes of messages.
     let dir = tmp();
     let n = 4_000;
-    for i in 0..n {
-        let folder = dir.path().join(format!("p{i:04}"));
-        std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(
-            folder.join("pack.yaml"),
-            format!("id: p{i:04}\nname: P\nversion: 1.0.0\nrequires:\n  - {{ id: q{i:04} }}\n"),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-    }
+    write_packs(dir.path(), n, |i| {
+        format!("requires:\n  - {{ id: q{i:04} }}\n")
+    });
     let started = Instant::now();
     let loaded = support::load_folders(&[dir.path().to_path_buf()], None);
     let took = started.elapsed();

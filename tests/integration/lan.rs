@@ -1297,11 +1297,15 @@ fn lanpack_host(version: &str, value: i32) -> (Host, Arc<Catalog>, tempfile::Tem
     (host, catalog, mods)
 }
 
-/// Fetch the host's packs into `cache` (none of the joiner's own but `base`).
-fn fetch_from(host: &Host, cache: &Cache) -> Result<tokensmith::net::sync::Plan, String> {
+/// A joiner connected to `host` with none of its own packs but `base`, and its plan
+/// against `cache` (the empty mods folder lives as long as the plan is used).
+fn joiner(
+    host: &Host,
+    cache: &Cache,
+) -> Result<(Client, tokensmith::net::sync::Plan, tempfile::TempDir), String> {
     let mine = tempfile::tempdir().expect("tmp");
-    let mut client = Client::connect(host.addr(), "me", None, WAIT).map_err(|e| e.to_string())?;
-    let mut p = plan(
+    let client = Client::connect(host.addr(), "me", None, WAIT).map_err(|e| e.to_string())?;
+    let p = plan(
         &client.welcome().packs,
         &Folders {
             content: root().join("content"),
@@ -1310,6 +1314,12 @@ fn fetch_from(host: &Host, cache: &Cache) -> Result<tokensmith::net::sync::Plan,
         },
         cache,
     );
+    Ok((client, p, mine))
+}
+
+/// Fetch the host's packs into `cache` (none of the joiner's own but `base`).
+fn fetch_from(host: &Host, cache: &Cache) -> Result<tokensmith::net::sync::Plan, String> {
+    let (mut client, mut p, _mine) = joiner(host, cache)?;
     client
         .fetch(&mut p, cache, |_, _| {})
         .map_err(|e| e.to_string())?;
@@ -1394,17 +1404,7 @@ fn a_failed_fetch_still_holds_the_cache_to_its_quota() {
         entries: 2,
     });
     let (gone, _, _mods) = lanpack_host("2.0.0", 9);
-    let mine = tempfile::tempdir().expect("tmp");
-    let mut client = Client::connect(gone.addr(), "me", None, WAIT).expect("connects");
-    let mut p = plan(
-        &client.welcome().packs,
-        &Folders {
-            content: root().join("content"),
-            mods: mine.path().to_path_buf(),
-            installed: None,
-        },
-        &small,
-    );
+    let (mut client, mut p, _mine) = joiner(&gone, &small).expect("connects");
     assert!(!p.to_fetch().is_empty(), "the host's pack is new");
     gone.stop();
     std::thread::sleep(Duration::from_millis(100));

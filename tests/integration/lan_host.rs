@@ -14,7 +14,7 @@ use tokensmith::ai::{Budget, Level, Options};
 use tokensmith::net::client::{AiPlayer, Client, Update, play_with_ai};
 use tokensmith::net::frame;
 use tokensmith::net::host::AiDeck;
-use tokensmith::net::protocol::{MAGIC, PROTOCOL, ToClient, ToHost};
+use tokensmith::net::protocol::{MAGIC, PROTOCOL, SessionToken, ToClient, ToHost};
 use tokensmith::net::{Content, GameResult, Host, HostConfig, HostEvent};
 use tokensmith::packs::Folders;
 use tokensmith::rules::Catalog;
@@ -143,11 +143,21 @@ impl Raw {
 
     /// Hello; the welcome (or whatever came instead).
     fn hello(&mut self, name: &str) -> Result<ToClient, frame::FrameError> {
+        self.hello_as(name, None)
+    }
+
+    /// Hello taking back the seat of `resume`, if given; the welcome (or whatever came
+    /// instead).
+    fn hello_as(
+        &mut self,
+        name: &str,
+        resume: Option<SessionToken>,
+    ) -> Result<ToClient, frame::FrameError> {
         self.send(&ToHost::Hello {
             magic: MAGIC.into(),
             protocol: PROTOCOL,
             name: name.into(),
-            resume: None,
+            resume,
         });
         self.read()
     }
@@ -180,6 +190,34 @@ impl Raw {
             }
         }
     }
+}
+
+/// A joiner plays into a game with the host's AI, then its connection drops: the game is
+/// paused. The token that takes the seat back.
+fn paused_game(host: &Host, catalog: &Catalog) -> SessionToken {
+    let mut c = Client::connect(host.addr(), "away", None, WAIT).expect("connect");
+    c.join(&keys(catalog, "shifters")).expect("join");
+    let until = Instant::now() + WAIT;
+    while !matches!(
+        c.next(Duration::from_millis(100)),
+        Ok(Some(Update::State { .. }))
+    ) {
+        assert!(Instant::now() < until, "no game started");
+    }
+    let token = c.welcome().token;
+    drop(c);
+    wait_log(host, "the game is paused");
+    token
+}
+
+/// A discovery beacon for `host` on a free port: it, where to probe it, and a probe.
+fn beacon_for(host: &Host) -> (tokensmith::net::discovery::Beacon, SocketAddr, Vec<u8>) {
+    let beacon = tokensmith::net::discovery::Beacon::start(0, host.announcer()).expect("beacon");
+    let target: SocketAddr = format!("127.0.0.1:{}", beacon.port())
+        .parse()
+        .expect("addr");
+    let probe = postcard::to_stdvec(&(MAGIC, PROTOCOL)).expect("probe");
+    (beacon, target, probe)
 }
 
 /// Saved games in `dir`.
@@ -515,15 +553,11 @@ fn seating_and_discovery_do_not_wait_for_an_ai_that_thinks() {
 
 #[test]
 fn discovery_answers_probes_only_and_a_flood_does_not_hide_the_host() {
-    use tokensmith::net::discovery::{Beacon, discover};
+    use tokensmith::net::discovery::discover;
     let content = content();
     let catalog = Arc::clone(&content.catalog);
     let host = Host::start(config(&catalog), content).expect("host");
-    let beacon = Beacon::start(0, host.announcer()).expect("beacon");
-    let target: SocketAddr = format!("127.0.0.1:{}", beacon.port())
-        .parse()
-        .expect("addr");
-    let probe = postcard::to_stdvec(&(MAGIC, PROTOCOL)).expect("probe");
+    let (_beacon, target, probe) = beacon_for(&host);
     let socket = UdpSocket::bind("127.0.0.1:0").expect("udp");
     socket
         .set_read_timeout(Some(Duration::from_millis(400)))
@@ -625,28 +659,11 @@ fn a_pause_that_never_expires_waits_for_the_player_instead_of_killing_the_game()
     let host = Host::start(cfg, content).expect("host");
     for local in [2, 3] {
         let ip = Ipv4Addr::new(127, 0, 0, local);
-        let mut c = Client::connect(host.addr(), "away", None, WAIT).expect("connect");
-        c.join(&keys(&catalog, "shifters")).expect("join");
-        let until = Instant::now() + WAIT;
-        while !matches!(
-            c.next(Duration::from_millis(100)),
-            Ok(Some(Update::State { .. }))
-        ) {
-            assert!(Instant::now() < until, "no game started");
-        }
-        let token = c.welcome().token;
-        drop(c);
-        wait_log(&host, "the game is paused");
+        let token = paused_game(&host, &catalog);
         // The game thread is alive: a resume from another address is welcomed and shown
         // the game.
         let mut back = Raw::from(ip, &host);
-        back.send(&ToHost::Hello {
-            magic: MAGIC.into(),
-            protocol: PROTOCOL,
-            name: "back".into(),
-            resume: Some(token),
-        });
-        match back.read() {
+        match back.hello_as("back", Some(token)) {
             Ok(ToClient::Welcome { resumed, .. }) => assert!(resumed.is_some()),
             other => panic!("{other:?}"),
         }
@@ -857,18 +874,7 @@ fn squatters_lose_on_the_move_clock_and_are_evicted_before_an_honest_paused_game
         })
         .collect();
     // An honest player's connection drops: the game is paused, its seat kept.
-    let mut c = Client::connect(host.addr(), "honest", None, WAIT).expect("connect");
-    c.join(&keys(&catalog, "shifters")).expect("join");
-    let until = Instant::now() + WAIT;
-    while !matches!(
-        c.next(Duration::from_millis(100)),
-        Ok(Some(Update::State { .. }))
-    ) {
-        assert!(Instant::now() < until, "no game started");
-    }
-    let token = c.welcome().token;
-    drop(c);
-    wait_log(&host, "the game is paused");
+    let token = paused_game(&host, &catalog);
     assert_eq!(host.tables(), 3, "the host is full");
     std::thread::sleep(Duration::from_millis(1200));
     // A new joiner needs a table: a squatter's game goes, not the honest paused one.
@@ -879,13 +885,7 @@ fn squatters_lose_on_the_move_clock_and_are_evicted_before_an_honest_paused_game
     ));
     newcomer.sit(&catalog);
     let mut back = Raw::from(Ipv4Addr::new(127, 0, 0, 3), &host);
-    back.send(&ToHost::Hello {
-        magic: MAGIC.into(),
-        protocol: PROTOCOL,
-        name: "back".into(),
-        resume: Some(token),
-    });
-    match back.read() {
+    match back.hello_as("back", Some(token)) {
         Ok(ToClient::Welcome { resumed, .. }) => {
             assert!(resumed.is_some(), "the honest paused game is still held");
         }
@@ -951,15 +951,11 @@ fn a_player_who_concedes_loses_and_both_seats_are_told() {
 #[test]
 fn a_flood_of_probes_from_ever_new_addresses_does_not_hide_the_host() {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use tokensmith::net::discovery::{Beacon, discover};
+    use tokensmith::net::discovery::discover;
     let content = content();
     let catalog = Arc::clone(&content.catalog);
     let host = Host::start(config(&catalog), content).expect("host");
-    let beacon = Beacon::start(0, host.announcer()).expect("beacon");
-    let target: SocketAddr = format!("127.0.0.1:{}", beacon.port())
-        .parse()
-        .expect("addr");
-    let probe = postcard::to_stdvec(&(MAGIC, PROTOCOL)).expect("probe");
+    let (_beacon, target, probe) = beacon_for(&host);
     // Probes forged from a new address each (127.1.0.1 and on): each address is seen
     // once, and together they are far more than the host answers in a second.
     let stop = Arc::new(AtomicBool::new(false));
