@@ -154,6 +154,11 @@ pub struct RunInfo {
     pub max_moves: u32,
     /// Shards of the run (1: unsharded).
     pub shards: u32,
+    /// What the run plays with: a hash of its packs (ids, versions, content hashes) and
+    /// its decks' cards, set by the command that runs it (empty: not known), so shards
+    /// made with other packs do not merge.
+    #[serde(default)]
+    pub content: String,
 }
 
 /// One card's raw sums.
@@ -499,11 +504,7 @@ pub fn workers(catalog: &Catalog, threads: usize) -> (usize, Option<String>) {
 pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) -> Report {
     let started = Instant::now();
     let games: Vec<u32> = (0..config.games)
-        .filter(|g| {
-            config
-                .shard
-                .is_none_or(|(k, n)| n > 0 && g % n == k.saturating_sub(1))
-        })
+        .filter(|&g| in_shard(g, config.shard))
         .collect();
     let run = || {
         games
@@ -528,6 +529,20 @@ pub fn simulate(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) ->
     totals.run = Some(run_info(config));
     totals.shards = vec![config.shard.map_or(1, |(k, _)| k)];
     summarize(totals)
+}
+
+/// Whether game `g` is one of `shard`'s (all games are, unsharded).
+fn in_shard(g: u32, shard: Option<(u32, u32)>) -> bool {
+    shard.is_none_or(|(k, n)| n > 0 && g % n == k.saturating_sub(1))
+}
+
+/// How many of a run's `games` shard `k` of `n` plays.
+#[must_use]
+pub fn shard_games(games: u32, k: u32, n: u32) -> u32 {
+    if n == 0 || k == 0 || k > games {
+        return 0;
+    }
+    (games - k) / n + 1
 }
 
 /// A's points in each game of `config` (1 a win, ½ a draw, 0 a loss), in game order: what
@@ -586,6 +601,7 @@ fn run_info(config: &Config) -> RunInfo {
         omniscient: config.options.omniscient,
         max_moves: config.max_moves,
         shards: config.shard.map_or(1, |(_, n)| n),
+        content: String::new(),
     }
 }
 
@@ -911,4 +927,352 @@ pub fn wilson(p: f64, n: f64) -> [f64; 2] {
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
     let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
     [(centre - half).max(0.0), (centre + half).min(1.0)]
+}
+
+/// The variable an Indexed Job's or an array job's definition sets to the number of
+/// shards, where the scheduler itself does not say it (Kubernetes, AWS Batch).
+pub const SHARD_COUNT_VAR: &str = "TOKENSMITH_SHARD_COUNT";
+
+/// Why `--shard auto` cannot tell the shard from the environment.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ShardEnvError {
+    /// No scheduler's array index is set.
+    #[error(
+        "--shard auto found no array job: none of SLURM_ARRAY_TASK_ID (Slurm), JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or AWS_BATCH_JOB_ARRAY_INDEX (AWS Batch) is set; outside such a job give the shard as --shard K/N"
+    )]
+    NoScheduler,
+    /// Several schedulers' indexes are set.
+    #[error(
+        "--shard auto cannot tell the scheduler: both {0} and {1} are set; give the shard as --shard K/N"
+    )]
+    Ambiguous(&'static str, &'static str),
+    /// A variable is not a whole number.
+    #[error("--shard auto: {var} is '{value}', not a whole number")]
+    NotNumber {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The shard count is not set.
+    #[error("--shard auto: {index} is set but not {count}: {hint}")]
+    NoCount {
+        /// The index variable.
+        index: &'static str,
+        /// The count variable that is missing.
+        count: &'static str,
+        /// How to set it.
+        hint: &'static str,
+    },
+    /// The variables contradict each other.
+    #[error("--shard auto: {0}")]
+    Inconsistent(String),
+}
+
+/// The shard (`k` from 1, `n`) a scheduler's array job gives this process, read through
+/// `var` (the environment, in the command): Slurm's `SLURM_ARRAY_TASK_ID` with
+/// `SLURM_ARRAY_TASK_COUNT` or `SLURM_ARRAY_TASK_MIN`/`MAX` (and `STEP`), a Kubernetes
+/// Indexed Job's `JOB_COMPLETION_INDEX` and AWS Batch's `AWS_BATCH_JOB_ARRAY_INDEX`, each
+/// with [`SHARD_COUNT_VAR`].
+///
+/// # Errors
+/// When no scheduler's index is set, when several are, or when a count is missing, not a
+/// number or does not fit the index.
+pub fn shard_from_env(var: impl Fn(&str) -> Option<String>) -> Result<(u32, u32), ShardEnvError> {
+    const SLURM: &str = "SLURM_ARRAY_TASK_ID";
+    const KUBE: &str = "JOB_COMPLETION_INDEX";
+    const AWS: &str = "AWS_BATCH_JOB_ARRAY_INDEX";
+    let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+    let number = |name: &'static str| -> Result<Option<u64>, ShardEnvError> {
+        set(name)
+            .map(|v| {
+                v.trim()
+                    .parse::<u64>()
+                    .map_err(|_| ShardEnvError::NotNumber {
+                        var: name,
+                        value: v.clone(),
+                    })
+            })
+            .transpose()
+    };
+    let present: Vec<&'static str> = [SLURM, KUBE, AWS]
+        .into_iter()
+        .filter(|n| set(n).is_some())
+        .collect();
+    let index_name = match present.as_slice() {
+        [] => return Err(ShardEnvError::NoScheduler),
+        [one] => *one,
+        [a, b, ..] => return Err(ShardEnvError::Ambiguous(a, b)),
+    };
+    let index = number(index_name)?.unwrap_or_default();
+    let fit = |k: u64, n: u64| -> Result<(u32, u32), ShardEnvError> {
+        match (u32::try_from(k), u32::try_from(n)) {
+            (Ok(k), Ok(n)) if k >= 1 && k <= n => Ok((k, n)),
+            _ => Err(ShardEnvError::Inconsistent(format!(
+                "the index makes shard {k} of {n}, not from 1 to the count"
+            ))),
+        }
+    };
+    if index_name != SLURM {
+        let count = number(SHARD_COUNT_VAR)?.ok_or(ShardEnvError::NoCount {
+            index: index_name,
+            count: SHARD_COUNT_VAR,
+            hint: if index_name == KUBE {
+                "set it in the Job's pod template to the Job's `completions` (`simulate plan` writes such a manifest)"
+            } else {
+                "set it in the job definition's environment to the array size"
+            },
+        })?;
+        if index >= count {
+            return Err(ShardEnvError::Inconsistent(format!(
+                "{index_name} is {index}, but {SHARD_COUNT_VAR} is {count}: indexes run from 0 to {}",
+                count.saturating_sub(1)
+            )));
+        }
+        return fit(index + 1, count);
+    }
+    let min = number("SLURM_ARRAY_TASK_MIN")?;
+    let max = number("SLURM_ARRAY_TASK_MAX")?;
+    let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+    let count = number("SLURM_ARRAY_TASK_COUNT")?;
+    let Some(min) = min else {
+        // The plain ID/COUNT form: the IDs run from 0.
+        let count = count.ok_or(ShardEnvError::NoCount {
+            index: SLURM,
+            count: "SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MIN/MAX",
+            hint: "submit with `sbatch --array` (Slurm sets them)",
+        })?;
+        if index >= count {
+            return Err(ShardEnvError::Inconsistent(format!(
+                "SLURM_ARRAY_TASK_ID is {index}, but SLURM_ARRAY_TASK_COUNT is {count} and SLURM_ARRAY_TASK_MIN is not set: without it the IDs run from 0"
+            )));
+        }
+        return fit(index + 1, count);
+    };
+    if index < min || (index - min) % step != 0 || max.is_some_and(|m| index > m) {
+        return Err(ShardEnvError::Inconsistent(format!(
+            "SLURM_ARRAY_TASK_ID {index} is not one of the array's IDs (from {min}{} in steps of {step})",
+            max.map(|m| format!(" to {m}")).unwrap_or_default()
+        )));
+    }
+    let span = max.map(|m| (m.saturating_sub(min)) / step + 1);
+    let count = match (count, span) {
+        (Some(c), Some(s)) if c != s => {
+            return Err(ShardEnvError::Inconsistent(format!(
+                "SLURM_ARRAY_TASK_COUNT is {c}, but the array runs {s} IDs from {min} to {} in steps of {step}: shards need an array without gaps (say --array={min}-{})",
+                max.unwrap_or_default(),
+                min + c.saturating_sub(1) * step
+            )));
+        }
+        (Some(c), _) => c,
+        (None, Some(s)) => s,
+        (None, None) => {
+            return Err(ShardEnvError::NoCount {
+                index: SLURM,
+                count: "SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MAX",
+                hint: "submit with `sbatch --array` (Slurm sets them)",
+            });
+        }
+    };
+    fit((index - min) / step + 1, count)
+}
+
+#[cfg(test)]
+mod shard_env_tests {
+    use super::{ShardEnvError, shard_from_env};
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect();
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        }
+    }
+
+    #[test]
+    fn slurm_id_and_count_from_zero() {
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(shard_from_env(e), Ok((1, 4)));
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(shard_from_env(e), Ok((4, 4)));
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "4"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert!(matches!(
+            shard_from_env(e),
+            Err(ShardEnvError::Inconsistent(_))
+        ));
+    }
+
+    #[test]
+    fn slurm_min_max_form() {
+        // sbatch --array=1-8 sets all four; ID 5 is the fifth shard.
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "8"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+            ("SLURM_ARRAY_TASK_STEP", "1"),
+        ]);
+        assert_eq!(shard_from_env(e), Ok((5, 8)));
+        // Without the count, MIN/MAX give it.
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "12"),
+            ("SLURM_ARRAY_TASK_MIN", "10"),
+            ("SLURM_ARRAY_TASK_MAX", "13"),
+        ]);
+        assert_eq!(shard_from_env(e), Ok((3, 4)));
+        // A stepped array without gaps: 0-12:4 is 4 shards.
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "8"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_MAX", "12"),
+            ("SLURM_ARRAY_TASK_STEP", "4"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(shard_from_env(e), Ok((3, 4)));
+    }
+
+    #[test]
+    fn slurm_inconsistent_or_missing() {
+        // --array=1,3,8: the count (3) is not the span (8): shards would be lost.
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "8"),
+            ("SLURM_ARRAY_TASK_COUNT", "3"),
+        ]);
+        let err = shard_from_env(e)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("without gaps"), "{err}");
+        let e = env(&[("SLURM_ARRAY_TASK_ID", "3")]);
+        assert!(matches!(
+            shard_from_env(e),
+            Err(ShardEnvError::NoCount { .. })
+        ));
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "x3"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(
+            shard_from_env(e),
+            Err(ShardEnvError::NotNumber {
+                var: "SLURM_ARRAY_TASK_ID",
+                value: "x3".to_string()
+            })
+        );
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "4"),
+        ]);
+        assert!(matches!(
+            shard_from_env(e),
+            Err(ShardEnvError::Inconsistent(_))
+        ));
+    }
+
+    #[test]
+    fn kubernetes_index_with_the_count() {
+        let e = env(&[
+            ("JOB_COMPLETION_INDEX", "0"),
+            ("TOKENSMITH_SHARD_COUNT", "8"),
+        ]);
+        assert_eq!(shard_from_env(e), Ok((1, 8)));
+        let e = env(&[
+            ("JOB_COMPLETION_INDEX", "7"),
+            ("TOKENSMITH_SHARD_COUNT", "8"),
+        ]);
+        assert_eq!(shard_from_env(e), Ok((8, 8)));
+        let e = env(&[
+            ("JOB_COMPLETION_INDEX", "8"),
+            ("TOKENSMITH_SHARD_COUNT", "8"),
+        ]);
+        assert!(matches!(
+            shard_from_env(e),
+            Err(ShardEnvError::Inconsistent(_))
+        ));
+        let e = env(&[("JOB_COMPLETION_INDEX", "2")]);
+        let err = shard_from_env(e)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("TOKENSMITH_SHARD_COUNT") && err.contains("completions"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn aws_batch_index_with_the_count() {
+        let e = env(&[
+            ("AWS_BATCH_JOB_ARRAY_INDEX", "4"),
+            ("TOKENSMITH_SHARD_COUNT", "10"),
+        ]);
+        assert_eq!(shard_from_env(e), Ok((5, 10)));
+        let e = env(&[
+            ("AWS_BATCH_JOB_ARRAY_INDEX", "4"),
+            ("TOKENSMITH_SHARD_COUNT", "0"),
+        ]);
+        assert!(matches!(
+            shard_from_env(e),
+            Err(ShardEnvError::Inconsistent(_))
+        ));
+        let e = env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "1")]);
+        let err = shard_from_env(e)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("array size"), "{err}");
+    }
+
+    #[test]
+    fn shard_games_add_up_to_the_run() {
+        for games in [0, 1, 5, 10, 101] {
+            for n in 1..=7 {
+                let sum: u32 = (1..=n).map(|k| super::shard_games(games, k, n)).sum();
+                assert_eq!(sum, games, "{games} games in {n} shards");
+                for k in 1..=n {
+                    let played = (0..games)
+                        .filter(|&g| super::in_shard(g, Some((k, n))))
+                        .count();
+                    assert_eq!(super::shard_games(games, k, n) as usize, played);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn none_or_several_schedulers() {
+        assert_eq!(shard_from_env(env(&[])), Err(ShardEnvError::NoScheduler));
+        let msg = ShardEnvError::NoScheduler.to_string();
+        assert!(msg.contains("--shard K/N"), "{msg}");
+        let e = env(&[
+            ("SLURM_ARRAY_TASK_ID", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "2"),
+            ("JOB_COMPLETION_INDEX", "0"),
+            ("TOKENSMITH_SHARD_COUNT", "2"),
+        ]);
+        assert_eq!(
+            shard_from_env(e),
+            Err(ShardEnvError::Ambiguous(
+                "SLURM_ARRAY_TASK_ID",
+                "JOB_COMPLETION_INDEX"
+            ))
+        );
+    }
 }

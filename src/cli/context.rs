@@ -74,6 +74,12 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The options this run was given.
+    #[must_use]
+    pub fn globals(&self) -> &Globals {
+        self.globals
+    }
+
     /// The folder with the base content packs (`--content`, else see [`content_folder`]).
     #[must_use]
     pub fn content(&self) -> &Path {

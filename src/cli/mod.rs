@@ -178,9 +178,17 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     };
     match command {
         Command::Simulate(SimulateCommand {
-            sub: Some(SimulateSub::Merge { files, json }),
+            sub: Some(SimulateSub::Merge { files, json, out }),
             ..
-        }) => simulate::merge_reports(files, *json),
+        }) => simulate::merge_reports(files, *json, out.as_deref()),
+        Command::Simulate(SimulateCommand {
+            sub: Some(SimulateSub::Plan(plan)),
+            ..
+        }) => simulate::plan(&ctx, plan),
+        Command::Simulate(SimulateCommand {
+            sub: Some(SimulateSub::Status { dir, json }),
+            ..
+        }) => simulate::status(dir, *json),
         Command::Simulate(SimulateCommand { args, .. }) => simulate::run(&ctx, args),
         Command::Deck(command) => deck::run(&ctx, command),
         Command::Pack(command) => pack_command(&ctx, command),

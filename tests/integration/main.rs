@@ -26,6 +26,9 @@
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `ai_scripts`: the AI against hostile scripts: a script budget per decision, runaway
 //!   cards remembered per game (the same report for any thread count).
+//! - `cluster`: `simulate plan`'s job files: its shards merge into the one-machine report,
+//!   a real single-node Slurm runs its array job and dependent merge, the Kubernetes
+//!   manifests pass Kubernetes' published schema.
 //! - `cli`: the command line's output formats and exit codes.
 //! - `client`: the desktop client driven through its accessibility labels.
 //! - `decks`: the deck editor (drag and drop, click-to-place, refusals), saved and random
@@ -52,6 +55,7 @@ mod ai_scripts;
 mod cli;
 #[cfg(feature = "client")]
 mod client;
+mod cluster;
 #[cfg(feature = "client")]
 mod decks;
 mod diagnostics;

@@ -8,6 +8,10 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Subcommand;
 
+mod cluster;
+
+pub use cluster::{plan, status};
+
 use super::args::LevelArg;
 use super::context::{Context, named_deck};
 
@@ -27,11 +31,27 @@ pub struct SimulateCommand {
 #[derive(Debug, Subcommand)]
 pub enum SimulateSub {
     /// Add up the `--json` reports of a run's shards (`--shard K/N`, every K once) into
-    /// the report the whole run gives.
+    /// the report the whole run gives. A folder stands for every `.json` file in it.
     Merge {
-        /// The shard reports.
+        /// The shard reports, or folders of them.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also write the merged report, as JSON, to this file (atomically).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Write the job files that run this simulation as an array job on a cluster: a
+    /// Slurm batch script with a dependent merge job, a Kubernetes Indexed Job with a
+    /// merge Job, and the folder layout their shards write to (docs/ai.md, "Spreading a
+    /// run over machines").
+    Plan(Box<cluster::PlanArgs>),
+    /// How far a planned run is: games done of games planned, shard by shard.
+    Status {
+        /// The plan's folder (`simulate plan --out DIR`).
+        dir: PathBuf,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -89,15 +109,58 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "N", default_value_t = crate::ai::simulate::MAX_MOVES)]
     pub max_moves: u32,
     /// Play only shard K of N of the games (K from 1): game g when g % N = K − 1. Merge
-    /// the shards' `--json` reports with `simulate merge`.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<(u32, u32)>,
+    /// the shards' `--json` reports with `simulate merge`. `auto` takes K and N from a
+    /// Slurm array job, a Kubernetes Indexed Job or an AWS Batch array job (the last two
+    /// with TOKENSMITH_SHARD_COUNT set to the number of shards).
+    #[arg(long, value_name = "K/N|auto", value_parser = parse_shard)]
+    pub shard: Option<ShardArg>,
+    /// Also write the report, as JSON, to this file (atomically; its folder is made). A
+    /// `{shard}` in the name becomes the shard's number.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Keep this file up to date with the games done (JSON, rewritten at most once a
+    /// second; `{shard}` as in `--out`): what `simulate status` reads.
+    #[arg(long, value_name = "FILE")]
+    pub progress: Option<PathBuf>,
+    /// Refuse to play unless the packs and decks make this content hash (the one
+    /// `simulate plan` saw), so a machine with other packs plays nothing.
+    #[arg(long, value_name = "HASH")]
+    pub expect_content: Option<String>,
 }
 
-fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+/// `--shard`: a given shard, or the scheduler's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardArg {
+    /// Shard K of N.
+    Given(u32, u32),
+    /// From the array job's environment.
+    Auto,
+}
+
+impl ShardArg {
+    /// The shard, `auto` read from this process's environment.
+    ///
+    /// # Errors
+    /// When `auto` finds no array job, or one whose variables do not fit together.
+    pub fn resolve(self) -> Result<(u32, u32), crate::ai::simulate::ShardEnvError> {
+        match self {
+            ShardArg::Given(k, n) => Ok((k, n)),
+            ShardArg::Auto => crate::ai::simulate::shard_from_env(|name| std::env::var(name).ok()),
+        }
+    }
+}
+
+fn parse_shard(text: &str) -> Result<ShardArg, String> {
+    if text.trim().eq_ignore_ascii_case("auto") {
+        return Ok(ShardArg::Auto);
+    }
+    parse_given(text).map(|(k, n)| ShardArg::Given(k, n))
+}
+
+fn parse_given(text: &str) -> Result<(u32, u32), String> {
     let (k, n) = text
         .split_once('/')
-        .ok_or_else(|| format!("'{text}' is not K/N (say 2/4)"))?;
+        .ok_or_else(|| format!("'{text}' is not K/N (say 2/4) or auto"))?;
     let k: u32 = k
         .trim()
         .parse()
@@ -112,9 +175,24 @@ fn parse_shard(text: &str) -> Result<(u32, u32), String> {
     Ok((k, n))
 }
 
-/// `tokensmith simulate`: play the games, print the report.
-pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
-    use crate::ai::simulate::{self, Config, DeckChoice};
+/// A run made ready: its catalog, its configuration and what it plays with.
+pub(super) struct Prepared {
+    /// The catalog.
+    pub catalog: crate::rules::Catalog,
+    /// The run.
+    pub config: crate::ai::simulate::Config,
+    /// The hash of its packs and decks (`RunInfo::content`).
+    pub content: String,
+}
+
+/// Load the content and the decks of a run (the shard not resolved yet: `shard` is
+/// used as given).
+pub(super) fn prepare(
+    ctx: &Context,
+    args: &SimulateArgs,
+    shard: Option<(u32, u32)>,
+) -> anyhow::Result<Prepared> {
+    use crate::ai::simulate::{Config, DeckChoice};
     use crate::ai::{Budget, Options};
 
     let catalog = ctx.play_catalog()?;
@@ -179,10 +257,100 @@ pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             },
         },
         max_moves: args.max_moves.max(1),
-        shard: args.shard,
+        shard,
     };
+    drop(engine);
+    drop(scripts);
+    let content = run_content(ctx, &catalog, &config);
+    Ok(Prepared {
+        catalog,
+        config,
+        content,
+    })
+}
+
+/// What a run plays with, as one hash: each pack's id, version and content hash, in load
+/// order, and each deck's cards. Two machines that make the same hash play the same games.
+fn run_content(
+    ctx: &Context,
+    catalog: &crate::rules::Catalog,
+    config: &crate::ai::simulate::Config,
+) -> String {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    let mut line = |parts: &[&str]| {
+        for p in parts {
+            h.update(p.as_bytes());
+            h.update([0]);
+        }
+        h.update([b'\n']);
+    };
+    for stamp in crate::replay::stamps(catalog, &ctx.play_options().folders) {
+        line(&[
+            "pack",
+            &stamp.id,
+            &stamp.version,
+            stamp.hash.as_deref().unwrap_or("-"),
+        ]);
+    }
+    for deck in std::iter::once(&config.deck_a).chain(&config.decks_b) {
+        line(&["deck", &deck.id]);
+        for stack in &deck.stacks {
+            let cards: Vec<&str> = stack
+                .iter()
+                .map(|&c| catalog.card(c).meta.id.as_str())
+                .collect();
+            line(&cards);
+        }
+    }
+    hex::encode(h.finalize())
+}
+
+/// `tokensmith simulate`: play the games, print the report.
+pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    use crate::ai::simulate;
+
+    let shard = args.shard.map(ShardArg::resolve).transpose()?;
+    if let (Some(ShardArg::Auto), Some((k, n))) = (args.shard, shard) {
+        eprintln!("shard {k} of {n} (from the array job's environment)");
+    }
+    let Prepared {
+        catalog,
+        config,
+        content,
+    } = prepare(ctx, args, shard)?;
+    let out = args
+        .out
+        .as_deref()
+        .map(|p| cluster::with_shard(p, config.shard))
+        .transpose()?;
+    let progress_path = args
+        .progress
+        .as_deref()
+        .map(|p| cluster::with_shard(p, config.shard))
+        .transpose()?;
+    if let Some(expected) = &args.expect_content
+        && !expected.trim().eq_ignore_ascii_case(&content)
+    {
+        let message = format!(
+            "this run's packs and decks make content {}, but it was planned with content {}: run it where the same packs are installed and enabled (`pack lock` where it was planned, `pack sync` here) and the same saved decks are in the profile",
+            crate::packs::short(&content),
+            crate::packs::short(expected.trim())
+        );
+        if let Some(path) = &progress_path {
+            cluster::ProgressFile::refused(path, &config, &content, &message);
+        }
+        anyhow::bail!(message);
+    }
+    let progress = progress_path
+        .as_deref()
+        .map(|p| cluster::ProgressFile::start(p, &config, &content))
+        .transpose()?;
+    let planned = config.shard.map_or(config.games, |(k, n)| {
+        simulate::shard_games(config.games, k, n)
+    });
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let bar = indicatif::ProgressBar::new(u64::from(args.games));
+        let bar = indicatif::ProgressBar::new(u64::from(planned));
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "{bar:40} {pos}/{len} games {per_sec} eta {eta}",
         ) {
@@ -194,20 +362,49 @@ pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     };
     // This thread runs no games: its script host goes back to the pool the workers'
     // hosts come from.
-    drop(engine);
-    drop(scripts);
     crate::ai::release_hosts();
     if let (_, Some(note)) = simulate::workers(&catalog, config.threads) {
         eprintln!("note: {note}");
     }
-    let report = simulate::simulate(&catalog, &config, &|| bar.inc(1));
+    let mut report = simulate::simulate(&catalog, &config, &|| {
+        bar.inc(1);
+        if let Some(p) = &progress {
+            p.game_done();
+        }
+    });
     bar.finish_and_clear();
+    if let Some(run) = report.totals.run.as_mut() {
+        run.content = content;
+    }
+    if let Some(path) = &out {
+        write_json(path, &report)?;
+    }
+    if let Some(p) = &progress {
+        p.finish();
+    }
+    print_report(&report, args.json)
+}
+
+/// Write `report` as JSON to `path`, atomically (its folder made if missing).
+fn write_json(path: &std::path::Path, report: &crate::ai::simulate::Report) -> anyhow::Result<()> {
+    let shown = crate::fsutil::shown(path);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot make the folder of {shown}"))?;
+    }
+    let mut bytes = serde_json::to_vec_pretty(report)?;
+    bytes.push(b'\n');
+    crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("cannot write {shown}"))
+}
+
+/// Print `report` as text or JSON.
+fn print_report(report: &crate::ai::simulate::Report, json: bool) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
+    if json {
+        serde_json::to_writer_pretty(&mut out, report)?;
         writeln!(out)?;
     } else {
-        write_report(&mut out, &report)?;
+        write_report(&mut out, report)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -329,8 +526,50 @@ fn write_report(
     Ok(())
 }
 
+/// The most reports one `simulate merge` reads (a folder can hold any number of files).
+const MAX_REPORTS: usize = 100_000;
+
+/// The files `simulate merge` reads: each file given, and each folder's `.json` files in
+/// name order.
+fn expand_folders(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in given {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let shown = crate::fsutil::shown(path);
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(path).with_context(|| format!("cannot read {shown}"))? {
+            let entry = entry.with_context(|| format!("cannot read {shown}"))?;
+            let file = entry.path();
+            if file.extension().is_some_and(|e| e == "json") && file.is_file() {
+                found.push(file);
+                if files.len() + found.len() > MAX_REPORTS {
+                    anyhow::bail!(
+                        "{shown} holds more than {MAX_REPORTS} reports: merge at most that many at once"
+                    );
+                }
+            }
+        }
+        if found.is_empty() {
+            anyhow::bail!(
+                "{shown} holds no `.json` reports: write each shard's `simulate --json` report there"
+            );
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
 /// `simulate merge`.
-pub fn merge_reports(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+pub fn merge_reports(
+    given: &[PathBuf],
+    json: bool,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    let files = &expand_folders(given)?;
     let mut parts = Vec::with_capacity(files.len());
     for f in files {
         let text = crate::fsutil::read_text(f, 64 << 20, "a simulation report")
@@ -358,12 +597,8 @@ pub fn merge_reports(files: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> 
             None => anyhow::anyhow!("cannot merge: {e}"),
         }
     })?;
-    let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
-    } else {
-        write_report(&mut out, &report)?;
+    if let Some(path) = out {
+        write_json(path, &report)?;
     }
-    Ok(ExitCode::SUCCESS)
+    print_report(&report, json)
 }
