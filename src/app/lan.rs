@@ -40,43 +40,74 @@ enum Tab {
     Join,
 }
 
-/// A deck to play: a ready deck of the packs (by key) or a saved one.
+/// A deck to play: a ready deck of the packs (by key), a saved one, or one of the game's
+/// decks picked once its packs are known (a joiner who lacks the host's packs has not
+/// seen their decks yet).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum DeckChoice {
     Shipped { key: String, name: String },
     Saved(SavedDeck),
+    Later,
 }
+
+/// What the deck picker calls [`DeckChoice::Later`].
+const LATER: &str = "Choose when connected";
 
 impl DeckChoice {
     fn name(&self) -> &str {
         match self {
             DeckChoice::Shipped { name, .. } => name,
             DeckChoice::Saved(d) => &d.name,
+            DeckChoice::Later => LATER,
         }
     }
 
-    /// The deck, resolved once the game's content is known.
+    /// The deck, resolved once the game's content is known; when the game has no such
+    /// deck (or not all its cards), the player is asked to choose one of the game's.
     fn resolver(&self) -> DeckFor {
         let choice = self.clone();
-        Box::new(move |catalog: &Catalog| match choice {
-            DeckChoice::Shipped { key, name } => catalog
-                .deck_named(&key)
-                .map(|id| catalog.deck(id).stacks.clone())
-                .map_err(|_| format!("the game's packs have no deck '{name}': pick another")),
+        Box::new(move |catalog: &Catalog| Ok(choice.stacks_in(catalog)))
+    }
+
+    /// The stacks in `catalog`, if it has the deck whole.
+    fn stacks_in(&self, catalog: &Catalog) -> Option<Vec<Vec<crate::rules::CardId>>> {
+        match self {
+            DeckChoice::Shipped { key, .. } => catalog
+                .deck_named(key)
+                .ok()
+                .map(|id| catalog.deck(id).stacks.clone()),
             DeckChoice::Saved(deck) => {
                 let r = deck.resolve(catalog);
-                if r.missing.is_empty() {
-                    Ok(r.stacks)
-                } else {
-                    Err(format!(
-                        "your deck '{}' has cards this game lacks: {}",
-                        deck.name,
-                        r.missing.join(", ")
-                    ))
-                }
+                r.missing.is_empty().then_some(r.stacks)
             }
-        })
+            DeckChoice::Later => None,
+        }
     }
+
+    /// Why the player is asked to choose a deck of `catalog`.
+    fn why_choose(&self, catalog: &Catalog) -> String {
+        match self {
+            DeckChoice::Shipped { name, .. } => {
+                format!("The game's packs have no deck '{name}': choose one of theirs.")
+            }
+            DeckChoice::Saved(deck) => format!(
+                "Your deck '{}' has cards this game lacks ({}): choose another.",
+                deck.name,
+                deck.resolve(catalog).missing.join(", ")
+            ),
+            DeckChoice::Later => "Choose your deck from the game's packs.".to_string(),
+        }
+    }
+}
+
+/// A joiner choosing a deck of the game's packs.
+struct Choosing {
+    /// Why they are asked.
+    note: String,
+    /// The decks on offer: the game's, then the player's saved decks it has whole.
+    offer: Vec<(String, Vec<Vec<crate::rules::CardId>>)>,
+    /// The one picked.
+    pick: Option<usize>,
 }
 
 enum Phase {
@@ -94,6 +125,10 @@ struct Connecting {
     progress: Option<(u64, u64)>,
     status: String,
     catalog: Option<Arc<Catalog>>,
+    /// Asking for a deck of the game's packs.
+    choosing: Option<Choosing>,
+    /// The deck chosen when connected.
+    deck_name: Option<String>,
 }
 
 /// What the screen asks of the app.
@@ -240,6 +275,16 @@ impl LanScreen {
                             .clicked()
                         {
                             self.deck = Some(choice);
+                        }
+                    }
+                    if self.tab == Tab::Join {
+                        let on = self.deck == Some(DeckChoice::Later);
+                        if ui
+                            .selectable_label(on, LATER)
+                            .on_hover_text("Pick one of the game's decks once its packs are here (a host's pack may bring decks you do not have).")
+                            .clicked()
+                        {
+                            self.deck = Some(DeckChoice::Later);
                         }
                     }
                 })
@@ -429,6 +474,8 @@ impl LanScreen {
             progress: None,
             status: format!("Connecting to {addr}…"),
             catalog: None,
+            choosing: None,
+            deck_name: None,
         })
     }
 
@@ -454,6 +501,26 @@ impl LanScreen {
                     c.asking = needs_packs;
                 }
                 LinkEvent::Fetching { received, total } => c.progress = Some((received, total)),
+                LinkEvent::ChooseDeck(catalog) => {
+                    let choice = self.deck.clone().unwrap_or(DeckChoice::Later);
+                    let mut offer: Vec<(String, Vec<Vec<crate::rules::CardId>>)> = catalog
+                        .decks()
+                        .iter()
+                        .map(|d| (d.meta.name.clone(), d.stacks.clone()))
+                        .collect();
+                    for d in &self.context.saved {
+                        if let Some(stacks) = DeckChoice::Saved(d.clone()).stacks_in(&catalog) {
+                            offer.push((format!("{} (saved)", d.name), stacks));
+                        }
+                    }
+                    c.status = "Choose your deck for this game.".into();
+                    c.progress = None;
+                    c.choosing = Some(Choosing {
+                        note: choice.why_choose(&catalog),
+                        pick: (!offer.is_empty()).then_some(0),
+                        offer,
+                    });
+                }
                 LinkEvent::Ready(catalog) => {
                     c.status = "Taking a seat…".into();
                     c.progress = None;
@@ -474,7 +541,9 @@ impl LanScreen {
                     let Some(catalog) = c.catalog.clone() else {
                         continue;
                     };
-                    let deck = self.deck.as_ref().map_or("", DeckChoice::name).to_string();
+                    let deck = c.deck_name.clone().unwrap_or_else(|| {
+                        self.deck.as_ref().map_or("", DeckChoice::name).to_string()
+                    });
                     let Phase::Connecting(c) = std::mem::replace(&mut self.phase, Phase::Setup)
                     else {
                         return None;
@@ -515,6 +584,48 @@ impl LanScreen {
             let per_mille = (got.saturating_mul(1000) / total.max(1)).min(1000);
             let share = f32::from(u16::try_from(per_mille).unwrap_or(1000)) / 1000.0;
             ui.add(egui::ProgressBar::new(share).text(format!("{got} / {total} bytes")));
+        }
+        if let Some(ch) = &mut c.choosing {
+            ui.label(&ch.note);
+            if ch.offer.is_empty() {
+                ui.colored_label(
+                    theme::DANGER,
+                    "The game's packs have no ready deck, and none of your saved decks fits them.",
+                );
+            }
+            let mut play = None;
+            ui.horizontal(|ui| {
+                let label = ui.label("Deck for this game");
+                let shown = ch
+                    .pick
+                    .and_then(|i| ch.offer.get(i))
+                    .map_or("(none)", |(name, _)| name.as_str())
+                    .to_string();
+                egui::ComboBox::from_id_salt("lan-game-deck")
+                    .width(220.0)
+                    .selected_text(shown)
+                    .show_ui(ui, |ui| {
+                        for (i, (name, _)) in ch.offer.iter().enumerate() {
+                            if ui.selectable_label(ch.pick == Some(i), name).clicked() {
+                                ch.pick = Some(i);
+                            }
+                        }
+                    })
+                    .response
+                    .labelled_by(label.id);
+                if ui
+                    .add_enabled(ch.pick.is_some(), egui::Button::new("Play with this deck"))
+                    .clicked()
+                {
+                    play = ch.pick.and_then(|i| ch.offer.get(i)).cloned();
+                }
+            });
+            if let Some((name, stacks)) = play {
+                c.link.choose_deck(stacks);
+                c.deck_name = Some(name.trim_end_matches(" (saved)").to_string());
+                c.choosing = None;
+                c.status = "Taking a seat…".into();
+            }
         }
         let mut cancel = false;
         ui.horizontal(|ui| {

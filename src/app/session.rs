@@ -331,6 +331,7 @@ impl Session {
                 LinkEvent::Update(_)
                 | LinkEvent::Welcome { .. }
                 | LinkEvent::Fetching { .. }
+                | LinkEvent::ChooseDeck(_)
                 | LinkEvent::Ready(_) => {}
             }
         }

@@ -36,6 +36,10 @@ pub enum LinkEvent {
         /// Of.
         total: u64,
     },
+    /// The game's content is loaded, and the deck the player picked before joining is not
+    /// one of it (or they chose to pick when connected): the link waits for
+    /// [`Link::choose_deck`] (or [`Link::leave`]), the host hearing pings meanwhile.
+    ChooseDeck(Arc<Catalog>),
     /// The game's content is loaded and the deck sent.
     Ready(Arc<Catalog>),
     /// The host said something.
@@ -50,13 +54,15 @@ pub enum LinkEvent {
 
 enum Command {
     AcceptPacks,
+    Deck(Vec<Vec<CardId>>),
     Play(u8, Cell),
     Concede,
     Leave,
 }
 
-/// The deck to join with, resolved once the game's content is known.
-pub type DeckFor = Box<dyn FnOnce(&Catalog) -> Result<Vec<Vec<CardId>>, String> + Send>;
+/// The deck to join with, resolved once the game's content is known: its stacks, `None`
+/// to ask the player ([`LinkEvent::ChooseDeck`]), or why the link should end.
+pub type DeckFor = Box<dyn FnOnce(&Catalog) -> Result<Option<Vec<Vec<CardId>>>, String> + Send>;
 
 /// Where and how to join.
 pub struct JoinRequest {
@@ -124,6 +130,11 @@ impl Link {
         let _ = self.commands.send(Command::AcceptPacks);
     }
 
+    /// Join with these stacks (of the catalog [`LinkEvent::ChooseDeck`] gave).
+    pub fn choose_deck(&self, stacks: Vec<Vec<CardId>>) {
+        let _ = self.commands.send(Command::Deck(stacks));
+    }
+
     /// Send a move.
     pub fn play(&self, stack: u8, cell: Cell) {
         let _ = self.commands.send(Command::Play(stack, cell));
@@ -168,6 +179,30 @@ impl Drop for Link {
     }
 }
 
+/// Wait for the player's answer (the command `answer` takes), reading the connection
+/// meanwhile so the host hears pings; `None` when the player left.
+fn wait_for_player<T>(
+    client: &mut Client,
+    commands: &Receiver<Command>,
+    answer: impl Fn(Command) -> Option<T>,
+) -> Result<Option<T>, ClientError> {
+    loop {
+        match commands.recv_timeout(Duration::from_secs(2)) {
+            Ok(Command::Leave) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Ok(None);
+            }
+            Ok(command) => {
+                if let Some(t) = answer(command) {
+                    return Ok(Some(t));
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                client.next(Duration::from_millis(1))?;
+            }
+        }
+    }
+}
+
 fn run(
     request: JoinRequest,
     commands: &Receiver<Command>,
@@ -193,18 +228,11 @@ fn run(
         needs_packs,
     });
     if needs_packs {
-        // Wait for the player; the host hears pings meanwhile.
-        loop {
-            match commands.recv_timeout(Duration::from_secs(2)) {
-                Ok(Command::AcceptPacks) => break,
-                Ok(Command::Leave) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    return Ok("left before the game".into());
-                }
-                Ok(Command::Play(..) | Command::Concede) => {}
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    client.next(Duration::from_millis(1))?;
-                }
-            }
+        let accepted = wait_for_player(&mut client, commands, |c| {
+            matches!(c, Command::AcceptPacks).then_some(())
+        })?;
+        if accepted.is_none() {
+            return Ok("left before the game".into());
         }
         client.fetch(&mut plan, &cache, |received, total| {
             let _ = events.send(LinkEvent::Fetching { received, total });
@@ -231,7 +259,18 @@ fn run(
     };
     let catalog = Arc::new(catalog);
     let stacks = match deck(&catalog) {
-        Ok(s) => s,
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            let _ = events.send(LinkEvent::ChooseDeck(Arc::clone(&catalog)));
+            let chosen = wait_for_player(&mut client, commands, |c| match c {
+                Command::Deck(stacks) => Some(stacks),
+                _ => None,
+            })?;
+            match chosen {
+                Some(stacks) => stacks,
+                None => return Ok("left before the game".into()),
+            }
+        }
         Err(e) => return Ok(e),
     };
     client.join_as(&super::protocol::deck_keys(&catalog, &stacks), seat)?;
@@ -257,7 +296,7 @@ fn run(
                 Ok(Command::Leave) | Err(TryRecvError::Disconnected) => {
                     return Ok("left the game".into());
                 }
-                Ok(Command::AcceptPacks) => {}
+                Ok(Command::AcceptPacks | Command::Deck(_)) => {}
                 Err(TryRecvError::Empty) => break,
             }
         }

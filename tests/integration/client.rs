@@ -811,3 +811,118 @@ fn two_clients_play_a_whole_lan_game_by_clicks_and_see_the_same_result() {
         host.query_by_label_contains(" wins").is_some() || host.query_by_label("A draw").is_some()
     );
 }
+
+/// A pack only the host has: a card and a ready deck with it.
+fn rush_pack(mods: &std::path::Path) {
+    let dir = mods.join("lanrush");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("pack.yaml"),
+        "id: lanrush\nname: LAN rush\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("content.yaml"),
+        "cards:\n  - id: rusher\n    name: Rusher\n    value: 3\ndecks:\n  - id: rush\n    name: LAN Rush\n    stacks:\n      - [rusher, weaken_row]\n      - [push_row, spawn_row]\n      - [booster, flip_cross]\n      - [weaken_cross, gift]\n",
+    )
+    .expect("write");
+}
+
+#[test]
+fn a_joiner_without_the_hosts_pack_chooses_its_deck_once_connected() {
+    let host_mods = tempfile::tempdir().expect("tmp");
+    rush_pack(host_mods.path());
+    let host_library = Library::load(LoadOptions::standard(
+        &root().join("content"),
+        host_mods.path(),
+    ));
+    assert!(
+        host_library.catalog.is_some(),
+        "{:?}",
+        host_library.diagnostics
+    );
+    let guest_profile = tempfile::tempdir().expect("tmp");
+    let profile = tokensmith::profile::Profile::open(guest_profile.path()).expect("profile");
+    let mut host = harness(host_library);
+    let mut guest = harness_for(App::with_profile(base_library(), Ok(profile)));
+    host.run();
+    host.get_by_label("Play on LAN").click();
+    host.run();
+    host.get_by_label("Port").click();
+    host.run();
+    host.key_press(Key::End);
+    for _ in 0..8 {
+        host.key_press(Key::Backspace);
+    }
+    host.get_by_label("Port").type_text("0");
+    host.run();
+    host.get_by_label("Host").click();
+    run_until(&mut host, "the host waiting", |h| {
+        h.query_by_label_contains("waiting for the other player")
+            .is_some()
+    });
+    let hosting = label_text(&host, "Hosting on port");
+    let port = hosting
+        .trim_start_matches("Hosting on port ")
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+
+    guest.run();
+    guest.get_by_label("Play on LAN").click();
+    guest.run();
+    guest.get_by_label("Join a game").click();
+    guest.run_steps(3);
+    // The host's deck is not on offer before joining: the guest picks it once connected.
+    guest.get_by_label("Your deck").click();
+    guest.run_steps(3);
+    assert!(guest.query_by_label("LAN Rush").is_none());
+    guest.get_by_label("Choose when connected").click();
+    guest.run_steps(3);
+    guest.get_by_label("Address").click();
+    guest
+        .get_by_label("Address")
+        .type_text(&format!("127.0.0.1:{port}"));
+    guest.run_steps(3);
+    guest.get_by_label("Join by address").click();
+    let step_both = |host: &mut Harness<'_, App>, guest: &mut Harness<'_, App>| {
+        host.step();
+        guest.step();
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while guest
+        .query_by_label("Use the host's packs for this game")
+        .is_none()
+    {
+        assert!(Instant::now() < deadline, "asked to use the host's packs");
+        step_both(&mut host, &mut guest);
+    }
+    guest
+        .get_by_label("Use the host's packs for this game")
+        .click();
+    while guest.query_by_label("Deck for this game").is_none() {
+        assert!(Instant::now() < deadline, "asked for a deck of the game's");
+        step_both(&mut host, &mut guest);
+    }
+    assert!(
+        guest
+            .query_by_label_contains("Choose your deck from the game's packs")
+            .is_some()
+    );
+    guest.get_by_label("Deck for this game").click();
+    guest.run_steps(3);
+    guest.get_by_label("LAN Rush").click();
+    guest.run_steps(3);
+    guest.get_by_label("Play with this deck").click();
+    while host.state().game().is_none() || guest.state().game().is_none() {
+        assert!(Instant::now() < deadline, "both game screens open");
+        step_both(&mut host, &mut guest);
+    }
+    guest.run_steps(3);
+    assert!(
+        guest.query_by_label_contains("Rusher").is_some(),
+        "the guest plays the host pack's deck"
+    );
+}
