@@ -513,7 +513,8 @@ impl LanScreen {
                             offer.push((format!("{} (saved)", d.name), stacks));
                         }
                     }
-                    c.status = "Choose your deck for this game.".into();
+                    c.status = "The game's packs are here.".into();
+                    c.differences.clear();
                     c.progress = None;
                     c.choosing = Some(Choosing {
                         note: choice.why_choose(&catalog),
@@ -636,7 +637,7 @@ impl LanScreen {
                     c.status = "Getting the host's packs…".into();
                 }
                 ui.weak("They are checked, kept apart from your own packs, and your own set is not changed.");
-            } else {
+            } else if c.choosing.is_none() {
                 ui.spinner();
             }
         });
