@@ -11,12 +11,18 @@
 //!   connections, 256 pinging connections and 128 abandoned games are held;
 //! - the allocation attack: 32 connections each sending 3 `Join`s of 524,000 stacks (and
 //!   3 of 30,000 stacks under the frame cap), the process's peak and settled resident
-//!   memory.
+//!   memory;
+//! - AI fairness: 127 games against `hard` played as fast as their joiners can, and one
+//!   more game's honest player: the round trip of the honest player's moves (intent →
+//!   its view of the move), with the host's AI decisions limited to its default places
+//!   to think and, in the same run, unlimited (every decision searching at once, as
+//!   before the limit); resident memory and threads of the process.
 //!
 //! The siege needs about 4,500 file descriptors: the soft limit is raised to the hard
 //! one, and the counts shrink (and say so) when it is lower.
 //!
-//! Run with `cargo bench --bench lan` (`-- N` for another count of concurrent games).
+//! Run with `cargo bench --bench lan` (`-- N` for another count of concurrent games,
+//! `-- fairness` for the AI fairness runs alone).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -569,12 +575,157 @@ fn allocation(catalog: &Arc<Catalog>) {
     drop(host);
 }
 
+/// Threads of this process.
+fn threads() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Threads:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The next view showing at least `moves` moves (or the game over).
+fn view_after(client: &mut Client, moves: u32) -> tokensmith::net::Seen {
+    loop {
+        let seen = view(client);
+        if seen.moves >= moves || seen.over {
+            return seen;
+        }
+    }
+}
+
+fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>) {
+    const ATTACKS: usize = 127;
+    let content = Content::new(
+        Arc::clone(catalog),
+        &folders(Path::new("/nonexistent")).all(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut config = HostConfig::new(
+        "bench",
+        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+    );
+    config.ai = Some(Level::Hard);
+    config.ai_options = Options {
+        budget: tokensmith::ai::Budget::Time(Duration::from_millis(50)),
+        ..Options::default()
+    };
+    config.ai_deck = catalog
+        .deck(
+            catalog
+                .deck_named("starter")
+                .unwrap_or_else(|e| panic!("{e:?}")),
+        )
+        .stacks
+        .clone();
+    config.max_tables = ATTACKS + 8;
+    config.max_connections = ATTACKS + 8;
+    config.max_tables_per_address = config.max_tables;
+    config.max_connections_per_address = config.max_connections;
+    let places = workers.unwrap_or(config.ai_workers);
+    config.ai_workers = places;
+    let before = resident_kib();
+    let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
+    let addr = host.addr();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let peak = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let peak_threads = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let attackers: Vec<_> = (0..ATTACKS)
+        .map(|_| {
+            let (catalog, stop) = (Arc::clone(catalog), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let scripts = tokensmith::ai::hooks_for(&catalog);
+                let brain = scripts.brain(&catalog);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let Ok(mut c) = Client::connect(addr, "a", None, WAIT) else {
+                        return;
+                    };
+                    if c.join(&deck(&catalog, "shifters")).is_err() {
+                        return;
+                    }
+                    let mut seen = view(&mut c);
+                    while !seen.over && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        if seen.turn == seen.seat {
+                            let (stack, cell) = greedy_move(&catalog, &brain, &seen);
+                            if c.play(stack, cell).is_err() {
+                                return;
+                            }
+                        }
+                        match c.next(Duration::from_millis(200)) {
+                            Ok(Some(Update::State { seen: s, .. })) => seen = *s,
+                            Ok(_) => {}
+                            Err(_) => return,
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    // Let every attacking game open and start thinking.
+    std::thread::sleep(Duration::from_secs(3));
+    let scripts = tokensmith::ai::hooks_for(catalog);
+    let brain = scripts.brain(catalog);
+    let mut times = Vec::new();
+    let started = Instant::now();
+    while times.len() < 40 && started.elapsed() < Duration::from_secs(240) {
+        let mut c = Client::connect(addr, "honest", None, WAIT).unwrap_or_else(|e| panic!("{e}"));
+        c.join(&deck(catalog, "starter"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut seen = view(&mut c);
+        while !seen.over && times.len() < 40 && started.elapsed() < Duration::from_secs(240) {
+            if seen.turn == seen.seat {
+                let (stack, cell) = greedy_move(catalog, &brain, &seen);
+                let t = Instant::now();
+                c.play(stack, cell).unwrap_or_else(|e| panic!("{e}"));
+                seen = view_after(&mut c, seen.moves + 1);
+                times.push(t.elapsed());
+                peak.fetch_max(resident_kib(), std::sync::atomic::Ordering::Relaxed);
+                peak_threads.fetch_max(threads(), std::sync::atomic::Ordering::Relaxed);
+            } else {
+                seen = view(&mut c);
+            }
+        }
+    }
+    let spent = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(host);
+    for a in attackers {
+        let _ = a.join();
+    }
+    times.sort();
+    println!(
+        "AI fairness, {ATTACKS} games against hard (50 ms a move) played flat out and one honest player, {}: honest move round trip over {} moves p50 {:.3} ms, p95 {:.3} ms, max {:.3} ms ({:.0} s for them, the host AI's replies included); resident memory +{} KiB, at most {} threads",
+        if workers.is_some() {
+            "every AI decision searching at once (no limit)".to_string()
+        } else {
+            format!("at most {places} AI decision(s) thinking at once (the default here)")
+        },
+        times.len(),
+        percentile(&times, 50),
+        percentile(&times, 95),
+        ms(*times.last().unwrap_or(&Duration::ZERO)),
+        spent.as_secs_f64(),
+        peak.load(std::sync::atomic::Ordering::Relaxed)
+            .saturating_sub(before),
+        peak_threads.load(std::sync::atomic::Ordering::Relaxed),
+    );
+}
+
 fn main() {
     let n: u32 = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(50);
     let catalog = Arc::new(support::load("base"));
+    if std::env::args().any(|a| a == "fairness") {
+        fairness(&catalog, None);
+        fairness(&catalog, Some(100_000));
+        return;
+    }
     round_trip(&catalog, false);
     round_trip(&catalog, true);
     concurrent(&catalog, n);
@@ -582,4 +733,6 @@ fn main() {
     allocation(&catalog);
     siege(&catalog);
     pack_sync();
+    fairness(&catalog, None);
+    fairness(&catalog, Some(100_000));
 }

@@ -53,6 +53,10 @@ pub struct ServeArgs {
     /// Milliseconds `hard` thinks per move.
     #[arg(long, value_name = "MS")]
     pub move_time: Option<u64>,
+    /// AI decisions that may think at once, all games together; the others wait their
+    /// turn, given out by address (default: half the cores, at least 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub ai_workers: Option<u32>,
     /// The name joiners see (default: this machine's user).
     #[arg(long)]
     pub name: Option<String>,
@@ -162,6 +166,9 @@ pub fn serve(ctx: &Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     config.pause_expiry = Duration::from_secs(args.pause_expiry);
     config.move_clock = Duration::from_secs(args.move_clock);
+    if let Some(n) = args.ai_workers {
+        config.ai_workers = n as usize;
+    }
     config.games = (args.games > 0).then_some(args.games);
     config.sends_packs = !args.no_send_packs;
     config.save_dir = if args.no_save {

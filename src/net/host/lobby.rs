@@ -218,6 +218,7 @@ impl Shared {
         }
         let id = self.next_table.fetch_add(1, Ordering::SeqCst);
         let mut table = HostedGame::new(id);
+        table.owner = Some(ip);
         let mut taken = [false; 2];
         let seat = match self.config.ai {
             Some(level) => {

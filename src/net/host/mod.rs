@@ -12,6 +12,8 @@
 //!   it and never wait on a game; it also takes the saved games up at start.
 //! - [`table`]: each game has one owner, a thread receiving what happens to it over a
 //!   channel: no lock is held while the AI thinks, a save is written or frames go out.
+//! - [`think`]: the AI decisions of all games share a few places to think, given out in
+//!   turn by address.
 //!
 //! A misbehaving connection is closed with a logged reason; nothing it sends can stop the
 //! host or another game, and a game that fails inside ends alone.
@@ -20,6 +22,7 @@ mod conn;
 mod lobby;
 mod peer;
 mod table;
+mod think;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -39,6 +42,7 @@ use lobby::Entry;
 use table::ToGame;
 
 pub use peer::FLOOD_LIMIT;
+pub use think::default_workers;
 
 /// What the host's AI seat plays.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,6 +118,9 @@ pub struct HostConfig {
     pub max_tables: usize,
     /// Most games one address may hold (counted by the address that opened each game).
     pub max_tables_per_address: usize,
+    /// AI decisions that may think at once, all games together (at least 1; the others
+    /// wait their turn, given out by address: see [`default_workers`]).
+    pub ai_workers: usize,
     /// Tests only: panic inside a game after this many moves (once per host).
     #[doc(hidden)]
     pub fault_after_moves: Option<u32>,
@@ -162,6 +169,7 @@ impl HostConfig {
             settling: conn::SETTLING,
             max_tables: 128,
             max_tables_per_address: 32,
+            ai_workers: think::default_workers(),
             fault_after_moves: None,
         }
     }
@@ -296,6 +304,8 @@ struct Shared {
     fault_used: AtomicBool,
     next_conn: AtomicU64,
     next_table: AtomicU64,
+    /// Where the games' AI decisions wait for a place to think.
+    thinking: think::Gate,
     events: Mutex<Sender<HostEvent>>,
     addr: SocketAddr,
 }
@@ -311,6 +321,7 @@ impl Host {
         let addr = listener.local_addr()?;
         let (tx, rx) = channel();
         let shared = Arc::new(Shared {
+            thinking: think::Gate::new(config.ai_workers),
             config,
             content,
             lobby: Mutex::new(Vec::new()),
@@ -394,6 +405,8 @@ impl Shared {
         for e in lock(&self.lobby).iter() {
             let _ = e.tx.send(ToGame::Stop);
         }
+        // A game waiting to think stops waiting (and hears the stop).
+        self.thinking.close();
         self.conns.close_all("the host is stopping");
         // Let the games end (a save being written is finished) and the last frames (a
         // game's final state) reach the players.

@@ -90,6 +90,9 @@ pub(super) struct HostedGame {
     pub done: bool,
     /// Since when a player is away (the game waits for them until it expires).
     pub paused_since: Option<Instant>,
+    /// The address that opened it (none for a game taken up from a save): its AI's
+    /// decisions take their turn to think as that address's.
+    pub owner: Option<std::net::IpAddr>,
 }
 
 /// Why a saved game could not be taken up again.
@@ -140,6 +143,7 @@ impl HostedGame {
             history: History::plays_only(),
             done: false,
             paused_since: None,
+            owner: None,
         }
     }
 
@@ -628,7 +632,12 @@ impl Game<'_> {
             let seed =
                 self.t.seed ^ u64::from(state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let mut agent = ai::agent(level, seed, self.config().ai_options);
+            let Some(place) = self.shared.thinking.enter(self.t.owner) else {
+                // The host is stopping.
+                return;
+            };
             let chosen = agent.choose(self.engine, &obs);
+            drop(place);
             let legal = self.engine.engine().legal_moves(state);
             let ok = chosen
                 .into_iter()
@@ -892,6 +901,7 @@ pub(super) fn restore(
         history,
         done: false,
         paused_since: Some(Instant::now()),
+        owner: None,
     })
 }
 
