@@ -1104,3 +1104,36 @@ fn every_valid_save_resumes_beside_finished_games_and_foreign_saves() {
     let host = Host::start(cfg, self::content()).expect("restarted host");
     assert_eq!(host.tables(), 128, "128 saves, 128 games");
 }
+
+#[test]
+fn pack_transfers_past_the_hosts_limit_wait_for_a_place() {
+    let mut content = content();
+    // A large archive: a reader that stops reading holds its transfer's place while the
+    // host's write waits on it.
+    content.set_archive("base", vec![7u8; 16 << 20]);
+    let catalog = Arc::clone(&content.catalog);
+    let mut config = config(&catalog);
+    config.max_transfers = 1;
+    let host = Host::start(config, content).expect("host");
+    let mut slow = Raw::from(Ipv4Addr::new(127, 0, 0, 2), &host);
+    assert!(matches!(slow.hello("slow"), Ok(ToClient::Welcome { .. })));
+    slow.send(&ToHost::WantPacks(vec!["base".into()]));
+    assert!(
+        matches!(slow.read(), Ok(ToClient::PackChunk { .. })),
+        "the first transfer starts"
+    );
+    let mut next = Raw::from(Ipv4Addr::new(127, 0, 0, 3), &host);
+    assert!(matches!(next.hello("next"), Ok(ToClient::Welcome { .. })));
+    next.send(&ToHost::WantPacks(vec!["base".into()]));
+    let early = frame::read::<ToClient>(&mut next.stream, Some(Duration::from_millis(1500)));
+    assert!(
+        !matches!(early, Ok(ToClient::PackChunk { .. })),
+        "a second transfer waits while the one place is taken"
+    );
+    // The slow reader goes: its place is free, and the waiting transfer starts.
+    drop(slow);
+    assert!(
+        matches!(next.read(), Ok(ToClient::PackChunk { offset: 0, .. })),
+        "the waiting transfer starts once the place is free"
+    );
+}

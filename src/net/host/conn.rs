@@ -29,6 +29,71 @@ enum Out {
     Bye(String),
 }
 
+/// How long a pack transfer waits for a place among the host's transfers before the
+/// peer is told to try again (the joiner waits 30 s for each frame).
+pub const TRANSFER_WAIT: Duration = Duration::from_secs(20);
+
+/// The host's pack transfers under way: at most `cap` at once, so the memory and upload
+/// they take stay bounded whatever the number of joiners fetching.
+pub struct Transfers {
+    cap: usize,
+    state: Mutex<(usize, bool)>,
+    freed: Condvar,
+}
+
+/// A place among the transfers; given back when dropped.
+pub struct Transfer<'a>(&'a Transfers);
+
+impl Drop for Transfer<'_> {
+    fn drop(&mut self) {
+        let mut s = lock(&self.0.state);
+        s.0 = s.0.saturating_sub(1);
+        drop(s);
+        self.0.freed.notify_one();
+    }
+}
+
+impl Transfers {
+    /// At most `cap` transfers at once (at least one).
+    #[must_use]
+    pub fn new(cap: usize) -> Transfers {
+        Transfers {
+            cap: cap.max(1),
+            state: Mutex::new((0, false)),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// A place, waiting at most `wait`; `None` when none came free or the host stops.
+    fn begin(&self, wait: Duration) -> Option<Transfer<'_>> {
+        let until = Instant::now() + wait;
+        let mut s = lock(&self.state);
+        loop {
+            if s.1 {
+                return None;
+            }
+            if s.0 < self.cap {
+                s.0 += 1;
+                return Some(Transfer(self));
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            s = self
+                .freed
+                .wait_timeout(s, left)
+                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        }
+    }
+
+    /// The host stops: no transfer starts, and none waits.
+    pub fn close(&self) {
+        lock(&self.state).1 = true;
+        self.freed.notify_all();
+    }
+}
+
 /// A connection's writer: cheap to clone; every message to the peer goes through it.
 #[derive(Clone, Debug)]
 pub struct Writer {
@@ -84,17 +149,23 @@ impl Live {
 
 impl Writer {
     /// Start the writer of `stream`.
-    pub fn start(id: u64, stream: &TcpStream, writers: &Arc<Live>) -> std::io::Result<Writer> {
+    pub fn start(
+        id: u64,
+        stream: &TcpStream,
+        writers: &Arc<Live>,
+        transfers: &Arc<Transfers>,
+    ) -> std::io::Result<Writer> {
         let (tx, rx) = sync_channel(QUEUE);
         let stream = Arc::new(stream.try_clone()?);
         stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
         let out = Arc::clone(&stream);
         let watch = Arc::clone(writers);
+        let transfers = Arc::clone(transfers);
         watch.up();
         let spawned = std::thread::Builder::new()
             .name("lan-write".into())
             .spawn(move || {
-                drain(&out, &rx);
+                drain(&out, &rx, &transfers);
                 let _ = out.shutdown(Shutdown::Both);
                 watch.down();
             });
@@ -143,11 +214,21 @@ impl Writer {
     }
 }
 
-fn drain(mut out: &TcpStream, rx: &Receiver<Out>) {
+fn drain(mut out: &TcpStream, rx: &Receiver<Out>, transfers: &Transfers) {
     for item in rx {
         let ok = match item {
             Out::Frame(bytes) => out.write_all(&bytes).is_ok(),
-            Out::Pack(id, bytes) => write_pack(out, &id, &bytes),
+            Out::Pack(id, bytes) => match transfers.begin(TRANSFER_WAIT) {
+                Some(_place) => write_pack(out, &id, &bytes),
+                None => {
+                    let reason = format!(
+                        "the host is sending packs to {} players already: join again in a minute",
+                        transfers.cap
+                    );
+                    let _ = frame::write(&mut out, &ToClient::Bye { reason });
+                    return;
+                }
+            },
             Out::Bye(reason) => {
                 let _ = frame::write(&mut out, &ToClient::Bye { reason });
                 return;

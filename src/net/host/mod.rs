@@ -37,7 +37,7 @@ use crate::rules::{CardId, Catalog, Seat};
 
 use super::frame;
 use super::protocol::{PackRef, clean};
-use conn::{Live, Register};
+use conn::{Live, Register, Transfers};
 use lobby::Entry;
 use table::ToGame;
 
@@ -121,6 +121,9 @@ pub struct HostConfig {
     /// AI decisions that may think at once, all games together (at least 1; the others
     /// wait their turn, given out by address: see [`default_workers`]).
     pub ai_workers: usize,
+    /// Pack transfers at once, all connections together (at least 1): a joiner beyond
+    /// them waits up to 20 s for its turn, then is told to join again.
+    pub max_transfers: usize,
     /// Tests only: panic inside a game after this many moves (once per host).
     #[doc(hidden)]
     pub fault_after_moves: Option<u32>,
@@ -170,6 +173,7 @@ impl HostConfig {
             max_tables: 128,
             max_tables_per_address: 32,
             ai_workers: think::default_workers(),
+            max_transfers: 8,
             fault_after_moves: None,
         }
     }
@@ -306,6 +310,8 @@ struct Shared {
     next_table: AtomicU64,
     /// Where the games' AI decisions wait for a place to think.
     thinking: think::Gate,
+    /// The pack transfers under way.
+    transfers: Arc<Transfers>,
     events: Mutex<Sender<HostEvent>>,
     addr: SocketAddr,
 }
@@ -322,6 +328,7 @@ impl Host {
         let (tx, rx) = channel();
         let shared = Arc::new(Shared {
             thinking: think::Gate::new(config.ai_workers),
+            transfers: Arc::new(Transfers::new(config.max_transfers)),
             config,
             content,
             lobby: Mutex::new(Vec::new()),
@@ -405,8 +412,10 @@ impl Shared {
         for e in lock(&self.lobby).iter() {
             let _ = e.tx.send(ToGame::Stop);
         }
-        // A game waiting to think stops waiting (and hears the stop).
+        // A game waiting to think stops waiting (and hears the stop); so does a pack
+        // transfer waiting for its turn.
         self.thinking.close();
+        self.transfers.close();
         self.conns.close_all("the host is stopping");
         // Let the games end (a save being written is finished) and the last frames (a
         // game's final state) reach the players.

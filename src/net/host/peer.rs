@@ -124,7 +124,7 @@ impl Shared {
 
     /// Serve one connection until it closes.
     pub(super) fn serve(self: &Arc<Self>, mut stream: TcpStream, peer: SocketAddr, id: u64) {
-        let Ok(writer) = Writer::start(id, &stream, &self.writers) else {
+        let Ok(writer) = Writer::start(id, &stream, &self.writers, &self.transfers) else {
             return;
         };
         self.conns.set_writer(id, &writer);
