@@ -963,7 +963,9 @@ fn alias_bombs_in_every_file_of_a_pack_stop_at_the_packs_total() {
     );
     assert!(!errors.iter().any(|e| e.contains("/calm/")), "{errors:#?}");
     eprintln!("100 alias bombs in one pack: {took:?}");
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // A bound against a runaway load (an unmetered one runs for minutes), with room for
+    // a loaded machine: the figure itself is printed above.
+    assert!(took < Duration::from_secs(30), "took {took:?}");
 }
 
 #[test]
@@ -1030,7 +1032,9 @@ fn entries_past_the_sections_cap_are_refused_where_they_are_read() {
     assert!(e.contains("pack 'many'") && e.contains("/many/f0"), "{e}");
     assert!(loaded.catalog.is_none());
     eprintln!("1,980 files of 200 cards: {took:?}");
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // A bound against a runaway load (an unmetered one runs for minutes), with room for
+    // a loaded machine: the figure itself is printed above.
+    assert!(took < Duration::from_secs(30), "took {took:?}");
 }
 
 #[test]
@@ -1093,5 +1097,7 @@ fn thousands_of_missing_requirements_are_reported_in_linear_time() {
         "messages stay short"
     );
     eprintln!("{n} missing requirements: {took:?}");
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // A bound against a runaway load (an unmetered one runs for minutes), with room for
+    // a loaded machine: the figure itself is printed above.
+    assert!(took < Duration::from_secs(30), "took {took:?}");
 }
