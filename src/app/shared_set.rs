@@ -19,7 +19,7 @@ use crate::packs::PackSet;
 use crate::packs::deps::Graph;
 
 /// The most bytes of pasted text read as a lock file.
-const MAX_PASTE: usize = lock::MAX_BYTES as usize;
+const MAX_PASTE: u64 = lock::MAX_BYTES;
 
 /// A worker's result: whether it worked (with its one-line outcome) and what it said.
 type Outcome = (Result<String, String>, Vec<String>);
@@ -80,7 +80,7 @@ impl SetTab {
                     Ok(line) => (true, line),
                     Err(e) => (false, e),
                 };
-                self.said = Some((ok, line.clone()));
+                // The screen's status line says it.
                 Some(ModsAction::IndexInstalled(ok, line))
             }
         }
@@ -210,7 +210,7 @@ impl SetTab {
     }
 
     fn start_plan(&mut self, text: String, profile: PathBuf, packs: &Packs) {
-        if text.len() > MAX_PASTE {
+        if u64::try_from(text.len()).map_or(true, |n| n > MAX_PASTE) {
             self.plan = Some((
                 text,
                 Err(format!(
