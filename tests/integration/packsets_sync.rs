@@ -311,6 +311,7 @@ fn a_scenario_gets_the_packs_it_names_by_hash() {
     assert!(enabled(&w, "tester").contains("alpha"), "{t}");
 }
 
+#[cfg(feature = "client")]
 /// The client for the player `who`, with their profile's packs.
 fn app_for(w: &World, who: &str) -> tokensmith::app::App {
     use tokensmith::app::mods::Packs;
@@ -330,11 +331,13 @@ fn app_for(w: &World, who: &str) -> tokensmith::app::App {
     App::with_profile(Library::load(packs.options()), profile).with_packs(packs)
 }
 
+#[cfg(feature = "client")]
 fn shows(label: &'static str) -> impl Fn(&egui_kittest::Harness<'_, tokensmith::app::App>) -> bool {
     use egui_kittest::kittest::Queryable as _;
     move |h| h.query_by_label_contains(label).is_some()
 }
 
+#[cfg(feature = "client")]
 #[test]
 fn the_replays_screen_gets_a_replay_s_packs_on_a_worker_and_plays_it() {
     use egui_kittest::kittest::Queryable as _;
@@ -365,6 +368,7 @@ fn the_replays_screen_gets_a_replay_s_packs_on_a_worker_and_plays_it() {
     assert!(!enabled(&w, "second").contains("alpha"));
 }
 
+#[cfg(feature = "client")]
 #[test]
 fn the_mods_screen_shows_who_requires_what_and_shares_and_uses_a_set() {
     use egui_kittest::kittest::{NodeT as _, Queryable as _};
