@@ -20,6 +20,7 @@ pub mod preview;
 mod replays;
 pub mod sandbox;
 pub mod session;
+mod shared_set;
 pub mod theme;
 
 use std::path::PathBuf;
@@ -836,9 +837,10 @@ impl App {
             menu::MenuChoice::Hotseat => Some(self.new_game_screen(false)),
             menu::MenuChoice::Lan => Some(self.lan_screen()),
             menu::MenuChoice::Replays => match &self.prefs.profile {
-                Ok(profile) => Some(Screen::Replays(Box::new(replays::ReplaysScreen::new(
-                    replays::folder(profile.dir()),
-                )))),
+                Ok(profile) => Some(Screen::Replays(Box::new(
+                    replays::ReplaysScreen::new(replays::folder(profile.dir()))
+                        .with_packs(profile.dir().to_path_buf(), self.folders()),
+                ))),
                 Err(_) => None,
             },
             menu::MenuChoice::Decks => match &mut self.prefs.profile {

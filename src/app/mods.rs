@@ -1,7 +1,9 @@
 //! The Mods screen: every pack found with its details, an on/off toggle, its problems
 //! and hash; reorder by drag (or the arrows); install from a path (or by dropping a
 //! `.zip` on the window, handled by the app); remove installed packs; and the conflict
-//! report; a Browse tab for the packs of the profile's indexes (`browse.rs`). Changes to
+//! report, and which packs that play require each; a Browse tab for the packs of the
+//! profile's indexes (`browse.rs`); a Set tab with the dependency tree, "Share this
+//! set" and "Use a shared set" (`shared_set.rs`). Changes to
 //! the set are applied by the app through the live-reload path.
 
 use std::path::{Path, PathBuf};
@@ -96,6 +98,8 @@ enum Tab {
     Installed,
     /// The packs of the indexes: search, details, install.
     Browse,
+    /// The tree of the packs that play; share the set, or use a shared one.
+    Set,
 }
 
 /// The Mods screen's state: the list as last read, the report, the install field.
@@ -112,6 +116,9 @@ pub struct ModsScreen {
     resort: bool,
     tab: Tab,
     browse: super::browse::Browse,
+    set_tab: super::shared_set::SetTab,
+    /// For each pack, the packs that play and require it directly.
+    required_by: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// A pack row being dragged (its id).
@@ -131,6 +138,8 @@ impl ModsScreen {
             resort: true,
             tab: Tab::Installed,
             browse: super::browse::Browse::default(),
+            set_tab: super::shared_set::SetTab::default(),
+            required_by: std::collections::BTreeMap::new(),
         };
         s.refresh(packs);
         s
@@ -153,6 +162,15 @@ impl ModsScreen {
         self.report =
             crate::packs::conflicts::report(&packs.folders, &Selection::Set(packs.set.clone()));
         self.browse.refresh(&packs.places());
+        self.set_tab.refresh(packs);
+        let graph = crate::packs::deps::Graph::of(&packs.folders);
+        let roots = graph.roots(&packs.set);
+        self.required_by = self
+            .listed
+            .iter()
+            .map(|l| (l.id.clone(), graph.required_by(&roots, &l.id)))
+            .filter(|(_, by)| !by.is_empty())
+            .collect();
     }
 
     /// The packs as listed.
@@ -181,13 +199,15 @@ impl ModsScreen {
                 ui.separator();
                 ui.selectable_value(&mut self.tab, Tab::Installed, "Installed");
                 ui.selectable_value(&mut self.tab, Tab::Browse, "Browse");
+                ui.selectable_value(&mut self.tab, Tab::Set, "Set");
                 ui.separator();
                 ui.weak(match self.tab {
+                    Tab::Set => "Share the packs you play with exactly, or use a set someone shared.",
                     Tab::Installed => "Packs turned on play in new games and the sandbox at once. Drop a .zip on the window to install it.",
                     Tab::Browse => "Packs of your indexes: every version signed by its author, checked before it is installed.",
                 });
             });
-            if self.tab == Tab::Browse
+            if self.tab != Tab::Installed
                 && let Some((ok, text)) = &self.status
             {
                 let colour = if *ok { theme::HINT } else { theme::DANGER };
@@ -195,6 +215,14 @@ impl ModsScreen {
             }
             ui.add_space(4.0);
         });
+        if self.tab == Tab::Set {
+            egui::CentralPanel::default_margins().show(ui, |ui| {
+                if let Some(a) = self.set_tab.show(ui, packs) {
+                    action = a;
+                }
+            });
+            return action;
+        }
         if self.tab == Tab::Browse {
             return match self.browse.show(ui, &packs.places()) {
                 super::browse::BrowseAction::Stay => action,
@@ -262,7 +290,8 @@ impl ModsScreen {
                             up: i > 0 && movable[i - 1],
                             down: movable.get(i + 1).copied().unwrap_or(false),
                         };
-                        if let Some(a) = row(ui, l, i, &ids, near, packs, &mut self.resort) {
+                        let by = self.required_by.get(&l.id).map_or(&[][..], Vec::as_slice);
+                        if let Some(a) = row(ui, l, i, &ids, near, packs, &mut self.resort, by) {
                             action = a;
                         }
                         ui.separator();
@@ -281,6 +310,7 @@ struct Near {
 }
 
 /// One pack's row; what it asks for.
+#[allow(clippy::too_many_arguments)] // The row's own facts, each used once.
 fn row(
     ui: &mut Ui,
     l: &Listed,
@@ -289,6 +319,7 @@ fn row(
     near: Near,
     packs: &mut Packs,
     resort: &mut bool,
+    required_by: &[String],
 ) -> Option<ModsAction> {
     let mut action = None;
     let frame = egui::Frame::new().inner_margin(6.0);
@@ -342,6 +373,10 @@ fn row(
                 Ok(h) => format!("content hash {h}"),
                 Err(e) => e.clone(),
             });
+            if !required_by.is_empty() {
+                ui.weak(format!("· required by {}", required_by.join(", ")))
+                    .on_hover_text("Packs that play and need this one: it cannot be turned off while they are on");
+            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 if l.source == PackSource::Installed {
                     let remove = ui

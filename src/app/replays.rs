@@ -1,6 +1,9 @@
 //! The replays screen: the games saved in the profile's `replays` folder, each with its
 //! packs, moves and result; watch one step by step (in the sandbox, rewound to the
-//! start), or check it against the content loaded now (as `tokensmith replay` does).
+//! start), or check it against the content loaded now (as `tokensmith replay` does), or
+//! get the packs it was played with that are missing here (by content hash, from the
+//! profile's indexes, into a temporary set, as `tokensmith replay --sync` does) and watch
+//! it with exactly those. Getting runs on a worker thread, never the frame's.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,6 +11,8 @@ use std::sync::Arc;
 use egui::{RichText, Ui};
 
 use crate::content::PackFolder;
+use crate::index::needs::Needed;
+use crate::packs::Folders;
 use crate::replay::{Replay, Rerun};
 use crate::rules::Catalog;
 
@@ -18,12 +23,20 @@ use super::theme;
 /// The most replay files listed (newest first).
 const MAX_LISTED: usize = 500;
 
+/// A replay's packs being got on a worker thread: the content they load, or why not;
+/// with what was said meanwhile.
+type Getting = std::thread::JoinHandle<(Result<Arc<Catalog>, String>, Vec<String>)>;
+
 /// One saved game.
 struct Entry {
     path: PathBuf,
     name: String,
     replay: Result<Replay, String>,
     check: Option<Result<Rerun, String>>,
+    /// Its packs being got.
+    getting: Option<Getting>,
+    /// What getting its packs said (the plan, what was fetched).
+    got: Vec<String>,
 }
 
 /// What the replays screen asks of the app.
@@ -42,6 +55,8 @@ pub struct ReplaysScreen {
     entries: Vec<Entry>,
     /// Why the folder could not be listed.
     problem: Option<String>,
+    /// The profile and its pack folders, to get a replay's packs into.
+    packs: Option<(PathBuf, Folders)>,
 }
 
 /// The profile's replay folder.
@@ -58,9 +73,50 @@ impl ReplaysScreen {
             dir,
             entries: Vec::new(),
             problem: None,
+            packs: None,
         };
         screen.refresh();
         screen
+    }
+
+    /// The screen offering to get a replay's missing packs for the profile at
+    /// `profile`, whose packs are in `folders`.
+    #[must_use]
+    pub fn with_packs(mut self, profile: PathBuf, folders: Folders) -> ReplaysScreen {
+        self.packs = Some((profile, folders));
+        self
+    }
+
+    /// A replay whose packs were got: watch it with them.
+    fn poll(&mut self) -> Option<ReplaysAction> {
+        let mut action = None;
+        for entry in &mut self.entries {
+            if !entry.getting.as_ref().is_some_and(|g| g.is_finished()) {
+                continue;
+            }
+            let Some(job) = entry.getting.take() else {
+                continue;
+            };
+            let (result, said) = job
+                .join()
+                .unwrap_or_else(|_| (Err("getting the packs failed".into()), Vec::new()));
+            entry.got = said;
+            let watched = result.and_then(|catalog| match &entry.replay {
+                Ok(replay) => Sandbox::from_replay(catalog, replay),
+                Err(e) => Err(e.clone()),
+            });
+            match watched {
+                Ok((sandbox, refused)) => {
+                    action = Some(ReplaysAction::Watch(
+                        Box::new(sandbox),
+                        entry.name.clone(),
+                        refused,
+                    ));
+                }
+                Err(e) => entry.check = Some(Err(e)),
+            }
+        }
+        action
     }
 
     fn refresh(&mut self) {
@@ -93,6 +149,8 @@ impl ReplaysScreen {
                     .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
                 replay: crate::replay::read(&path).map_err(|e| e.to_string()),
                 check: None,
+                getting: None,
+                got: Vec::new(),
                 path,
             })
             .collect();
@@ -105,7 +163,11 @@ impl ReplaysScreen {
         catalog: Option<&Arc<Catalog>>,
         folders: &[PackFolder],
     ) -> ReplaysAction {
-        let mut action = ReplaysAction::Stay;
+        let mut action = self.poll().unwrap_or(ReplaysAction::Stay);
+        if self.entries.iter().any(|e| e.getting.is_some()) {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(50));
+        }
         egui::Panel::top("replays-bar").show(ui, |ui| {
             ui.add_space(4.0);
             ui.horizontal(|ui| {
@@ -131,7 +193,7 @@ impl ReplaysScreen {
             }
             egui::ScrollArea::vertical().show(ui, |ui| {
                 for entry in &mut self.entries {
-                    if let Some(a) = entry_row(ui, entry, catalog, folders) {
+                    if let Some(a) = entry_row(ui, entry, catalog, folders, self.packs.as_ref()) {
                         action = a;
                     }
                     ui.separator();
@@ -147,6 +209,7 @@ fn entry_row(
     entry: &mut Entry,
     catalog: Option<&Arc<Catalog>>,
     folders: &[PackFolder],
+    packs: Option<&(PathBuf, Folders)>,
 ) -> Option<ReplaysAction> {
     let mut action = None;
     ui.horizontal(|ui| {
@@ -198,7 +261,29 @@ fn entry_row(
                 }
             }
         }
+        if let (Ok(replay), Some((profile, folders))) = (&entry.replay, packs) {
+            if entry.getting.is_some() {
+                ui.spinner();
+                ui.label("getting the packs…");
+            } else if ui
+                .button(format!("Get packs and play {}", entry.name))
+                .on_hover_text(
+                    "Fetch the packs this game was played with that are missing here, by content hash from your indexes, into a set for this game only (your own packs stay as they are), then watch it",
+                )
+                .clicked()
+            {
+                entry.got.clear();
+                entry.check = None;
+                match get_packs(replay, profile.clone(), folders.clone()) {
+                    Ok(job) => entry.getting = Some(job),
+                    Err(e) => entry.check = Some(Err(e)),
+                }
+            }
+        }
     });
+    for line in &entry.got {
+        ui.label(RichText::new(line).monospace().weak());
+    }
     match &entry.check {
         None => {}
         Some(Err(e)) => {
@@ -218,6 +303,44 @@ fn entry_row(
         }
     }
     action
+}
+
+/// Start getting `replay`'s packs for the profile at `profile` on a worker thread, and
+/// loading the content they make.
+fn get_packs(replay: &Replay, profile: PathBuf, folders: Folders) -> Result<Getting, String> {
+    let needed: Vec<Needed> = replay
+        .packs
+        .iter()
+        .map(|p| Needed {
+            id: p.id.clone(),
+            version: Some(p.version.clone()),
+            hash: p.hash.clone(),
+        })
+        .collect();
+    std::thread::Builder::new()
+        .name("replay-packs".into())
+        .spawn(move || {
+            let mut said = Vec::new();
+            let got = crate::index::needs::get(&profile, &folders, &needed, false, &mut |l| {
+                said.push(l);
+            });
+            let gotten = match got {
+                Ok(g) => g,
+                Err(e) => return (Err(format!("{e}; nothing was changed")), said),
+            };
+            let loaded = crate::script::load(&gotten.load_options(&folders));
+            let result = loaded.catalog.map(Arc::new).ok_or_else(|| {
+                let first = loaded
+                    .diagnostics
+                    .iter()
+                    .find(|d| d.severity == crate::content::Severity::Error)
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                format!("the replay's packs do not load: {first}")
+            });
+            (result, said)
+        })
+        .map_err(|e| format!("cannot start getting the packs: {e}"))
 }
 
 /// Re-run `replay` under `catalog`, whose packs are found in `folders`.

@@ -75,6 +75,13 @@ pub enum Command {
         /// into the file after an intended rules change.
         #[arg(long)]
         actual: bool,
+        /// First get the packs a file names in `pack_hashes` that are missing here, by
+        /// content hash from the profile's indexes, into a temporary set for the run.
+        #[arg(long)]
+        sync: bool,
+        /// With --sync: keep what was fetched installed, and enable it.
+        #[arg(long, requires = "sync")]
+        keep: bool,
     },
     /// Play AI-versus-AI games and report win rates and per-card statistics.
     /// A takes seat 1 in even games and seat 2 in odd ones; the result is the same for a
@@ -207,7 +214,17 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             files,
             events,
             actual,
-        } => quiet_pipe(scenarios::run(&ctx, files, *events, *actual)),
+            sync,
+            keep,
+        } => {
+            let flags = scenarios::ScenarioFlags {
+                events: *events,
+                actual: *actual,
+                sync: *sync,
+                keep: *keep,
+            };
+            scenarios::run(&ctx, files, flags)
+        }
         Command::Schema { out } => {
             schema::write(out)?;
             Ok(ExitCode::SUCCESS)
@@ -252,7 +269,18 @@ fn pack_command(ctx: &Context, command: &PackCommand) -> anyhow::Result<ExitCode
         PackCommand::Lock { out } => packset::lock(ctx, out.as_deref()),
         PackCommand::Sync { file } => packset::sync(ctx, file),
         PackCommand::Why { id } => packset::why(ctx, id),
-        PackCommand::Bisect { replay, good } => packset::bisect(ctx, replay.as_deref(), good),
+        PackCommand::Bisect {
+            replay,
+            scenario,
+            good,
+        } => {
+            let test = match (replay, scenario) {
+                (Some(f), _) => packset::BisectTest::Replay(f),
+                (None, Some(f)) => packset::BisectTest::Scenario(f),
+                (None, None) => packset::BisectTest::Validate,
+            };
+            packset::bisect(ctx, test, good)
+        }
         PackCommand::Tree => packset::tree(ctx),
         PackCommand::Orphans { remove } => packset::orphans(ctx, *remove),
         PackCommand::Search { words, json } => index::search(ctx, words, *json),

@@ -97,11 +97,16 @@ pub enum PackCommand {
     /// Find the enabled pack that breaks something: the packs that play are added in
     /// their load order to the good set (base content, and `--good` packs) and a binary
     /// search finds the first whose set fails: `validate` has errors (the default), or
-    /// `--replay FILE` plays differently. At most ⌈log2 n⌉ + 1 runs, each printed.
+    /// `--replay FILE` plays differently, or `--scenario FILE` fails. At most
+    /// ⌈log2 n⌉ + 1 runs, each printed.
     Bisect {
         /// A replay that plays as saved with the good set and differently with yours.
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
         replay: Option<PathBuf>,
+        /// A scenario that passes with the good set and fails with yours (each run
+        /// loads the scenario's own packs and the set being tried).
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
         /// Packs known good, with the base content (comma-separated).
         #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
         good: Vec<String>,

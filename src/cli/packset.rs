@@ -1,6 +1,7 @@
 //! Pack sets on the command line: `pack lock`, `pack sync FILE` (a set shared and
-//! reproduced exactly), and the dependency views `pack why ID`, `pack tree`, `pack
-//! orphans [--remove]`.
+//! reproduced exactly), the dependency views `pack why ID`, `pack tree`, `pack
+//! orphans [--remove]`, and "get what this needs" ([`get_needed`]) for `replay FILE
+//! --sync` and `scenario FILE --sync`.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -9,7 +10,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::context::{Context, lock_profile};
-use crate::index::{keys, lock, player};
+use crate::index::needs::{self, Gotten, Needed};
+use crate::index::{keys, lock};
 use crate::packs::deps::Graph;
 use crate::packs::{PackSet, Store};
 use crate::profile::Access;
@@ -54,48 +56,17 @@ pub fn lock(ctx: &Context, out: Option<&Path>) -> anyhow::Result<ExitCode> {
 /// change the set; a refusal at any step before the installs changes nothing.
 pub fn sync(ctx: &Context, file: &Path) -> anyhow::Result<ExitCode> {
     let dir = ctx.profile()?;
-    let folders = ctx.pack_folders();
     let locked = lock::read(file)?;
-    let store = Store::new(dir);
     let mut out = std::io::stdout().lock();
-    for line in store.recover() {
-        writeln!(out, "note: {line}")?;
-    }
-    let needs_index = locked.packs.iter().any(|p| p.source == "installed");
-    let indexes = if needs_index {
-        let (indexes, notes) = player::open_all(dir).unwrap_or_default();
-        for n in &notes {
-            eprintln!("note: {n}");
+    let mut written = Ok(());
+    let mut say = |line: String| {
+        if written.is_ok() {
+            written = writeln!(out, "{line}");
         }
-        indexes
-    } else {
-        Vec::new()
     };
-    let set = PackSet::open(dir);
-    let plan = lock::plan(&indexes, folders, &set, &locked)
-        .map_err(|e| anyhow::anyhow!("{e}; nothing was changed"))?;
-    writeln!(out, "plan:")?;
-    for line in plan.lines() {
-        writeln!(out, "  {line}")?;
-    }
-    let pins = keys::Pins::open(dir)?;
-    let temp = tempfile::tempdir().context("make a temporary folder for the archives")?;
-    let fetched = player::fetch(&plan.install, &pins, false, temp.path())
-        .map_err(|e| anyhow::anyhow!("{e}; nothing was changed"))?;
-    let _lock = lock_profile(dir, Access::Write)?;
-    for line in player::install(dir, &store, &fetched, folders, false)? {
-        writeln!(out, "{line}")?;
-    }
-    let mut set = PackSet::open(dir);
-    let wanted: Vec<String> = locked
-        .packs
-        .iter()
-        .filter(|p| p.source != "base")
-        .map(|p| p.id.clone())
-        .collect();
-    set.set_enabled(wanted);
-    set.set_order(plan.order.clone());
-    set.save()?;
+    let result = lock::apply(dir, ctx.pack_folders(), &locked, &mut say);
+    written?;
+    result?;
     writeln!(
         out,
         "the profile matches {}: {} packs play, in its order",
@@ -103,6 +74,31 @@ pub fn sync(ctx: &Context, file: &Path) -> anyhow::Result<ExitCode> {
         locked.packs.len()
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Get the packs `needed` (named by `file`) that this profile lacks at their content
+/// hash ([`needs::get`]), the plan and what was done written to `out`; a refusal says
+/// that nothing was changed.
+pub fn get_needed(
+    ctx: &Context,
+    needed: &[Needed],
+    file: &Path,
+    keep: bool,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<Gotten> {
+    let dir = ctx.profile()?;
+    let shown = crate::fsutil::shown(file);
+    writeln!(out, "get what {shown} needs:")?;
+    let mut written = Ok(());
+    let mut say = |line: String| {
+        if written.is_ok() {
+            written = writeln!(out, "  {line}");
+        }
+    };
+    let gotten = needs::get(dir, ctx.pack_folders(), needed, keep, &mut say)
+        .map_err(|e| anyhow::anyhow!("{shown}: {e}; nothing was changed"))?;
+    written?;
+    Ok(gotten)
 }
 
 /// `pack why ID`.
@@ -188,14 +184,38 @@ pub fn orphans(ctx: &Context, remove: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `pack bisect [--replay FILE] [--good ID,...]`.
-pub fn bisect(ctx: &Context, replay: Option<&Path>, good: &[String]) -> anyhow::Result<ExitCode> {
+/// What `pack bisect` runs for each set it tries.
+pub enum BisectTest<'a> {
+    /// `validate`: the set fails when it has errors.
+    Validate,
+    /// A replay: the set fails when it plays differently.
+    Replay(&'a Path),
+    /// A scenario: the set fails when the scenario fails or cannot run.
+    Scenario(&'a Path),
+}
+
+/// `pack bisect [--replay FILE | --scenario FILE] [--good ID,...]`.
+pub fn bisect(ctx: &Context, test: BisectTest<'_>, good: &[String]) -> anyhow::Result<ExitCode> {
     let folders = ctx.pack_folders();
     let set = ctx.profile_dir().map(PackSet::open).unwrap_or_default();
-    let replay = replay
-        .map(|f| crate::replay::read(f).map(|r| (f, r)))
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let replay = match test {
+        BisectTest::Replay(f) => Some(
+            crate::replay::read(f)
+                .map(|r| (f, r))
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
+        ),
+        _ => None,
+    };
+    let scenario = match test {
+        BisectTest::Scenario(f) => Some((
+            f,
+            crate::scenario::read(f).map_err(|e| {
+                let lines: Vec<String> = e.diagnostics.iter().map(ToString::to_string).collect();
+                anyhow::anyhow!("{}", lines.join("\n"))
+            })?,
+        )),
+        _ => None,
+    };
     // The packs that play, in their load order, less the good ones.
     let all = crate::content::load(&crate::packs::set::load_options(
         folders,
@@ -231,8 +251,9 @@ pub fn bisect(ctx: &Context, replay: Option<&Path>, good: &[String]) -> anyhow::
             folders,
             &crate::packs::Selection::Set(PackSet::only(&ids)),
         );
-        let (fails, why) = match &replay {
-            None => {
+        let (fails, why) = match (&replay, &scenario) {
+            (_, Some((file, doc))) => scenario_fails(ctx, file, doc, &ids),
+            (None, None) => {
                 let loaded = crate::content::load(&options);
                 let errors = loaded
                     .diagnostics
@@ -241,7 +262,7 @@ pub fn bisect(ctx: &Context, replay: Option<&Path>, good: &[String]) -> anyhow::
                     .count();
                 (errors > 0, format!("{errors} error(s)"))
             }
-            Some((file, r)) => replay_fails(&options, r, file)?,
+            (Some((file, r)), None) => replay_fails(&options, r, file)?,
         };
         let last = candidates[..k].last().map_or("", |(id, _)| id.as_str());
         writeln!(
@@ -274,6 +295,8 @@ pub fn bisect(ctx: &Context, replay: Option<&Path>, good: &[String]) -> anyhow::
                 "every pack that plays passes: nothing to find ({})",
                 if replay.is_some() {
                     "the replay plays as saved"
+                } else if scenario.is_some() {
+                    "the scenario passes"
                 } else {
                     "validate finds no error"
                 }
@@ -288,6 +311,60 @@ pub fn bisect(ctx: &Context, replay: Option<&Path>, good: &[String]) -> anyhow::
             )?;
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+/// Whether the scenario `doc` fails with the packs `ids` loaded besides its own (found
+/// in the base content, `mods/`, its own `pack_dirs` and the profile's installed packs),
+/// and in words.
+fn scenario_fails(
+    ctx: &Context,
+    file: &Path,
+    doc: &crate::scenario::ScenarioDoc,
+    ids: &[String],
+) -> (bool, String) {
+    use crate::content::yaml::{Loc, Located};
+    let mut doc = doc.clone();
+    let mut packs = doc
+        .packs
+        .take()
+        .unwrap_or_else(|| vec![Located::new("base".to_string(), Loc::default())]);
+    packs.extend(
+        ids.iter()
+            .map(|id| Located::new(id.clone(), Loc::default())),
+    );
+    doc.packs = Some(packs);
+    if let Some(dir) = ctx.pack_folders().installed.as_ref().filter(|d| d.is_dir()) {
+        doc.pack_dirs.push(Located::new(
+            dir.to_string_lossy().into_owned(),
+            Loc::default(),
+        ));
+    }
+    let paths = crate::scenario::PackPaths {
+        content: ctx.content().to_path_buf(),
+        mods: ctx.mods().to_path_buf(),
+    };
+    match crate::scenario::run_doc(file, &doc, &paths, false) {
+        Ok(run) => match run.outcome {
+            crate::scenario::ScenarioOutcome::Pass => (false, "the scenario passes".into()),
+            crate::scenario::ScenarioOutcome::Fail(report) => (
+                true,
+                format!(
+                    "the scenario fails: {}",
+                    report.lines().next().unwrap_or_default().trim()
+                ),
+            ),
+        },
+        Err(e) => (
+            true,
+            format!(
+                "the scenario cannot run: {}",
+                e.diagnostics
+                    .first()
+                    .map(|d| d.message.clone())
+                    .unwrap_or_default()
+            ),
+        ),
     }
 }
 

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::context::{Context, quiet_pipe};
+use super::packset::get_needed;
+use crate::index::needs::Needed;
 use crate::packs::{PackSet, Selection};
 
 /// `tokensmith replay`.
@@ -16,6 +18,14 @@ pub struct ReplayArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// First get the packs the replay names that this profile lacks at their content
+    /// hash, from the profile's indexes (checked as `pack install` checks them), into a
+    /// temporary set for this run: your own packs and enabled set stay as they are.
+    #[arg(long)]
+    pub sync: bool,
+    /// With --sync: keep what was fetched installed, and enable the replay's packs.
+    #[arg(long, requires = "sync")]
+    pub keep: bool,
 }
 
 /// Re-run the replay: exit 0 when every move does what it did and the result is the
@@ -29,9 +39,36 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    // The replay's own packs at their present versions, unless --packs or --all-packs
-    // says otherwise for this run.
-    let options = if ctx.names_packs() {
+    // The replay's own packs at their present versions (or, with --sync, at the
+    // versions it was played with), unless --packs or --all-packs says otherwise.
+    if args.sync && ctx.names_packs() {
+        anyhow::bail!(
+            "--sync gets the replay's own packs; it does not go with --packs or --all-packs"
+        );
+    }
+    let gotten = if args.sync {
+        let needed: Vec<Needed> = replay
+            .packs
+            .iter()
+            .map(|p| Needed {
+                id: p.id.clone(),
+                version: Some(p.version.clone()),
+                hash: p.hash.clone(),
+            })
+            .collect();
+        // The plan goes where the report does not: stderr under --json.
+        let gotten = if args.json {
+            get_needed(ctx, &needed, &args.file, args.keep, &mut std::io::stderr())
+        } else {
+            get_needed(ctx, &needed, &args.file, args.keep, &mut std::io::stdout())
+        };
+        Some(gotten?)
+    } else {
+        None
+    };
+    let options = if let Some(g) = &gotten {
+        g.load_options(ctx.pack_folders())
+    } else if ctx.names_packs() {
         ctx.play_options()
     } else {
         let ids: Vec<String> = replay.packs.iter().map(|p| p.id.clone()).collect();

@@ -16,7 +16,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{IndexError, keys, player};
-use crate::packs::{Folders, PackSet, PackSource};
+use crate::fsutil::lock::{Access, ProfileLock};
+use crate::packs::{Folders, PackSet, PackSource, Store};
 
 /// The `format` field of a lock file.
 pub const FORMAT: &str = "tokensmith-lock";
@@ -342,4 +343,77 @@ pub fn plan(
             .collect(),
         order: lock.order.clone(),
     })
+}
+
+/// The plan of making the profile at `profile` (its pack folders `folders`) match `lock`,
+/// with the indexes' notes told to `say`. Nothing is changed.
+pub fn preview(
+    profile: &Path,
+    folders: &Folders,
+    lock: &LockFile,
+    say: &mut dyn FnMut(String),
+) -> Result<SyncPlan, IndexError> {
+    let needs_index = lock.packs.iter().any(|p| p.source == "installed");
+    let indexes = if needs_index {
+        let (indexes, notes) = player::open_all(profile).unwrap_or_default();
+        for n in notes {
+            say(format!("note: {n}"));
+        }
+        indexes
+    } else {
+        Vec::new()
+    };
+    let set = PackSet::open(profile);
+    plan(&indexes, folders, &set, lock)
+        .map_err(|e| IndexError::Refused(format!("{e}; nothing was changed")))
+}
+
+/// Make the profile at `profile` match `lock` (`pack sync`, the Mods screen's "Use a
+/// shared set"): plan (each line told to `say`), fetch and check every archive, then
+/// install, then set the enabled packs and the load order. A refusal at any step before
+/// the installs changes nothing.
+pub fn apply(
+    profile: &Path,
+    folders: &Folders,
+    lock: &LockFile,
+    say: &mut dyn FnMut(String),
+) -> Result<SyncPlan, IndexError> {
+    let store = Store::new(profile);
+    for line in store.recover() {
+        say(format!("note: {line}"));
+    }
+    let plan = preview(profile, folders, lock, say)?;
+    say("plan:".into());
+    for line in plan.lines() {
+        say(format!("  {line}"));
+    }
+    let pins = keys::Pins::open(profile)?;
+    let temp = tempfile::tempdir()
+        .map_err(|e| IndexError::io("make a temporary folder for the archives", e))?;
+    let fetched = player::fetch(&plan.install, &pins, false, temp.path())
+        .map_err(|e| IndexError::Refused(format!("{e}; nothing was changed")))?;
+    let _lock = ProfileLock::acquire(profile, Access::Write)
+        .map_err(|e| IndexError::Refused(format!("{e}; nothing was changed")))?;
+    for line in player::install(profile, &store, &fetched, folders, false)? {
+        say(line);
+    }
+    let mut set = PackSet::open(profile);
+    set.set_enabled(
+        lock.packs
+            .iter()
+            .filter(|p| p.source != "base")
+            .map(|p| p.id.clone()),
+    );
+    set.set_order(plan.order.clone());
+    set.save().map_err(|e| IndexError::Refused(e.to_string()))?;
+    Ok(plan)
+}
+
+/// The lock file of the profile at `profile`'s set, as the text `pack lock` writes.
+pub fn text(profile: &Path, folders: &Folders, set: &PackSet) -> Result<String, IndexError> {
+    let file = self::lock(profile, folders, set)?;
+    let mut text = serde_json::to_string_pretty(&file)
+        .map_err(|e| IndexError::Refused(format!("write the lock file: {e}")))?;
+    text.push('\n');
+    Ok(text)
 }

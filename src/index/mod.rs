@@ -17,6 +17,7 @@ pub mod fresh;
 pub mod html;
 pub mod keys;
 pub mod lock;
+pub mod needs;
 pub mod player;
 pub mod publish;
 pub mod web;

@@ -374,7 +374,7 @@ impl Opened {
 
     /// Check the signature of `entry` (version of `id`) by the key it names, which must
     /// not be revoked. The key.
-    fn check_entry(&self, id: &str, entry: &Entry) -> Result<VerifyingKey, IndexError> {
+    pub(crate) fn check_entry(&self, id: &str, entry: &Entry) -> Result<VerifyingKey, IndexError> {
         let name = format!("{id} {}", entry.version);
         let key = self.key(&entry.key).map_err(|e| {
             IndexError::Refused(format!(

@@ -141,6 +141,20 @@ impl Graph {
         }
     }
 
+    /// The packs among those `roots` need that require `id` directly, by id (the Mods
+    /// screen's "required by").
+    #[must_use]
+    pub fn required_by(&self, roots: &[String], id: &str) -> Vec<String> {
+        self.needed(roots)
+            .into_iter()
+            .filter(|p| {
+                self.packs
+                    .get(p)
+                    .is_some_and(|(_, _, requires)| requires.iter().any(|r| r == id))
+            })
+            .collect()
+    }
+
     /// The packs `roots` need, themselves included.
     #[must_use]
     pub fn needed(&self, roots: &[String]) -> BTreeSet<String> {

@@ -22,6 +22,11 @@ pub struct ScenarioDoc {
     /// More folders to look for packs in, relative to this file.
     #[serde(default)]
     pub pack_dirs: Vec<Located<String>>,
+    /// The content hash of each pack the scenario was written against, by id (what
+    /// `tokensmith pack list --json` shows): `tokensmith scenario FILE --sync` fetches
+    /// the ones missing here from the indexes, by hash.
+    #[serde(default)]
+    pub pack_hashes: BTreeMap<String, String>,
     /// Patches to the ruleset for this scenario.
     pub rules: Option<RulesDoc>,
     /// The game's random seed (default 0).

@@ -87,7 +87,8 @@ pub fn run_file_actual(path: &Path, packs: &PackPaths) -> Result<Run, ScenarioEr
 }
 
 /// Read and parse the scenario at `path`.
-fn read(path: &Path) -> Result<ScenarioDoc, ScenarioError> {
+/// Read and parse a scenario file (not yet run).
+pub fn read(path: &Path) -> Result<ScenarioDoc, ScenarioError> {
     let err = |loc: Loc, message: String| ScenarioError {
         diagnostics: vec![Diagnostic::error(path, loc, message)],
     };
@@ -102,7 +103,9 @@ pub fn run(path: &Path, doc: &ScenarioDoc, packs: &PackPaths) -> Result<Run, Sce
     run_doc(path, doc, packs, false)
 }
 
-fn run_doc(
+/// Run a parsed scenario, with the `expect:` block it really ended with when `actual`
+/// (see [`run_file_actual`]).
+pub fn run_doc(
     path: &Path,
     doc: &ScenarioDoc,
     packs: &PackPaths,

@@ -14,6 +14,8 @@
 //!   from the base content shipped inside it; the client opens with play enabled.
 //! - `packsets`: lock files shared and synced exactly, hostile lock files, `pack why`,
 //!   `pack tree` and `pack orphans`.
+//! - `packsets_sync`: "get what this needs": a replay's packs fetched by content hash into
+//!   a temporary set or kept, and hostile pack lists refused with nothing changed.
 //! - `index_trust`: what an index install promises, attacked: archives that are not their
 //!   signed entry, raced and killed installs, wide plans, links, old, frozen and mixed
 //!   listings, unsigned yanks; downgrade, rollback and key moves.
@@ -74,6 +76,7 @@ mod newcomer;
 mod pack_life;
 mod packs;
 mod packsets;
+mod packsets_sync;
 mod profile;
 mod properties;
 mod reload;

@@ -269,3 +269,55 @@ fn bisect_finds_a_planted_breaking_pack_among_sixteen_in_five_runs() {
     );
     assert!(t.contains("of 14 packs"), "{t}");
 }
+
+#[test]
+fn bisect_finds_the_pack_that_makes_a_scenario_fail_among_sixteen_in_five_runs() {
+    let w = World::new();
+    for i in 0..16 {
+        w.pack(&format!("p{i:02}"), "1.0.0", &[], 1);
+    }
+    // p05 breaks: its card names an ability no pack has, so a scenario that loads it
+    // cannot run.
+    let broken = w.path("src/p05/content.yaml");
+    let before = std::fs::read_to_string(&broken).unwrap_or_default();
+    std::fs::write(
+        &broken,
+        before.replace(
+            "token: p05_token,",
+            "token: p05_token, ability: no_such_ability,",
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..16 {
+        let out = w.run("src", "bisector", &["pack", "enable", &format!("p{i:02}")]);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let scenario = w.path("spawn.yaml");
+    std::fs::write(
+        &scenario,
+        "name: spawn_row plays on an empty board\nrules: { opening_token: null }\nmoves:\n  - { seat: 1, card: spawn_row, at: [2, 2] }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let file = scenario.to_string_lossy().into_owned();
+    // It passes alone.
+    let out = w.run("src", "bisector", &["scenario", &file]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = w.run("src", "bisector", &["pack", "bisect", "--scenario", &file]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("the first pack whose set fails: p05 1.0.0"),
+        "{t}"
+    );
+    assert!(t.contains("fails (the scenario cannot run"), "{t}");
+    let runs = t.lines().filter(|l| l.starts_with("run ")).count();
+    assert!(runs <= 5, "{runs} runs: {t}");
+    // Fixed, the scenario passes with every pack.
+    std::fs::write(&broken, before).unwrap_or_else(|e| panic!("{e}"));
+    let out = w.run("src", "bisector", &["pack", "bisect", "--scenario", &file]);
+    let t = text(&out);
+    assert!(
+        out.status.success() && t.contains("nothing to find (the scenario passes)"),
+        "{t}"
+    );
+}
