@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::sequential::{Design, Moments, Side, step};
 use super::simulate::{Config, DeckChoice, MAX_MOVES, outcomes};
 use super::{Level, Options};
 use crate::rules::{CardId, Catalog, Engine, NoHooks};
@@ -91,6 +92,43 @@ pub struct BalanceReport {
     pub verdict: Verdict,
     /// Per deck.
     pub decks: Vec<DeckResult>,
+    /// How a sequential test stopped (`--sequential`; absent for a fixed-size test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialReport>,
+}
+
+/// How a sequential test ([`run_sequential`]) stopped.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SequentialReport {
+    /// α: the chance of calling a card without effect strong (or weak).
+    pub alpha: f64,
+    /// β: the chance of missing an effect of `effect` or more.
+    pub beta: f64,
+    /// δ, the effect decided on, as a share.
+    pub effect: f64,
+    /// Both one-sided tests decided before the cap (else the verdict is the interval's).
+    pub decided: bool,
+    /// The strong test (H1: +δ): `open`, `null` or `effect`.
+    pub strong: Side,
+    /// The weak test (H1: −δ).
+    pub weak: Side,
+    /// The strong test's log-likelihood ratio when the test stopped.
+    pub llr_strong: f64,
+    /// The weak test's.
+    pub llr_weak: f64,
+    /// The bounds: H0 accepted at or below the first, H1 at or above the second.
+    pub bounds: [f64; 2],
+    /// Rounds played (each plays every deck against every opponent in both seats).
+    pub rounds: u32,
+    /// The most pairs it could have played (`--games` per deck).
+    pub cap_pairs: u32,
+    /// The pairs a fixed-size test with the same α, β and δ needs, at the standard
+    /// deviation of the differences observed.
+    pub fixed_pairs: u64,
+    /// The share of those pairs not played: 1 − pairs ÷ `fixed_pairs`.
+    pub saved: f64,
+    /// Wall time, seconds.
+    pub seconds: f64,
 }
 
 /// The content with a control card for `card` added: a plain card of the same value —
@@ -99,6 +137,13 @@ pub struct BalanceReport {
 /// when the content has no plain token type.
 #[must_use]
 pub fn with_plain_control(catalog: &Catalog, card: CardId) -> Option<(Catalog, CardId)> {
+    with_plain_control_of(catalog, catalog.card(card).value)
+}
+
+/// The content with a plain control card of `value` added (see [`with_plain_control`]):
+/// tuning keeps the control of the value the card had as loaded while the card changes.
+#[must_use]
+pub fn with_plain_control_of(catalog: &Catalog, value: i32) -> Option<(Catalog, CardId)> {
     let plain = catalog.token_types().iter().position(|t| {
         t.aura.is_none()
             && t.on_destroyed.is_none()
@@ -107,7 +152,6 @@ pub fn with_plain_control(catalog: &Catalog, card: CardId) -> Option<(Catalog, C
             && t.income_multiplier == 1
     })?;
     let token = crate::rules::TokenTypeId::from_index(plain);
-    let value = catalog.card(card).value;
     let id = CardId(u16::try_from(catalog.cards().len()).ok()?);
     let derived = catalog.clone().edited(|parts| {
         parts.cards.push(crate::rules::CardDef {
@@ -224,27 +268,32 @@ pub fn swap_fits(
     Ok(())
 }
 
-/// Run `test`; `tick` after each game.
-pub fn run(
-    catalog: &Catalog,
-    test: &Test,
-    tick: &(dyn Fn() + Sync),
-) -> Result<BalanceReport, BalanceError> {
+/// One deck of a test: the deck with the card in its slot and with the control there.
+struct Arm {
+    deck: String,
+    control: String,
+    with: Vec<Vec<CardId>>,
+    without: Vec<Vec<CardId>>,
+    seed: u64,
+}
+
+/// What one deck's games gave so far.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    games: u32,
+    with: f64,
+    control: f64,
+}
+
+/// The decks of `test` made ready: the card and the control put in the slot, both
+/// checked against the deck rules. `plain` is the control made for the test, if any.
+fn arms(catalog: &Catalog, test: &Test, plain: Option<CardId>) -> Result<Vec<Arm>, BalanceError> {
     if test.decks.is_empty() || test.opponents.is_empty() {
         return Err(BalanceError::NoDecks);
     }
-    // The default control is a plain card of the same value, added to the content.
-    let derived = match test.control {
-        Some(_) => None,
-        None => with_plain_control(catalog, test.card),
-    };
-    let catalog = derived.as_ref().map_or(catalog, |(c, _)| c);
-    let plain = derived.as_ref().map(|(_, id)| *id);
     let engine = Engine::new(catalog, &NoHooks);
     let key = |c: CardId| catalog.card(c).meta.name.clone();
-    let mut diffs: Vec<f64> = Vec::new();
-    let (mut with_total, mut control_total) = (0.0, 0.0);
-    let mut decks = Vec::new();
+    let mut out = Vec::with_capacity(test.decks.len());
     for (k, deck) in test.decks.iter().enumerate() {
         let (with, slot) = with_card(&deck.stacks, test.card);
         let control = match test.control.or(plain) {
@@ -265,39 +314,201 @@ pub fn run(
                 });
             }
         }
-        let config = |stacks: &Vec<Vec<CardId>>| Config {
-            deck_a: DeckChoice {
-                id: deck.id.clone(),
-                stacks: stacks.clone(),
-                per_game: false,
-            },
-            decks_b: test.opponents.clone(),
-            ai_a: test.level,
-            ai_b: test.level,
-            games: test.games,
-            // The same seeds for both variants; another run of seeds per deck.
-            seed: test.seed ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            threads: test.threads,
-            options: test.options,
-            max_moves: MAX_MOVES,
-            shard: None,
-        };
-        let a = outcomes(catalog, &config(&with), tick);
-        let b = outcomes(catalog, &config(&without), tick);
-        let (sa, sb): (f64, f64) = (a.iter().sum(), b.iter().sum());
-        let n = f64::from(test.games.max(1));
-        decks.push(DeckResult {
+        out.push(Arm {
             deck: deck.id.clone(),
             control: key(control),
-            games: test.games,
-            win_rate_with: sa / n,
-            win_rate_control: sb / n,
+            with,
+            without,
+            // The same seeds for both variants; another run of seeds per deck.
+            seed: test.seed ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         });
-        with_total += sa;
-        control_total += sb;
-        diffs.extend(a.iter().zip(&b).map(|(x, y)| x - y));
     }
-    let (effect, ci95) = paired_interval(&diffs);
+    Ok(out)
+}
+
+/// The seed of round `round` of a deck whose seed is `seed`: round 0 is the deck's own
+/// seed (a fixed-size test is one round), later rounds new runs of seeds (SplitMix64).
+fn round_seed(seed: u64, round: u32) -> u64 {
+    if round == 0 {
+        return seed;
+    }
+    let mut z = u64::from(round).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    seed ^ z ^ (z >> 31)
+}
+
+/// Play `games` paired games of `arm` with `seed`: the tested deck's points with the
+/// card and with the control, game by game.
+fn play_arm(
+    catalog: &Catalog,
+    test: &Test,
+    arm: &Arm,
+    seed: u64,
+    games: u32,
+    tick: &(dyn Fn() + Sync),
+) -> (Vec<f64>, Vec<f64>) {
+    let config = |stacks: &Vec<Vec<CardId>>| Config {
+        deck_a: DeckChoice {
+            id: arm.deck.clone(),
+            stacks: stacks.clone(),
+            per_game: false,
+        },
+        decks_b: test.opponents.clone(),
+        ai_a: test.level,
+        ai_b: test.level,
+        games,
+        seed,
+        threads: test.threads,
+        options: test.options,
+        max_moves: MAX_MOVES,
+        shard: None,
+    };
+    (
+        outcomes(catalog, &config(&arm.with), tick),
+        outcomes(catalog, &config(&arm.without), tick),
+    )
+}
+
+/// The games per deck of one round of a sequential test: every opponent in both seats,
+/// repeated to at least 10 games.
+fn round_games(opponents: usize) -> u32 {
+    let cycle = u32::try_from(opponents.max(1))
+        .unwrap_or(u32::MAX / 4)
+        .saturating_mul(if opponents.is_multiple_of(2) { 1 } else { 2 });
+    cycle.saturating_mul(10u32.div_ceil(cycle).max(1))
+}
+
+/// The content the test plays with (`derived` when a plain control was made) and that
+/// control.
+fn control_content(catalog: &Catalog, test: &Test) -> Option<(Catalog, CardId)> {
+    match test.control {
+        Some(_) => None,
+        None => with_plain_control(catalog, test.card),
+    }
+}
+
+/// Run `test` with `test.games` games per deck and variant; `tick` after each game.
+pub fn run(
+    catalog: &Catalog,
+    test: &Test,
+    tick: &(dyn Fn() + Sync),
+) -> Result<BalanceReport, BalanceError> {
+    let derived = control_content(catalog, test);
+    let catalog = derived.as_ref().map_or(catalog, |(c, _)| c);
+    let arms = arms(catalog, test, derived.as_ref().map(|(_, id)| *id))?;
+    let mut tallies = vec![Tally::default(); arms.len()];
+    let mut diffs = Vec::new();
+    for (arm, tally) in arms.iter().zip(&mut tallies) {
+        let (a, b) = play_arm(catalog, test, arm, arm.seed, test.games, tick);
+        add(tally, &mut diffs, &a, &b);
+    }
+    Ok(report(catalog, test, &arms, &tallies, &diffs))
+}
+
+/// Run `test` sequentially: rounds of paired games in every deck until the two
+/// one-sided tests of `design` have decided (src/ai/sequential.rs), or `test.games` games
+/// per deck and variant have been played. `tick` after each game.
+pub fn run_sequential(
+    catalog: &Catalog,
+    test: &Test,
+    design: &Design,
+    tick: &(dyn Fn() + Sync),
+) -> Result<BalanceReport, BalanceError> {
+    let started = std::time::Instant::now();
+    let derived = control_content(catalog, test);
+    let catalog = derived.as_ref().map_or(catalog, |(c, _)| c);
+    let arms = arms(catalog, test, derived.as_ref().map(|(_, id)| *id))?;
+    let mut tallies = vec![Tally::default(); arms.len()];
+    let mut diffs = Vec::new();
+    let mut moments = Moments::default();
+    let mut standing = None;
+    let per_round = round_games(test.opponents.len());
+    let cap = test.games.max(1);
+    let mut round = 0u32;
+    while tallies.first().is_some_and(|t| t.games < cap) {
+        let games = per_round.min(cap - tallies[0].games);
+        for (arm, tally) in arms.iter().zip(&mut tallies) {
+            let (a, b) = play_arm(catalog, test, arm, round_seed(arm.seed, round), games, tick);
+            let before = diffs.len();
+            add(tally, &mut diffs, &a, &b);
+            for d in &diffs[before..] {
+                moments.push(*d);
+            }
+        }
+        round += 1;
+        let now = step(design, &moments, standing);
+        standing = Some(now);
+        if now.decided() {
+            break;
+        }
+    }
+    let mut out = report(catalog, test, &arms, &tallies, &diffs);
+    let now = standing.unwrap_or_else(|| step(design, &moments, None));
+    if now.strong == Side::Effect {
+        out.verdict = Verdict::Strong;
+    } else if now.weak == Side::Effect {
+        out.verdict = Verdict::Weak;
+    } else if now.decided() {
+        out.verdict = Verdict::WithinNoise;
+    }
+    let fixed_pairs = design.fixed_pairs(moments.variance().sqrt());
+    #[allow(clippy::cast_precision_loss)]
+    let saved = if fixed_pairs > 0 {
+        1.0 - moments.n as f64 / fixed_pairs as f64
+    } else {
+        0.0
+    };
+    out.sequential = Some(SequentialReport {
+        alpha: design.alpha,
+        beta: design.beta,
+        effect: design.effect,
+        decided: now.decided(),
+        strong: now.strong,
+        weak: now.weak,
+        llr_strong: now.llr_strong,
+        llr_weak: now.llr_weak,
+        bounds: design.bounds(),
+        rounds: round,
+        cap_pairs: cap.saturating_mul(u32::try_from(arms.len()).unwrap_or(u32::MAX)),
+        fixed_pairs,
+        saved,
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    Ok(out)
+}
+
+/// Count a deck's games `a` (with the card) and `b` (with the control).
+fn add(tally: &mut Tally, diffs: &mut Vec<f64>, a: &[f64], b: &[f64]) {
+    tally.games += u32::try_from(a.len()).unwrap_or(u32::MAX);
+    tally.with += a.iter().sum::<f64>();
+    tally.control += b.iter().sum::<f64>();
+    diffs.extend(a.iter().zip(b).map(|(x, y)| x - y));
+}
+
+/// The report of what the decks' games gave.
+fn report(
+    catalog: &Catalog,
+    test: &Test,
+    arms: &[Arm],
+    tallies: &[Tally],
+    diffs: &[f64],
+) -> BalanceReport {
+    let decks = arms
+        .iter()
+        .zip(tallies)
+        .map(|(arm, t)| {
+            let n = f64::from(t.games.max(1));
+            DeckResult {
+                deck: arm.deck.clone(),
+                control: arm.control.clone(),
+                games: t.games,
+                win_rate_with: t.with / n,
+                win_rate_control: t.control / n,
+            }
+        })
+        .collect();
+    let (effect, ci95) = paired_interval(diffs);
     let verdict = if ci95[0] > 0.0 {
         Verdict::Strong
     } else if ci95[1] < 0.0 {
@@ -307,16 +518,17 @@ pub fn run(
     };
     let pairs = u32::try_from(diffs.len()).unwrap_or(u32::MAX);
     let n = f64::from(pairs.max(1));
-    Ok(BalanceReport {
+    BalanceReport {
         card: catalog.card(test.card).meta.id.clone(),
         pairs,
-        win_rate_with: with_total / n,
-        win_rate_control: control_total / n,
+        win_rate_with: tallies.iter().map(|t| t.with).sum::<f64>() / n,
+        win_rate_control: tallies.iter().map(|t| t.control).sum::<f64>() / n,
         effect,
         ci95,
         verdict,
         decks,
-    })
+        sequential: None,
+    }
 }
 
 /// The mean of paired differences and its 95 % interval (normal approximation, sample

@@ -15,7 +15,10 @@ pub mod decks;
 mod eval;
 mod mcts;
 pub mod observe;
+pub mod quality;
+pub mod sequential;
 pub mod simulate;
+pub mod tune;
 
 use std::time::Duration;
 

@@ -124,6 +124,8 @@ pub struct Report {
     /// (`--ai-script-instructions`, `--ai-script-ms`) and chose among the moves rated by
     /// then.
     pub decisions_cut: u64,
+    /// Game quality (src/ai/quality.rs).
+    pub quality: super::quality::Quality,
     /// The raw sums the figures above come from: what [`merge`] adds up.
     pub totals: Totals,
 }
@@ -214,6 +216,9 @@ pub struct Totals {
     pub seconds: f64,
     /// Every card of the catalog, in its order.
     pub cards: Vec<CardTotals>,
+    /// Game quality's sums (src/ai/quality.rs).
+    #[serde(default)]
+    pub quality: super::quality::QualityTotals,
 }
 
 /// One played card, as the statistics need it.
@@ -237,6 +242,8 @@ struct GameRecord {
     refusals: Vec<Refusal>,
     /// AI decisions cut short by their script budget.
     cuts: u64,
+    /// Game quality: the score lead after each move (src/ai/quality.rs).
+    trace: super::quality::GameTrace,
 }
 
 /// A move the engine or a script refused.
@@ -360,9 +367,14 @@ fn play_game(brain: &Brain<'_>, config: &Config, g: u32) -> GameRecord {
         }
         history.record(position, &events);
         record_out.moves += 1;
+        // Game quality (src/ai/quality.rs).
+        record_out
+            .trace
+            .push(state.score(Seat::One) - state.score(Seat::Two));
     }
     record_out.cuts = brain.cuts();
     record_out.winner = state.outcome().and_then(|o| o.winner);
+    record_out.trace.first_seat_won = record_out.winner.map(|w| w == Seat::One);
     record_out.margin_a = state.score(a_seat) - state.score(a_seat.other());
     record_out
 }
@@ -748,6 +760,7 @@ pub fn merge(parts: &[Totals]) -> Result<Report, MergeError> {
         total.moves += part.moves;
         total.decisions_cut += part.decisions_cut;
         total.seconds += part.seconds;
+        total.quality.merge(&part.quality); // Game quality (src/ai/quality.rs).
         for (pair, n) in &part.capped {
             *total.capped.entry(pair.clone()).or_default() += n;
         }
@@ -814,6 +827,7 @@ fn tally(catalog: &Catalog, records: &[GameRecord], seconds: f64) -> Totals {
         t.margin += r.margin_a;
         t.moves += u64::from(r.moves);
         t.decisions_cut += r.cuts;
+        t.quality.add(&r.trace); // Game quality (src/ai/quality.rs).
         if let Some(pair) = &r.capped {
             *t.capped.entry(pair.clone()).or_default() += 1;
         }
@@ -912,22 +926,27 @@ fn summarize(totals: Totals) -> Report {
         script_refusals: t.cards.iter().map(|c| c.refused_script).sum(),
         engine_refusals: t.cards.iter().map(|c| c.refused_engine).sum(),
         decisions_cut: t.decisions_cut,
+        quality: super::quality::metrics(&t.quality, &card_uses(&t.cards)),
         totals,
     }
 }
 
-/// The 95 % Wilson score interval of a proportion `p` over `n` trials.
-#[must_use]
-pub fn wilson(p: f64, n: f64) -> [f64; 2] {
-    if n <= 0.0 {
-        return [0.0, 1.0];
-    }
-    let z = 1.959_964;
-    let z2 = z * z;
-    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
-    [(centre - half).max(0.0), (centre + half).min(1.0)]
+/// The cards as game quality's dead and dominant cards need them (src/ai/quality.rs).
+fn card_uses(cards: &[CardTotals]) -> Vec<super::quality::CardUse> {
+    cards
+        .iter()
+        .map(|c| super::quality::CardUse {
+            id: c.id.clone(),
+            offered: c.offered,
+            played: c.played,
+            broken: c.refused_script > 0,
+        })
+        .collect()
 }
+
+/// The 95 % Wilson score interval (it lives with the game-quality metrics, which use it
+/// too).
+pub use super::quality::wilson;
 
 /// The variable an Indexed Job's or an array job's definition sets to the number of
 /// shards, where the scheduler itself does not say it (Kubernetes, AWS Batch).

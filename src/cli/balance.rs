@@ -6,8 +6,10 @@ use std::process::ExitCode;
 
 use super::args::LevelArg;
 use super::context::{Context, named_deck};
-use crate::ai::balance::{self, BalanceReport, Test};
+use crate::ai::balance::{self, BalanceReport, SequentialReport, Test};
+use crate::ai::sequential::Design;
 use crate::ai::simulate::DeckChoice;
+use crate::ai::tune;
 use crate::ai::{Budget, Level, Options};
 use crate::rules::{CardId, Catalog};
 
@@ -30,9 +32,27 @@ pub struct BalanceArgs {
     /// the deck).
     #[arg(long, value_name = "ID")]
     pub control: Option<String>,
-    /// Games per deck, per variant (A takes each seat in turn).
+    /// Games per deck, per variant (A takes each seat in turn); with `--sequential`, the
+    /// most it plays.
     #[arg(long, default_value_t = 200)]
     pub games: u32,
+    /// Stop as soon as the verdict is decided at the error rates `--alpha` and `--beta`
+    /// for effects of `--effect` points (a sequential probability ratio test on the
+    /// pairs), instead of always playing `--games`.
+    #[arg(long)]
+    pub sequential: bool,
+    /// With `--sequential` or `--tune`: the chance of calling a card without effect
+    /// strong or weak (default 0.05).
+    #[arg(long, value_name = "RATE")]
+    pub alpha: Option<f64>,
+    /// With `--sequential` or `--tune`: the chance of missing an effect of `--effect`
+    /// points or more (default 0.05).
+    #[arg(long, value_name = "RATE")]
+    pub beta: Option<f64>,
+    /// With `--sequential` or `--tune`: the smallest effect worth finding, in win-rate
+    /// points (default 5).
+    #[arg(long, value_name = "POINTS")]
+    pub effect: Option<f64>,
     /// Both sides' AI.
     #[arg(long, value_enum, default_value = "greedy")]
     pub ai: LevelArg,
@@ -45,6 +65,24 @@ pub struct BalanceArgs {
     /// Search iterations per move for `hard` (reproducible; default 300).
     #[arg(long, value_name = "N", default_value_t = 300)]
     pub iterations: u32,
+    /// Find the value of this whole-number field at which the card's effect is within
+    /// noise of zero: `value`, `ability.KEY` (its ability's, such as `ability.amount`) or
+    /// `token.KEY` (its token type's, such as `token.income_multiplier`). Each value is a
+    /// patch of the card, judged by a sequential test (`--alpha`, `--beta`, `--effect`).
+    #[arg(long, value_name = "FIELD", conflicts_with = "pack")]
+    pub tune: Option<String>,
+    /// With `--tune`: the values to search, `LO..HI` (default for `value`: 1 to twice the
+    /// card's value plus 2; for `token.income_multiplier`: 0 to twice it plus 2).
+    #[arg(
+        long,
+        value_name = "LO..HI",
+        requires = "tune",
+        allow_hyphen_values = true
+    )]
+    pub range: Option<String>,
+    /// With `--tune`: the second AI level the answer is checked at.
+    #[arg(long, value_enum, value_name = "LEVEL", requires = "tune")]
+    pub check_ai: Option<LevelArg>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -73,6 +111,27 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(!cards.is_empty(), "the pack has no cards");
     let decks = decks(ctx, &catalog, &args.deck)?;
     let control = args.control.as_deref().map(card_id).transpose()?;
+    let sequential = args.sequential || args.tune.is_some();
+    let given = [
+        ("alpha", args.alpha),
+        ("beta", args.beta),
+        ("effect", args.effect),
+    ];
+    if let Some((name, _)) = given.iter().find(|(_, v)| !sequential && v.is_some()) {
+        anyhow::bail!("--{name} sets the sequential test: give it with --sequential or --tune");
+    }
+    let design = sequential
+        .then(|| {
+            Design::new(
+                args.alpha.unwrap_or(0.05),
+                args.beta.unwrap_or(0.05),
+                args.effect.unwrap_or(5.0) / 100.0,
+            )
+        })
+        .transpose()?;
+    if let (Some(field), Some(design), [card]) = (&args.tune, &design, &cards[..]) {
+        return tune(ctx, &catalog, *card, field, *design, &decks, control, args);
+    }
     let per_card = u64::from(args.games) * 2 * decks.len() as u64;
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let bar = indicatif::ProgressBar::new(per_card * cards.len() as u64);
@@ -109,7 +168,10 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
                 scripts: crate::ai::ScriptLimits::DEFAULT,
             },
         };
-        results.push(balance::run(&catalog, &test, &|| bar.inc(1))?);
+        results.push(match &design {
+            Some(d) => balance::run_sequential(&catalog, &test, d, &|| bar.inc(1))?,
+            None => balance::run(&catalog, &test, &|| bar.inc(1))?,
+        });
     }
     bar.finish_and_clear();
     results.sort_by(|a, b| b.effect.total_cmp(&a.effect));
@@ -127,6 +189,167 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
         one(&mut out, r, args)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `balance CARD --tune FIELD`: the fair value at `--ai` and at `--check-ai`.
+#[allow(clippy::too_many_arguments)]
+fn tune(
+    ctx: &Context,
+    catalog: &Catalog,
+    card: CardId,
+    field: &str,
+    design: Design,
+    decks: &[DeckChoice],
+    control: Option<CardId>,
+    args: &BalanceArgs,
+) -> anyhow::Result<ExitCode> {
+    let field = tune::Field::parse(field)?;
+    field.check(catalog, card)?;
+    let range = match (&args.range, field.current(catalog, card)) {
+        (Some(r), _) => parse_range(r)?,
+        (None, Some(v)) => field.default_range(v),
+        (None, None) => anyhow::bail!(
+            "--tune {}: give the values to search with --range LO..HI (the current value of this field is not known without it)",
+            field.name()
+        ),
+    };
+    let main = Level::from(args.ai);
+    let mut levels = vec![main];
+    let check = args.check_ai.map_or(Level::Easy, Level::from);
+    if check != main {
+        levels.push(check);
+    }
+    let decks = match control {
+        Some(c) if args.deck.is_empty() => fitting(catalog, card, c, decks)?,
+        _ => decks.to_vec(),
+    };
+    let job = tune::Job {
+        test: Test {
+            card,
+            control,
+            decks: decks.clone(),
+            opponents: decks,
+            games: args.games.max(1),
+            level: main,
+            seed: args.seed,
+            threads: args.threads,
+            options: Options {
+                budget: Budget::Iterations(args.iterations.max(1)),
+                omniscient: false,
+                scripts: crate::ai::ScriptLimits::DEFAULT,
+            },
+        },
+        field: field.clone(),
+        range,
+        design,
+        levels,
+    };
+    let options = ctx.play_options();
+    let make = |v: i64| tune::patched(&options, catalog, card, &field, v);
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {pos} games {msg}") {
+            bar.set_style(style);
+        }
+        bar.set_message(format!("tuning {}", field.name()));
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let report = tune::tune(catalog, &job, &make, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        tuned(&mut out, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `LO..HI`, whole numbers.
+fn parse_range(text: &str) -> anyhow::Result<[i64; 2]> {
+    let bad = || {
+        anyhow::anyhow!(
+            "--range {text}: give two whole numbers, the lowest first, as LO..HI (such as 0..10)"
+        )
+    };
+    let (lo, hi) = text.split_once("..").ok_or_else(bad)?;
+    let (lo, hi) = (
+        lo.trim().parse::<i64>().map_err(|_| bad())?,
+        hi.trim().parse::<i64>().map_err(|_| bad())?,
+    );
+    anyhow::ensure!(lo < hi, bad());
+    anyhow::ensure!(
+        hi - lo <= 10_000,
+        "--range {text}: at most 10000 values apart (each value tried is a run of games)"
+    );
+    Ok([lo, hi])
+}
+
+/// A tuning in words: per level the answer and the curve.
+fn tuned(out: &mut impl std::io::Write, r: &tune::TuneReport) -> std::io::Result<()> {
+    let current = r.current.map(|v| format!(" (now {v})")).unwrap_or_default();
+    writeln!(
+        out,
+        "{} {}{current}: searched {} to {} against {}",
+        r.card, r.field, r.range[0], r.range[1], r.control
+    )?;
+    for t in &r.levels {
+        match (t.value, t.interval, &t.no_fair_value) {
+            (Some(v), Some([a, b]), _) => writeln!(
+                out,
+                "{}: fair at {v} (fair from {a} to {b}); {} pairs ({} games) in {:.1} s",
+                t.level,
+                t.pairs,
+                2 * t.pairs,
+                t.seconds
+            )?,
+            (_, _, why) => writeln!(
+                out,
+                "{}: no fair value: {}; {} pairs ({} games) in {:.1} s",
+                t.level,
+                why.as_deref().unwrap_or("none found"),
+                t.pairs,
+                2 * t.pairs,
+                t.seconds
+            )?,
+        }
+        writeln!(
+            out,
+            "  {:>6} {:>8} {:>17} {:>6}  verdict",
+            r.field.rsplit('.').next().unwrap_or("value"),
+            "effect",
+            "95% CI",
+            "pairs"
+        )?;
+        for p in &t.curve {
+            writeln!(
+                out,
+                "  {:>6} {:>8} {:>17} {:>6}  {}{}",
+                p.value,
+                pct(p.effect),
+                format!("{} to {}", bound(p.ci95[0]), bound(p.ci95[1])),
+                p.pairs,
+                p.verdict.words(),
+                if p.decided {
+                    ""
+                } else {
+                    " (undecided at the cap)"
+                }
+            )?;
+        }
+    }
+    if r.levels_disagree {
+        writeln!(
+            out,
+            "the levels disagree: AI play is not human play; look at both, and at the games"
+        )?;
+    } else if r.levels.len() > 1 {
+        writeln!(out, "the levels agree")?;
+    }
+    Ok(())
 }
 
 /// The decks of `decks` where `card` and `control` both fit the same slot; each left out
@@ -231,6 +454,9 @@ fn one(
         bound(r.ci95[0]),
         bound(r.ci95[1])
     )?;
+    if let Some(s) = &r.sequential {
+        writeln!(out, "{}", stopped(r.pairs, s))?;
+    }
     writeln!(out, "{RELATION}")?;
     writeln!(out)?;
     writeln!(
@@ -251,6 +477,32 @@ fn one(
     Ok(())
 }
 
+/// How a sequential test stopped, in words.
+fn stopped(pairs: u32, s: &SequentialReport) -> String {
+    let design = format!(
+        "alpha {}%, beta {}%, effect {} points",
+        100.0 * s.alpha,
+        100.0 * s.beta,
+        100.0 * s.effect
+    );
+    let fixed = format!(
+        "a fixed-size test at the same error rates needs {} pairs at this spread",
+        s.fixed_pairs
+    );
+    if s.decided {
+        format!(
+            "sequential: decided after {pairs} of at most {} pairs ({} rounds; {design}); {fixed} ({:.0}% saved)",
+            s.cap_pairs,
+            s.rounds,
+            100.0 * s.saved
+        )
+    } else {
+        format!(
+            "sequential: not decided within {pairs} pairs (the cap: --games per deck; {design}), so the verdict is the interval's; {fixed}: raise --games"
+        )
+    }
+}
+
 fn table(
     out: &mut impl std::io::Write,
     results: &[BalanceReport],
@@ -269,9 +521,13 @@ fn table(
         "card", "effect", "95% CI", "pairs"
     )?;
     for r in results {
+        let undecided = match &r.sequential {
+            Some(s) if !s.decided => " (undecided at the cap)",
+            _ => "",
+        };
         writeln!(
             out,
-            "{:<22} {:>8} {:>17} {:>7}  {}",
+            "{:<22} {:>8} {:>17} {:>7}  {}{undecided}",
             r.card,
             pct(r.effect),
             format!("{} to {}", bound(r.ci95[0]), bound(r.ci95[1])),

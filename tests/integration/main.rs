@@ -26,6 +26,7 @@
 //! - `layers`: tidy checks: no module imports from a layer above it; the codemap names
 //!   only files that exist.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
+//! - `balance_science`: sequential paired tests that stop when the verdict is known.
 //! - `ai_scripts`: the AI against hostile scripts: a script budget per decision, runaway
 //!   cards remembered per game (the same report for any thread count).
 //! - `cluster`: `simulate plan`'s job files: its shards merge into the one-machine report,
@@ -54,6 +55,7 @@
 mod adversarial;
 mod ai;
 mod ai_scripts;
+mod balance_science;
 mod cli;
 #[cfg(feature = "client")]
 mod client;

@@ -486,6 +486,11 @@ fn write_report(
             r.engine_refusals
         )?;
     }
+    // Game quality (src/ai/quality.rs).
+    writeln!(out, "\ngame quality:")?;
+    for line in r.quality.lines() {
+        writeln!(out, "  {line}")?;
+    }
     writeln!(out)?;
     writeln!(
         out,
