@@ -162,7 +162,7 @@ impl ModsScreen {
         self.report =
             crate::packs::conflicts::report(&packs.folders, &Selection::Set(packs.set.clone()));
         self.browse.refresh(&packs.places());
-        self.set_tab.refresh(packs);
+        self.set_tab.refresh(&packs.folders, &packs.set);
         let graph = crate::packs::deps::Graph::of(&packs.folders);
         let roots = graph.roots(&packs.set);
         self.required_by = self
@@ -217,8 +217,13 @@ impl ModsScreen {
         });
         if self.tab == Tab::Set {
             egui::CentralPanel::default_margins().show(ui, |ui| {
-                if let Some(a) = self.set_tab.show(ui, packs) {
-                    action = a;
+                let places = super::shared_set::Places {
+                    folders: &packs.folders,
+                    set: &mut packs.set,
+                    profile: packs.profile.as_deref(),
+                };
+                if let Some((ok, line)) = self.set_tab.show(ui, places) {
+                    action = ModsAction::IndexInstalled(ok, line);
                 }
             });
             return action;

@@ -12,9 +12,9 @@ use std::thread::JoinHandle;
 
 use egui::{RichText, Ui};
 
-use super::mods::{ModsAction, Packs};
 use super::theme;
 use crate::index::lock;
+use crate::packs::Folders;
 use crate::packs::PackSet;
 use crate::packs::deps::Graph;
 
@@ -30,6 +30,16 @@ enum Job {
     Plan(String, JoinHandle<Outcome>),
     /// Applying the set whose plan was shown.
     Apply(JoinHandle<Outcome>),
+}
+
+/// Where the tab reads and changes the packs: the folders, the set, the profile.
+pub struct Places<'a> {
+    /// The pack folders.
+    pub folders: &'a Folders,
+    /// The enabled set (read again after a set is applied).
+    pub set: &'a mut PackSet,
+    /// The profile folder, if there is one.
+    pub profile: Option<&'a std::path::Path>,
 }
 
 /// The Set tab's state.
@@ -50,13 +60,13 @@ pub struct SetTab {
 
 impl SetTab {
     /// Read the tree of `packs` again.
-    pub fn refresh(&mut self, packs: &Packs) {
-        let graph = Graph::of(&packs.folders);
-        self.tree = graph.tree(&graph.tops(&graph.roots(&packs.set)));
+    pub fn refresh(&mut self, folders: &Folders, set: &PackSet) {
+        let graph = Graph::of(folders);
+        self.tree = graph.tree(&graph.tops(&graph.roots(set)));
     }
 
     /// A finished job's result; an applied set is read again into `packs`.
-    fn poll(&mut self, packs: &mut Packs) -> Option<ModsAction> {
+    fn poll(&mut self, packs: &mut Places<'_>) -> Option<(bool, String)> {
         if !self.job.as_ref().is_some_and(|j| match j {
             Job::Plan(_, h) | Job::Apply(h) => h.is_finished(),
         }) {
@@ -73,27 +83,27 @@ impl SetTab {
                 let (result, said) = h.join().unwrap_or_else(|_| failed());
                 self.log = said;
                 self.plan = None;
-                if let Some(profile) = &packs.profile {
-                    packs.set = PackSet::open(profile);
+                if let Some(profile) = packs.profile {
+                    *packs.set = PackSet::open(profile);
                 }
                 let (ok, line) = match result {
                     Ok(line) => (true, line),
                     Err(e) => (false, e),
                 };
                 // The screen's status line says it.
-                Some(ModsAction::IndexInstalled(ok, line))
+                Some((ok, line))
             }
         }
     }
 
     /// Draw the tab; what the user asked for.
-    pub fn show(&mut self, ui: &mut Ui, packs: &mut Packs) -> Option<ModsAction> {
-        let action = self.poll(packs);
+    pub fn show(&mut self, ui: &mut Ui, mut packs: Places<'_>) -> Option<(bool, String)> {
+        let action = self.poll(&mut packs);
         if self.job.is_some() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(50));
         }
-        let Some(profile) = packs.profile.clone() else {
+        let Some(profile) = packs.profile.map(std::path::Path::to_path_buf) else {
             ui.weak("No profile folder: a set cannot be shared or used in this session.");
             return action;
         };
@@ -104,14 +114,14 @@ impl SetTab {
                 ui.label(RichText::new(line).monospace());
             }
             ui.separator();
-            self.share(ui, packs, &profile);
+            self.share(ui, &packs, &profile);
             ui.separator();
-            self.use_shared(ui, packs, profile);
+            self.use_shared(ui, &packs, profile);
         });
         action
     }
 
-    fn share(&mut self, ui: &mut Ui, packs: &Packs, profile: &std::path::Path) {
+    fn share(&mut self, ui: &mut Ui, packs: &Places<'_>, profile: &std::path::Path) {
         ui.heading("Share the set you play with");
         ui.horizontal(|ui| {
             if ui
@@ -119,7 +129,7 @@ impl SetTab {
                 .on_hover_text("Copy the set's lock file to the clipboard: each pack's id, version, content hash and index, and the load order")
                 .clicked()
             {
-                match lock::text(profile, &packs.folders, &packs.set) {
+                match lock::text(profile, packs.folders, packs.set) {
                     Ok(text) => {
                         ui.ctx().copy_text(text.clone());
                         self.said = Some((
@@ -152,7 +162,7 @@ impl SetTab {
         }
     }
 
-    fn use_shared(&mut self, ui: &mut Ui, packs: &Packs, profile: PathBuf) {
+    fn use_shared(&mut self, ui: &mut Ui, packs: &Places<'_>, profile: PathBuf) {
         ui.heading("Play with a set someone shared");
         ui.weak("Paste a set someone shared: its plan is shown first, and nothing changes until you apply it.");
         let field = ui.add(
@@ -209,7 +219,7 @@ impl SetTab {
         }
     }
 
-    fn start_plan(&mut self, text: String, profile: PathBuf, packs: &Packs) {
+    fn start_plan(&mut self, text: String, profile: PathBuf, packs: &Places<'_>) {
         if u64::try_from(text.len()).map_or(true, |n| n > MAX_PASTE) {
             self.plan = Some((
                 text,
@@ -240,7 +250,7 @@ impl SetTab {
         }
     }
 
-    fn start_apply(&mut self, text: String, profile: PathBuf, packs: &Packs) {
+    fn start_apply(&mut self, text: String, profile: PathBuf, packs: &Places<'_>) {
         let folders = packs.folders.clone();
         let spawned = std::thread::Builder::new()
             .name("set-apply".into())
