@@ -142,13 +142,16 @@ method!(Random, "random", 1, |lua, s, [n, ..]| ctx::random(
 )
 .map(Out::Int));
 
-/// Give each function above a fast entry in `methods`, in place of its general twin.
+/// Give each function above a fast entry in `methods`, in place of its general twin,
+/// keeping the catalog's token type and card names (`types`, `cards`, by index) for the
+/// tables the entries make.
 pub(super) fn install(
     lua: &Lua,
     methods: &Table,
-    slot: &Rc<CallSlot>,
-    budget: &Rc<ScriptBudget>,
+    (slot, budget): (&Rc<CallSlot>, &Rc<ScriptBudget>),
+    (types, cards): (&[&str], &[&str]),
 ) -> mlua::Result<()> {
+    super::raw::keep_names(lua, types, cards)?;
     let env = FastEnv {
         slot: Rc::clone(slot),
         budget: Rc::clone(budget),

@@ -402,17 +402,22 @@ impl PackState {
         let (lua, freeze) = sandbox::new_state(&budget, memory)?;
         let slot = Rc::new(ctx::CallSlot::default());
         let table = ctx::make(&lua, &slot, &budget)?;
-        // The names tables scripts read are made of (a host serves one catalog's content).
+        // The names token tables are made of (a host serves one catalog's content).
         let types: Vec<&str> = catalog
             .token_types()
             .iter()
             .map(|t| t.meta.id.as_str())
             .collect();
         let cards: Vec<&str> = catalog.cards().iter().map(|c| c.meta.id.as_str()).collect();
-        raw::keep_names(&lua, &types, &cards)?;
+
         // The functions scripts call most get fast entries (their general twins stay).
         if let Some(meta) = table.metatable() {
-            fast::install(&lua, &meta.raw_get("__index")?, &slot, &budget)?;
+            fast::install(
+                &lua,
+                &meta.raw_get("__index")?,
+                (&slot, &budget),
+                (&types, &cards),
+            )?;
         }
         let ctx = ctx::CtxTable::new(&lua, table)?;
         let caller = raw::Caller::new(&lua, &ctx.table)?;
