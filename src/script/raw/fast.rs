@@ -98,6 +98,9 @@ struct Held<E> {
     lua: Cell<*const Lua>,
 }
 
+/// In a state's app data once its fast entries are installed.
+struct Installed;
+
 /// The [`Held`] box in a state's app data, kept there only to live as long as the state.
 struct HeldBox<E> {
     _held: Box<Held<E>>,
@@ -112,23 +115,14 @@ pub(in crate::script) fn install<E: Env>(
     env: E,
     entries: &[Entry<E>],
 ) -> mlua::Result<()> {
-    let mut taken = false;
-    // SAFETY: the running thread is the state's main thread (scripts have no
-    // coroutines); its extra space is a pointer-sized block Lua keeps for the host, which
-    // nothing else uses: this reads it.
-    unsafe {
-        lua.exec_raw::<()>((), |state| {
-            taken = !ffi::lua_getextraspace(state)
-                .cast::<*const c_void>()
-                .read()
-                .is_null();
-        })?;
-    }
-    if taken {
+    // Lua does not initialise a state's extra space, so the mark that the entries are
+    // installed is kept in the state's app data.
+    if lua.app_data_ref::<Installed>().is_some() {
         return Err(mlua::Error::RuntimeError(
             "ctx: the fast entries were installed twice (a bug: please report it)".into(),
         ));
     }
+    lua.set_app_data(Installed);
     let held = Box::new(Held {
         env,
         lua: Cell::new(std::ptr::null()),
