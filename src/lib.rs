@@ -8,6 +8,8 @@
 //! (LAN play) → `app` (the desktop client, with the default-on `client` feature) →
 //! [`cli`], the command line.
 
+#![deny(unsafe_code)]
+
 pub mod ai;
 #[cfg(feature = "client")]
 pub mod app;

@@ -844,7 +844,7 @@ mod tests {
         let slot = Rc::new(super::super::ctx::CallSlot::default());
         let table = super::super::ctx::make(&lua, &slot, &budget).unwrap();
         let methods: mlua::Table = table.metatable().unwrap().raw_get("__index").unwrap();
-        super::super::fast::install(&lua, &methods, &slot, &budget).unwrap();
+        super::super::fast::install(&lua, &methods, (&slot, &budget), (&[], &[])).unwrap();
         let ctx = super::super::ctx::CtxTable::new(&lua, table.clone()).unwrap();
         let at = crate::rules::Cell::new(1, 2);
         ctx.set_fields(

@@ -21,21 +21,7 @@ const FACTOR: f64 = 30.0;
 /// The processor time this thread has used (wall time where that cannot be read): a busy
 /// machine that takes the processor away does not count.
 fn cpu_time() -> Duration {
-    #[cfg(unix)]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: a valid clock id and a pointer to a live timespec.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) } == 0 {
-            return Duration::new(
-                u64::try_from(ts.tv_sec).unwrap_or(0),
-                u32::try_from(ts.tv_nsec).unwrap_or(0),
-            );
-        }
-    }
-    START.with(Instant::elapsed)
+    super::super::raw::thread_cpu_time().unwrap_or_else(|| START.with(Instant::elapsed))
 }
 
 thread_local! {

@@ -1,9 +1,10 @@
 //! The `ctx` table scripts receive: the only way a script sees or changes the game.
 //!
-//! The table and its functions are made once per Lua state. During a hook call the host
-//! points [`Current`] at the engine's `Effects` (or, for the read-only `income` hook, at a
-//! `GameView`); the functions reach the game through it and every change goes through
-//! the engine's primitives, tagged with the script and the line of the call.
+//! The table and its functions are made once per Lua state. For the length of a hook call
+//! the host lends the engine's `Effects` (or, for the read-only `income` and `evaluate`
+//! hooks, a `GameView`) to the call's slot ([`CallSlot::lend`]); the functions reach the
+//! game through it and every change goes through the engine's primitives, tagged with the
+//! script and the line of the call.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -12,27 +13,19 @@ use std::rc::Rc;
 use mlua::{Lua, Table, Value};
 
 use super::memo::Op;
+pub(super) use super::raw::fast::MAX_NAME;
+use super::raw::{Change, Lender, MainThread, Now, Target};
+pub(super) use super::raw::{NameOut, TokenOut};
 
 use crate::rules::{
-    Catalog, Cause, Cell as BoardCell, Effects, GameView, HookError, HookErrorKind, MoveResult,
-    ScriptId, Seat, Token, TokenTypeId,
+    Cause, Cell as BoardCell, Effects, GameView, HookError, HookErrorKind, MoveResult, ScriptId,
+    Seat, Token, TokenTypeId,
 };
-
-/// What the `ctx` functions act on right now.
-#[derive(Clone, Copy, Default)]
-pub(super) enum Current {
-    /// No hook is running: `ctx` used outside its call is an error.
-    #[default]
-    Idle,
-    /// A hook that may change the game.
-    Effects(*mut Effects<'static>),
-    /// The read-only `income` hook.
-    View(*const GameView<'static>),
-}
 
 /// The slot the host fills for the duration of one hook call.
 pub(super) struct CallSlot {
-    current: Cell<Current>,
+    /// What the hook call under way lent (nothing outside one).
+    lender: Lender,
     script: Cell<ScriptId>,
     /// A bad ctx call in this hook call, kept even if the script caught it.
     failure: std::cell::RefCell<Option<HookError>>,
@@ -48,7 +41,7 @@ pub(super) struct CallSlot {
 impl Default for CallSlot {
     fn default() -> Self {
         CallSlot {
-            current: Cell::new(Current::Idle),
+            lender: Lender::default(),
             script: Cell::new(ScriptId(0)),
             failure: std::cell::RefCell::new(None),
             stash: std::cell::RefCell::new(None),
@@ -58,64 +51,33 @@ impl Default for CallSlot {
     }
 }
 
-/// Restores the previous [`Current`] when a hook call ends (also by error or unwinding),
-/// so nested hook calls (an `on_destroyed` inside a `ctx:damage`) leave things as found.
-pub(super) struct Entered<'a> {
-    slot: &'a CallSlot,
-    previous: (Current, ScriptId),
-}
-
-impl Drop for Entered<'_> {
-    fn drop(&mut self) {
-        self.slot.current.set(self.previous.0);
-        self.slot.script.set(self.previous.1);
-    }
-}
-
 impl CallSlot {
-    /// Point `ctx` at `fx` until the returned guard is dropped.
-    pub fn enter_effects<'s>(&'s self, fx: &mut Effects<'_>, script: ScriptId) -> Entered<'s> {
+    /// Lend `target` to `ctx` for script `script` while `f` runs (the hook call); a
+    /// nested call (an `on_destroyed` inside a `ctx:damage`) leaves things as it found
+    /// them.
+    pub fn lend<R>(
+        &self,
+        target: &mut Target<'_, '_>,
+        script: ScriptId,
+        f: impl FnOnce() -> R,
+    ) -> R {
         // An error a fast entry kept for its general function that never raised it
         // (the general function failed first, converting an argument the script changed
         // meanwhile) belongs to no later call.
         self.stash.borrow_mut().take();
-        let previous = (self.current.get(), self.script.get());
-        let ptr: *mut Effects<'_> = fx;
-        self.current.set(Current::Effects(ptr.cast()));
-        self.script.set(script);
-        Entered {
-            slot: self,
-            previous,
-        }
-    }
-
-    /// Point `ctx` at a read-only view until the returned guard is dropped.
-    pub fn enter_view<'s>(&'s self, view: &GameView<'_>, script: ScriptId) -> Entered<'s> {
-        // An error a fast entry kept for its general function that never raised it
-        // (the general function failed first, converting an argument the script changed
-        // meanwhile) belongs to no later call.
-        self.stash.borrow_mut().take();
-        let previous = (self.current.get(), self.script.get());
-        let ptr: *const GameView<'_> = view;
-        self.current.set(Current::View(ptr.cast()));
-        self.script.set(script);
-        Entered {
-            slot: self,
-            previous,
-        }
+        let previous = self.script.replace(script);
+        let result = self.lender.lend(target, f);
+        self.script.set(previous);
+        result
     }
 
     fn view<R>(&self, f: impl FnOnce(&GameView<'_>) -> mlua::Result<R>) -> mlua::Result<R> {
-        match self.current.get() {
-            Current::Idle => Err(outside()),
-            // SAFETY: the pointer was made from a live `&mut Effects` by `enter_effects`,
-            // whose guard is alive for as long as the hook call that can reach this code;
-            // the host does not touch that `Effects` while the script runs, and nested hook
-            // calls use pointers reborrowed from it that end before this one is used again.
-            Current::Effects(p) => f(&unsafe { &*p }.view()),
-            // SAFETY: as above, for the shared view given to `enter_view`.
-            Current::View(p) => f(unsafe { &*p }),
-        }
+        self.lender.read(|now| match now {
+            Now::Idle => Err(outside()),
+            Now::Effects(fx) => f(&fx.view()),
+            Now::View(view) => f(view),
+            Now::Busy => Err(busy()),
+        })
     }
 
     fn effects<R>(
@@ -124,9 +86,10 @@ impl CallSlot {
         what: &str,
         f: impl FnOnce(&mut Effects<'_>) -> Result<R, Refusal>,
     ) -> mlua::Result<R> {
-        match self.current.get() {
-            Current::Idle => Err(outside()),
-            Current::View(_) => {
+        self.lender.change(|now| match now {
+            Change::Idle => Err(outside()),
+            Change::Busy => Err(busy()),
+            Change::View => {
                 let error = located(
                     lua,
                     &format!(
@@ -136,9 +99,7 @@ impl CallSlot {
                 self.poison(lua, &error, HookErrorKind::Script);
                 Err(error)
             }
-            Current::Effects(p) => {
-                // SAFETY: see `view`.
-                let fx = unsafe { &mut *p };
+            Change::Effects(fx) => {
                 if let Some(failed) = fx.failure() {
                     // The move is refused already (too many events, say): stop the script.
                     let error = located(lua, &format!("ctx:{what}: {}", failed.message));
@@ -195,7 +156,7 @@ impl CallSlot {
                     error
                 })
             }
-        }
+        })
     }
 }
 
@@ -231,13 +192,21 @@ fn outside() -> mlua::Error {
     )
 }
 
+/// A `ctx` function reached the game while another one had it (only a bug of the host
+/// does that: the game is never borrowed twice).
+#[cold]
+fn busy() -> mlua::Error {
+    mlua::Error::RuntimeError(
+        "ctx: the game is in use by another ctx call (a bug: please report it)".to_string(),
+    )
+}
+
 /// The line of the script code calling a `ctx` function. A Lua frame right above the
 /// call is always the script (the sandbox's own Lua functions never call `ctx`); only a
 /// call through `pcall` (a C frame) needs the slower walk.
 fn caller_line(lua: &Lua) -> u32 {
-    if let Some(state) = super::place::calling() {
-        // SAFETY: a fast entry under way set this: the thread calling it, alive.
-        return unsafe { super::place::raw_caller_line(state) };
+    if let Some(line) = super::raw::fast_caller_line() {
+        return line;
     }
     lua.inspect_stack(1, |d| d.current_line())
         .flatten()
@@ -323,10 +292,6 @@ pub(super) fn a_type(value: &Value) -> String {
     format!("{article} {name}")
 }
 
-/// The longest name (of a token type) a `ctx` call takes, in bytes: far longer than any
-/// id, and short enough that looking it up costs nothing.
-pub(super) const MAX_NAME: usize = 256;
-
 /// A name argument (a string, or a number written as text), at most [`MAX_NAME`] bytes.
 pub(super) struct Text(pub String);
 
@@ -402,11 +367,11 @@ impl CallSlot {
             super::place::script_place_of(lua),
             super::message::message(error),
         );
-        if let Current::Effects(p) = self.current.get() {
-            // SAFETY: see `view`; only the failure slot is touched.
-            let fx = unsafe { &mut *p };
-            fx.fail(failure.clone());
-        }
+        self.lender.change(|now| {
+            if let Change::Effects(fx) = now {
+                fx.fail(failure.clone());
+            }
+        });
         self.failure.borrow_mut().get_or_insert(failure);
     }
 
@@ -614,7 +579,7 @@ pub(super) fn make(
     );
     func!("type_at", |lua, s, (Int(x), Int(y)): (Int, Int)| {
         match type_at(s, x, y)? {
-            Some(name) => Ok(Value::String(lua.create_string(name.bytes())?)),
+            Some(name) => Ok(Value::String(name.string(lua)?)),
             None => Ok(Value::Nil),
         }
     });
@@ -623,12 +588,11 @@ pub(super) fn make(
             Ok(v.state
                 .board()
                 .tokens()
-                .map(|(at, t)| TokenOut::new(v.catalog, at, t))
+                .map(|(at, t)| TokenOut::new(at, t))
                 .collect::<Vec<_>>())
         })?;
         per_table(lua, tokens.len(), "tokens")?;
-        // SAFETY: one protected call makes the list and its tables (`list_of`).
-        unsafe { list_of(lua, &tokens, |state, keys, token| token.push(state, keys)) }
+        super::raw::token_list(lua, &tokens)
     });
     func!("score", |lua, s, (Int(n),): (Int,)| score(lua, s, n));
     func!("targets", |lua, s, (): ()| {
@@ -639,19 +603,7 @@ pub(super) fn make(
         })?;
         per_table_targets(lua, cells.len(), "targets")?;
         target_source(s)?;
-        // SAFETY: one protected call makes the list and its tables (`list_of`); each
-        // pair table is a raw set of two keys.
-        unsafe {
-            list_of(lua, &cells, |state, keys, xy| {
-                use mlua::ffi;
-                ffi::lua_createtable(state, 0, 2);
-                for (key, n) in [Key::X, Key::Y].into_iter().zip(xy) {
-                    push_key(state, keys, key);
-                    ffi::lua_pushinteger(state, *n);
-                    ffi::lua_rawset(state, -3);
-                }
-            })
-        }
+        super::raw::cell_list(lua, &cells)
     });
     func!("target_count", |_lua, s, (): ()| target_count(s));
     func!("target", |_lua, s, (Int(i),): (Int,)| {
@@ -764,7 +716,7 @@ pub(super) fn token_raw(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<Tok
 
 pub(super) fn token_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<TokenOut>> {
     let token = token_raw(s, x, y)?;
-    s.view(|v| Ok(token.map(|t| TokenOut::new(v.catalog, cell(x, y), t))))
+    Ok(token.map(|t| TokenOut::new(cell(x, y), t)))
 }
 
 pub(super) fn empty(s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
@@ -794,7 +746,7 @@ pub(super) fn value_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<i64>
 pub(super) fn type_at(s: &CallSlot, x: i64, y: i64) -> mlua::Result<Option<NameOut>> {
     let result = s.view(|v| Ok(v.state.board().get(cell(x, y)).map(|t| t.kind)));
     let kind = s.memo.noted(result, |out| Op::TypeAt { x, y, out })?;
-    s.view(|v| Ok(kind.map(|kind| NameOut::of_type(v.catalog, kind))))
+    Ok(kind.map(NameOut::of_type))
 }
 
 pub(super) fn score(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
@@ -1188,362 +1140,49 @@ impl CallSlot {
     }
 }
 
-/// A list (a sequence table) of one table per item, each pushed by `push`, made in one
-/// protected call: through mlua's API each table and each field would be a protected
-/// call of its own (a raw set, and a string pushed under a memory cap, are).
-///
-/// The field names are looked up once for the whole list (see [`Keys`]).
-///
-/// # Safety
-/// `push` leaves exactly one value (the item's table) on the stack, needs at most six
-/// slots, and only pushes and raw-sets (running out of memory raises a Lua error, which
-/// the protected call catches; `push` holds nothing that needs dropping).
-unsafe fn list_of<T>(
-    lua: &Lua,
-    items: &[T],
-    push: impl Fn(*mut mlua::ffi::lua_State, Keys, &T),
-) -> mlua::Result<Table> {
-    use mlua::ffi;
-    let size = std::ffi::c_int::try_from(items.len()).unwrap_or(std::ffi::c_int::MAX);
-    // SAFETY: the contract; the keys table (or the nil in its place) stays under the
-    // list and is taken off at the end, leaving the list alone on the stack, the one
-    // result.
-    unsafe {
-        lua.exec_raw::<Table>((), |state| {
-            let keys = push_keys(state);
-            ffi::lua_createtable(state, size, 0);
-            let mut n: ffi::lua_Integer = 0;
-            for item in items {
-                push(state, keys, item);
-                n += 1;
-                ffi::lua_rawseti(state, -2, n);
-            }
-            ffi::lua_remove(state, -2);
-        })
-    }
-}
-
-/// A field of a token or cell table (and of `ctx:spawn`'s spec: seat, value, type).
-#[derive(Clone, Copy)]
-pub(super) enum Key {
-    X = 1,
-    Y,
-    Seat,
-    Value,
-    Type,
-    Card,
-}
-
-impl Key {
-    /// Every key, in the order of their numbers.
-    const ALL: [Key; 6] = [Key::X, Key::Y, Key::Seat, Key::Value, Key::Type, Key::Card];
-
-    fn name(self) -> &'static std::ffi::CStr {
-        match self {
-            Key::X => c"x",
-            Key::Y => c"y",
-            Key::Seat => c"seat",
-            Key::Value => c"value",
-            Key::Type => c"type",
-            Key::Card => c"card",
-        }
-    }
-}
-
-/// The registry slot of a state's [`Key`] names as Lua strings (its address is the key):
-/// pushing a kept string is a table read, where pushing a C string hashes it and looks
-/// it up among the interned strings each time.
-static KEYS_SLOT: u8 = 0;
-
-fn keys_slot() -> *const std::ffi::c_void {
-    (&raw const KEYS_SLOT).cast()
-}
-
-/// Which name a kept name is: the keys table keeps the names of token types and cards
-/// as Lua strings beside the field names, type number `n` (from 1) at `8 + 2n` and card
-/// number `n` at `9 + 2n`. A host serves one catalog's content (its clones share it), so
-/// a number always stands for the same name. Bounded by the catalog.
-#[derive(Clone, Copy)]
-enum Name {
-    Type = 0,
-    Card = 1,
-}
-
-/// The slot of the kept name `number` (from 1) of kind `name` in the keys table.
-fn name_slot(name: Name, number: i64) -> mlua::ffi::lua_Integer {
-    number.saturating_mul(2).saturating_add(8 + name as i64)
-}
-
-/// Keep the [`Key`] names as Lua strings in `lua`'s registry, for [`push_key`], with room
-/// for the type and card names [`push_name`] keeps.
-pub(super) fn keep_keys(lua: &Lua) -> mlua::Result<()> {
-    use mlua::ffi;
-    // SAFETY: a protected call gives room for the table and a key, and catches running
-    // out of memory; `lua_rawsetp` pops the table.
-    unsafe {
-        lua.exec_raw::<()>((), |state| {
-            ffi::lua_createtable(state, 8, 0);
-            for key in Key::ALL {
-                ffi::lua_pushstring(state, key.name().as_ptr());
-                ffi::lua_rawseti(state, -2, key as ffi::lua_Integer);
-            }
-            ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, keys_slot());
-        })
-    }
-}
-
-/// Where a token or cell table finds its field names (and a token's type and card
-/// names): the keys table [`keep_keys`] made, at a fixed stack index (an absolute index
-/// or a C function's upvalue), or none (the names are pushed as C strings).
-#[derive(Clone, Copy)]
-pub(super) struct Keys(Option<std::ffi::c_int>);
-
-impl Keys {
-    /// Whether there is no keys table.
-    pub(super) fn is_none(self) -> bool {
-        self.0.is_none()
-    }
-
-    /// The keys table at `index` (absolute, or an upvalue's pseudo-index).
-    ///
-    /// # Safety
-    /// While the result is used, the value at `index` is the table [`keep_keys`] made.
-    pub(super) unsafe fn at(index: std::ffi::c_int) -> Keys {
-        Keys(Some(index))
-    }
-}
-
-/// Push the state's kept keys table, or nil where [`keep_keys`] never ran: where to find
-/// it while it stays on the stack.
-///
-/// # Safety
-/// `state` has room for one more value.
-pub(super) unsafe fn push_keys(state: *mut mlua::ffi::lua_State) -> Keys {
-    use mlua::ffi;
-    // SAFETY: the contract; a raw read of the registry raises no error.
-    unsafe {
-        if ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, keys_slot()) == ffi::LUA_TTABLE {
-            Keys(Some(ffi::lua_absindex(state, -1)))
-        } else {
-            Keys(None)
-        }
-    }
-}
-
-/// Push `key`'s name: from the kept keys table when there is one, or else as a C string.
-///
-/// # Safety
-/// `state` has room for one more value, and `keys` holds (see [`Keys::at`]).
-pub(super) unsafe fn push_key(state: *mut mlua::ffi::lua_State, keys: Keys, key: Key) {
-    use mlua::ffi;
-    // SAFETY: the contract; a raw read of the keys table raises no error.
-    unsafe {
-        match keys.0 {
-            Some(at) => {
-                ffi::lua_rawgeti(state, at, key as ffi::lua_Integer);
-            }
-            None => {
-                ffi::lua_pushstring(state, key.name().as_ptr());
-            }
-        }
-    }
-}
-
-/// Push `name`, the name of type or card `number` (from 1): from the names kept in the
-/// keys table when there is one (keeping it there the first time), or else as a new
-/// string. Hashing a name and finding it among the interned strings costs more than a
-/// table read, and tokens are read all the time.
-///
-/// # Safety
-/// `state` has room for two more values, `name` points at its bytes, and `keys` holds
-/// (see [`Keys::at`]). Running out of memory raises a Lua error (a long jump): the caller
-/// holds nothing that needs dropping.
-unsafe fn push_name(
-    state: *mut mlua::ffi::lua_State,
-    keys: Keys,
-    kind: Name,
-    number: i64,
-    name: (*const u8, usize),
-) {
-    use mlua::ffi;
-    // SAFETY: the contract; raw reads and sets run no metamethod; only the name is left
-    // on the stack.
-    unsafe {
-        let Some(at) = keys.0 else {
-            ffi::lua_pushlstring(state, name.0.cast(), name.1);
-            return;
-        };
-        let slot = name_slot(kind, number);
-        if ffi::lua_rawgeti(state, at, slot) == ffi::LUA_TSTRING {
-            return;
-        }
-        ffi::lua_pop(state, 1);
-        ffi::lua_pushlstring(state, name.0.cast(), name.1);
-        ffi::lua_pushvalue(state, -1);
-        ffi::lua_rawseti(state, at, slot);
-    }
-}
-
-/// The number a name is kept under in the keys table: its index + 1.
-fn number_of(index: usize) -> i64 {
-    i64::try_from(index).map_or(i64::MAX, |i| i.saturating_add(1))
-}
-
-/// A token type's name as scripts see it (`ctx:type_at`, a token table's `type`): its number + 1 and its name,
-/// which points into the catalog (it outlives every hook call).
-#[derive(Clone, Copy)]
-pub(super) struct NameOut(i64, (*const u8, usize));
-
-impl NameOut {
-    fn of_type(catalog: &Catalog, kind: TokenTypeId) -> NameOut {
-        let name = catalog.token_type(kind).meta.id.as_str();
-        NameOut(number_of(kind.index()), (name.as_ptr(), name.len()))
-    }
-
-    /// The name's bytes.
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: the pointer and length were taken from a name of the catalog, which
-        // outlives every hook call (and so this value).
-        unsafe { std::slice::from_raw_parts(self.1.0, self.1.1) }
-    }
-
-    /// Push the name, found through `keys`.
-    ///
-    /// # Safety
-    /// As for [`push_name`].
-    pub(super) unsafe fn push(&self, state: *mut mlua::ffi::lua_State, keys: Keys) {
-        // SAFETY: the contract.
-        unsafe { push_name(state, keys, Name::Type, self.0, self.1) }
-    }
-}
-
-/// A token as scripts see it, ready to become a table: `{x, y, seat, value, type, card}`.
-/// The two names point into the catalog, which outlives every hook call.
-#[derive(Clone, Copy)]
-pub(super) struct TokenOut {
-    numbers: [i64; 4],
-    kind: NameOut,
-    /// The card's number + 1 and name.
-    card: Option<(i64, (*const u8, usize))>,
-}
-
-impl TokenOut {
-    pub(super) fn new(catalog: &Catalog, at: BoardCell, token: Token) -> TokenOut {
-        let kind = NameOut::of_type(catalog, token.kind);
-        let card = token.card.map(|c| {
-            let name = catalog.card(c).meta.id.as_str();
-            (number_of(c.index()), (name.as_ptr(), name.len()))
-        });
-        TokenOut {
-            numbers: [
-                at.x.into(),
-                at.y.into(),
-                token.seat.number().into(),
-                token.value.into(),
-            ],
-            kind,
-            card,
-        }
-    }
-
-    /// Push the token's table on `state`'s stack, its names found through `keys`.
-    ///
-    /// # Safety
-    /// `state` has room for six more values, `keys` holds (see [`Keys::at`]), and the
-    /// catalog the names point into is alive. Running out of memory raises a Lua error (a
-    /// long jump): the caller holds nothing that needs dropping.
-    pub(super) unsafe fn push(&self, state: *mut mlua::ffi::lua_State, keys: Keys) {
-        use mlua::ffi;
-        // SAFETY: see the function's contract; each field is a raw set of a key and a
-        // value into the new table (no metamethod runs).
-        unsafe {
-            ffi::lua_createtable(state, 0, 6);
-            let numbers = [Key::X, Key::Y, Key::Seat, Key::Value];
-            for (key, n) in numbers.into_iter().zip(self.numbers) {
-                push_key(state, keys, key);
-                ffi::lua_pushinteger(state, n);
-                ffi::lua_rawset(state, -3);
-            }
-            push_key(state, keys, Key::Type);
-            self.kind.push(state, keys);
-            ffi::lua_rawset(state, -3);
-            if let Some((number, name)) = self.card {
-                push_key(state, keys, Key::Card);
-                push_name(state, keys, Name::Card, number, name);
-                ffi::lua_rawset(state, -3);
-            }
-        }
-    }
-
-    /// Push the token's table on `state`'s stack, its names found through the keys table
-    /// in the registry (looked up, then taken off again).
-    ///
-    /// # Safety
-    /// `state` has room for seven more values and the catalog the names point into is
-    /// alive. Running out of memory raises a Lua error (a long jump): the caller holds
-    /// nothing that needs dropping.
-    pub(super) unsafe fn push_alone(&self, state: *mut mlua::ffi::lua_State) {
-        // SAFETY: the contract; the keys table (or the nil in its place) is taken off,
-        // leaving the token's table on top.
-        unsafe {
-            let keys = push_keys(state);
-            self.push(state, keys);
-            mlua::ffi::lua_remove(state, -2);
-        }
-    }
-
-    /// The token's table, made in one protected call (a raw set through the API is a
-    /// protected call of its own, and so is pushing a string while a memory cap is set).
-    pub(super) fn table(&self, lua: &Lua) -> mlua::Result<Table> {
-        // SAFETY: a protected call gives room for the keys table, the token's table and a
-        // key and value, and catches running out of memory; the token's table is left
-        // alone on the stack.
-        unsafe { lua.exec_raw::<Table>((), |state| self.push_alone(state)) }
-    }
-}
-
 impl CallSlot {
     /// Keep what the current effects can change in `into` (nothing in a read-only hook).
     pub(super) fn checkpoint(&self, into: &mut crate::rules::Checkpoint) {
-        if let Current::Effects(p) = self.current.get() {
-            // SAFETY: see `view`.
-            unsafe { &*p }.checkpoint(into);
-        }
+        self.lender.read(|now| {
+            if let Now::Effects(fx) = now {
+                fx.checkpoint(into);
+            }
+        });
     }
 
     /// Put the current effects back as [`CallSlot::checkpoint`] kept them.
     pub(super) fn rollback(&self, from: &crate::rules::Checkpoint) {
-        if let Current::Effects(p) = self.current.get() {
-            // SAFETY: see `view`.
-            unsafe { &mut *p }.rollback(from);
-        }
+        self.lender.change(|now| {
+            if let Change::Effects(fx) = now {
+                fx.rollback(from);
+            }
+        });
     }
 
     /// `f` of the current effects (to read their area); `none` in a read-only hook,
     /// which has no area.
     fn with_effects<R>(&self, none: R, f: impl FnOnce(&Effects<'_>) -> R) -> mlua::Result<R> {
-        match self.current.get() {
-            // SAFETY: see `view`.
-            Current::Effects(p) => Ok(f(unsafe { &*p })),
-            Current::View(_) => Ok(none),
-            Current::Idle => Err(outside()),
-        }
+        self.lender.read(|now| match now {
+            Now::Effects(fx) => Ok(f(fx)),
+            Now::View(_) => Ok(none),
+            Now::Idle => Err(outside()),
+            Now::Busy => Err(busy()),
+        })
     }
 
     /// Call `f(index, cell)` for each on-board cell of the current area.
     fn targets(&self, mut f: impl FnMut(usize, BoardCell) -> mlua::Result<()>) -> mlua::Result<()> {
-        match self.current.get() {
-            Current::Effects(p) => {
-                // SAFETY: see `view`.
-                let fx = unsafe { &*p };
+        self.lender.read(|now| match now {
+            Now::Effects(fx) => {
                 for (i, at) in fx.targets().enumerate() {
                     f(i, at)?;
                 }
                 Ok(())
             }
-            Current::View(_) => Ok(()),
-            Current::Idle => Err(outside()),
-        }
+            Now::View(_) => Ok(()),
+            Now::Idle => Err(outside()),
+            Now::Busy => Err(busy()),
+        })
     }
 }
 
@@ -1553,29 +1192,27 @@ pub(super) struct CtxTable {
     pub table: Table,
     /// The state's main thread, where outermost hook calls run (see
     /// [`CtxTable::set_fields`]).
-    main: *mut mlua::ffi::lua_State,
+    main: MainThread,
 }
 
 impl CtxTable {
     /// Wrap `table`, made by [`make`] for `lua`.
     pub fn new(lua: &Lua, table: Table) -> mlua::Result<CtxTable> {
-        let mut main = std::ptr::null_mut();
-        // SAFETY: only reads the running thread's pointer.
-        unsafe {
-            lua.exec_raw::<()>((), |state| main = state)?;
-        }
-        Ok(CtxTable { table, main })
+        Ok(CtxTable {
+            table,
+            main: MainThread::of(lua)?,
+        })
     }
 
     /// The state's main thread, on which its hooks run.
-    pub fn main(&self) -> *mut mlua::ffi::lua_State {
-        self.main
+    pub fn main(&self) -> &MainThread {
+        &self.main
     }
 
     /// Set the per-call fields (kept in `slot`, read through ctx's metatable: nothing is
     /// written into Lua); with `restart`, also restart the state's instruction countdown
-    /// (see [`super::sandbox::restart_countdown`]). False when a restart was asked for but
-    /// no budget hook is set: the caller installs it.
+    /// (see [`MainThread::restart_countdown`]). False when a restart was asked for but no
+    /// budget hook is set: the caller installs it.
     pub fn set_fields(
         &self,
         slot: &CallSlot,
@@ -1587,9 +1224,7 @@ impl CtxTable {
             opponent: mover.other().number(),
             at: origin.map(|at| (at.x, at.y)),
         });
-        // SAFETY: an outermost call runs on the state's main thread, which no Lua code is
-        // running on now; restarting reads and sets its hook fields only.
-        !restart || unsafe { super::sandbox::restart_countdown(self.main) }
+        !restart || self.main.restart_countdown(super::sandbox::HOOK_EVERY)
     }
 }
 

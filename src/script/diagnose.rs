@@ -5,51 +5,10 @@
 //!
 //! Must not: run a script.
 
-use mlua::{Function, Lua, Value};
+use mlua::{Function, Lua};
 
 use super::api::{CTX_FIELDS, CTX_METHODS};
 use crate::content::yaml::Loc;
-
-/// The pieces Lua's parser is fed, in bytes: the clock is read between two pieces.
-const PARSE_PIECE: usize = 1024;
-
-/// A script's source as Lua's parser reads it, a piece at a time, until a deadline.
-struct Feed<'a> {
-    source: &'a [u8],
-    at: usize,
-    deadline: Option<std::time::Instant>,
-    /// Whether the deadline came before the end of the source.
-    cut: bool,
-}
-
-/// Gives Lua's parser the next piece of a [`Feed`], or nothing (the end of the chunk)
-/// once its deadline has passed.
-unsafe extern "C-unwind" fn feed_piece(
-    _: *mut mlua::ffi::lua_State,
-    data: *mut std::ffi::c_void,
-    size: *mut usize,
-) -> *const std::ffi::c_char {
-    // SAFETY: `data` is the `Feed` that `parse` passes to `lua_load`, alive and not
-    // otherwise borrowed while `lua_load` runs; `size` is Lua's.
-    unsafe {
-        let feed = &mut *data.cast::<Feed<'_>>();
-        let rest = feed.source.len().saturating_sub(feed.at);
-        if rest == 0
-            || feed
-                .deadline
-                .is_some_and(|d| std::time::Instant::now() >= d)
-        {
-            feed.cut = rest > 0;
-            *size = 0;
-            return std::ptr::null();
-        }
-        let n = rest.min(PARSE_PIECE);
-        let piece = feed.source.as_ptr().add(feed.at);
-        feed.at += n;
-        *size = n;
-        piece.cast()
-    }
-}
 
 /// A parsed script, or where parsing was stopped by the load's clock.
 pub(super) enum Parsed {
@@ -69,54 +28,21 @@ pub(super) fn parse(
     env: &mlua::Table,
     deadline: Option<std::time::Instant>,
 ) -> mlua::Result<Parsed> {
-    let chunk_name = std::ffi::CString::new(format!("@{name}"))
-        .unwrap_or_else(|_| std::ffi::CString::from(c"@script"));
-    let mut feed = Feed {
-        source: source.as_bytes(),
-        at: 0,
-        deadline,
-        cut: false,
-    };
-    let data: *mut Feed<'_> = &raw mut feed;
-    // SAFETY: the closure runs in protected mode with `env` at stack index 1; `lua_load`
-    // reads only through `feed` (alive for the call); the closure leaves exactly two
-    // values: the chunk and nil, or nil and the error message.
-    let (chunk, error): (Value, Value) = unsafe {
-        lua.exec_raw(env, |state| {
-            let status = mlua::ffi::lua_load(
-                state,
-                feed_piece,
-                data.cast(),
-                chunk_name.as_ptr(),
-                c"t".as_ptr(),
-            );
-            if status == mlua::ffi::LUA_OK {
-                // The main chunk's only upvalue is its `_ENV`.
-                mlua::ffi::lua_pushvalue(state, 1);
-                mlua::ffi::lua_setupvalue(state, -2, 1);
-                mlua::ffi::lua_pushnil(state);
-            } else {
-                mlua::ffi::lua_pushnil(state);
-                mlua::ffi::lua_insert(state, -2);
-            }
-            mlua::ffi::lua_remove(state, 1);
-        })?
-    };
-    if feed.cut {
-        let line = source.as_bytes()[..feed.at.min(source.len())]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        return Ok(Parsed::Cut { line });
-    }
-    match (chunk, error) {
-        (Value::Function(f), _) => Ok(Parsed::Chunk(f)),
-        (_, Value::String(m)) => Err(mlua::Error::SyntaxError {
-            message: m.to_string_lossy(),
+    match super::raw::parse(lua, source, name, env, deadline)? {
+        super::raw::Parsed::Cut(at) => {
+            let line = source.as_bytes()[..at]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            Ok(Parsed::Cut { line })
+        }
+        super::raw::Parsed::Done(Ok(f)) => Ok(Parsed::Chunk(f)),
+        super::raw::Parsed::Done(Err(Some(message))) => Err(mlua::Error::SyntaxError {
+            message,
             incomplete_input: false,
         }),
-        _ => Err(mlua::Error::RuntimeError(
+        super::raw::Parsed::Done(Err(None)) => Err(mlua::Error::RuntimeError(
             "the script could not be parsed".to_string(),
         )),
     }

@@ -17,7 +17,7 @@ use super::message::{MEMORY_MESSAGE, message};
 use super::sandbox::{self, ScriptBudget};
 use super::{
     DEFAULT_INSTRUCTIONS, DEFAULT_MEMORY, HOOK_NAMES, LOAD_INSTRUCTIONS, LOAD_PACK, LOAD_SET,
-    STACK_RED_ZONE, STACK_SEGMENT, call, ctx, fast, memory, watchdog,
+    STACK_RED_ZONE, STACK_SEGMENT, ctx, fast, memory, raw,
 };
 use crate::content::diagnostic::Diagnostic;
 use crate::content::yaml::Loc;
@@ -29,7 +29,7 @@ pub(super) struct Script {
     /// `pack/path`, as errors name it.
     pub(super) name: String,
     pub(super) hooks: [Option<Function>; 5],
-    /// The same hooks in the registry, as [`call::Caller`] calls them.
+    /// The same hooks in the registry, as [`raw::Caller`] calls them.
     pub(super) keys: [Option<mlua::RegistryKey>; 5],
     /// The upvalues of the functions its hooks reach, as its top level left them, put
     /// back before the first hook call of this script in a move when one ran before;
@@ -52,7 +52,7 @@ pub(super) struct PackState {
     pub(super) freeze: sandbox::Freezer,
     pub(super) ctx: ctx::CtxTable,
     /// Calls this state's hooks with its `ctx`.
-    pub(super) caller: call::Caller,
+    pub(super) caller: raw::Caller,
     pub(super) slot: Rc<ctx::CallSlot>,
     /// The host's budget, shared by every pack.
     pub(super) budget: Rc<ScriptBudget>,
@@ -205,7 +205,7 @@ impl ScriptHost {
                     );
                     let instructions =
                         limits.map_or(DEFAULT_INSTRUCTIONS, |p| p.script_instructions);
-                    match PackState::new(memory, instructions, &budget) {
+                    match PackState::new(memory, instructions, &budget, catalog) {
                         Ok(s) => {
                             host.states.push(s);
                             state_of_pack.insert(def.pack.as_str(), host.states.len() - 1);
@@ -225,7 +225,7 @@ impl ScriptHost {
             let name = def.name();
             match host.states[state].compile(&path, &name, &def.source) {
                 Ok((hooks, snapshot)) => {
-                    let keys = match call::hook_keys(&host.states[state].lua, &hooks) {
+                    let keys = match raw::hook_keys(&host.states[state].lua, &hooks) {
                         Ok(keys) => keys,
                         Err(e) => {
                             problems.push(Diagnostic::error(
@@ -392,17 +392,35 @@ impl ScriptHost {
 }
 
 impl PackState {
-    fn new(memory: usize, instructions: u64, budget: &Rc<ScriptBudget>) -> mlua::Result<PackState> {
+    fn new(
+        memory: usize,
+        instructions: u64,
+        budget: &Rc<ScriptBudget>,
+        catalog: &Catalog,
+    ) -> mlua::Result<PackState> {
         let budget = Rc::clone(budget);
         let (lua, freeze) = sandbox::new_state(&budget, memory)?;
         let slot = Rc::new(ctx::CallSlot::default());
         let table = ctx::make(&lua, &slot, &budget)?;
+        // The names token tables are made of (a host serves one catalog's content).
+        let types: Vec<&str> = catalog
+            .token_types()
+            .iter()
+            .map(|t| t.meta.id.as_str())
+            .collect();
+        let cards: Vec<&str> = catalog.cards().iter().map(|c| c.meta.id.as_str()).collect();
+
         // The functions scripts call most get fast entries (their general twins stay).
         if let Some(meta) = table.metatable() {
-            fast::install(&lua, &meta.raw_get("__index")?, &slot, &budget)?;
+            fast::install(
+                &lua,
+                &meta.raw_get("__index")?,
+                (&slot, &budget),
+                (&types, &cards),
+            )?;
         }
         let ctx = ctx::CtxTable::new(&lua, table)?;
-        let caller = call::Caller::new(&lua, ctx.main(), &ctx.table)?;
+        let caller = raw::Caller::new(&lua, &ctx.table)?;
         lua.set_app_data(Rc::clone(&slot));
         Ok(PackState {
             lua,
@@ -462,10 +480,9 @@ impl PackState {
                     )));
                 }
             };
-            let running = self.budget.guard(self.ctx.main());
-            let v = chunk.call::<Value>(());
-            watchdog::leave(running);
-            let v = v?;
+            let v = self
+                .budget
+                .guard(self.ctx.main(), || chunk.call::<Value>(()))?;
             if let Some(o) = self.budget.exceeded() {
                 return Err(mlua::Error::RuntimeError(o.describe()));
             }

@@ -8,7 +8,8 @@ use mlua::Value;
 
 use super::host::{Hook, PackState, Script, ScriptHost};
 use super::message::{is_memory, lua_place, message};
-use super::{STACK_RED_ZONE, STACK_SEGMENT, call, ctx, memo, memory, place, sandbox, watchdog};
+use super::raw::{self as call, Target};
+use super::{STACK_RED_ZONE, STACK_SEGMENT, ctx, memo, memory, sandbox};
 use crate::rules::{
     Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, ScriptPlace, Token,
 };
@@ -32,8 +33,8 @@ impl Script {
 }
 
 impl ScriptHost {
-    /// Run `hook` of `script` with `ctx` pointing at `enter`'s target. `passed` names
-    /// the call for replaying it.
+    /// Run `hook` of `script` with `target` lent to `ctx`. `passed` names the call for
+    /// replaying it.
     #[allow(clippy::too_many_arguments)]
     fn call(
         &self,
@@ -42,7 +43,7 @@ impl ScriptHost {
         fields: (crate::rules::Seat, Option<Cell>),
         passed: Passed,
         args: call::Args,
-        mut enter: impl FnMut(&ctx::CallSlot) -> ctx::Entered<'_>,
+        mut target: Target<'_, '_>,
     ) -> Result<Option<Value>, HookError> {
         if !self.memo.starting() {
             // A change a replay made again would start this hook: the replay is undone
@@ -99,15 +100,15 @@ impl ScriptHost {
         if let Some(k) = &key
             && let Some(variants) = self.memo.get(k)
         {
-            let entered = enter(&state.slot);
-            let replayed = state.slot.replay(
-                &state.lua,
-                &variants,
-                |cost| self.budget.affords(cost),
-                &mut self.memo.replaying(),
-            );
+            let replayed = state.slot.lend(&mut target, script, || {
+                state.slot.replay(
+                    &state.lua,
+                    &variants,
+                    |cost| self.budget.affords(cost),
+                    &mut self.memo.replaying(),
+                )
+            });
             self.memo.replayed(replayed.is_some());
-            drop(entered);
             if let Some(entry) = replayed.and_then(|i| {
                 self.memo.promote(k, i);
                 variants.0[i].as_ref()
@@ -135,31 +136,31 @@ impl ScriptHost {
             state.slot.memo.start();
         }
         let saved = (!outermost).then(|| state.slot.fields.get());
-        let entered = enter(&state.slot);
         state.depth.set(state.depth.get() + 1);
         if s.snapshot.is_some() {
             s.dirty.set(true);
         }
         // However deep hooks nest, across however many packs, the call never runs out of
         // native stack: it continues on a fresh segment when the thread's is low.
-        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
-            // ctx's fields for this call; an outermost call also counts its instructions
-            // from zero, whatever ran before it in this state.
-            let counted = state.ctx.set_fields(&state.slot, fields, outermost);
-            if !counted {
-                sandbox::install_hook(&state.lua, &state.budget)?;
-            }
-            // The hook's own ctx calls find their own lines, not those of a ctx call
-            // this hook runs inside.
-            let outer = place::suspend_calling();
-            // `income` and `evaluate` give a value back; the other hooks' results are
-            // ignored.
-            let wants = matches!(hook, Hook::Income | Hook::Evaluate);
-            let running = self.budget.guard(state.ctx.main());
-            let result = state.caller.call(&state.lua, function, args, wants);
-            watchdog::leave(running);
-            place::restore_calling(outer);
-            result
+        let result = state.slot.lend(&mut target, script, || {
+            stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+                // ctx's fields for this call; an outermost call also counts its
+                // instructions from zero, whatever ran before it in this state.
+                let counted = state.ctx.set_fields(&state.slot, fields, outermost);
+                if !counted {
+                    sandbox::install_hook(&state.lua, &state.budget)?;
+                }
+                // The hook's own ctx calls find their own lines, not those of a ctx call
+                // this hook runs inside.
+                call::outside_fast_call(|| {
+                    // `income` and `evaluate` give a value back; the other hooks' results
+                    // are ignored.
+                    let wants = matches!(hook, Hook::Income | Hook::Evaluate);
+                    self.budget.guard(state.ctx.main(), || {
+                        state.caller.call(function, args, wants)
+                    })
+                })
+            })
         });
         state.depth.set(state.depth.get() - 1);
         let recorded = key
@@ -169,7 +170,6 @@ impl ScriptHost {
             .filter(|_| self.memo.calls() == before.1 && self.budget.caught() == before.2)
             .map(|(k, ops)| (k, ops, self.budget.used().saturating_sub(before.0)));
         self.budget.leave();
-        drop(entered);
         // A bad ctx call the script caught still fails the hook (read-only hooks too),
         // and so does a spent budget, whatever the script did with the error.
         let exceeded = self.budget.exceeded();
@@ -304,7 +304,7 @@ impl Hooks for ScriptHost {
             (mover, Some(origin)),
             Some((None, None)),
             call::Args::CTX,
-            |slot| slot.enter_effects(fx, script),
+            Target::Effects(fx),
         )
         .map(|_| ())
     }
@@ -318,7 +318,6 @@ impl Hooks for ScriptHost {
         let mover = fx.mover();
         let token = fx.state().board().get(cell);
         let view_token = token.map(|t| (cell, t));
-        let catalog = fx.catalog();
         self.call(
             script,
             Hook::BetweenTurns,
@@ -326,12 +325,12 @@ impl Hooks for ScriptHost {
             Some((view_token, None)),
             call::Args {
                 me: Some(match view_token {
-                    Some((at, t)) => call::Me::Token(ctx::TokenOut::new(catalog, at, t)),
+                    Some((at, t)) => call::Me::Token(ctx::TokenOut::new(at, t)),
                     None => call::Me::Nil,
                 }),
                 number: None,
             },
-            |slot| slot.enter_effects(fx, script),
+            Target::Effects(fx),
         )
         .map(|_| ())
     }
@@ -352,12 +351,12 @@ impl Hooks for ScriptHost {
             Some((token.map(|t| (cell, t)), Some(income))),
             call::Args {
                 me: Some(match token {
-                    Some(t) => call::Me::Token(ctx::TokenOut::new(view.catalog, cell, t)),
+                    Some(t) => call::Me::Token(ctx::TokenOut::new(cell, t)),
                     None => call::Me::Nil,
                 }),
                 number: Some(income),
             },
-            |slot| slot.enter_view(view, script),
+            Target::View(view),
         )?;
         match result {
             None => Ok(income),
@@ -385,17 +384,16 @@ impl Hooks for ScriptHost {
         cell: Cell,
         token: Token,
     ) -> Result<(), HookError> {
-        let catalog = fx.catalog();
         self.call(
             script,
             Hook::OnDestroyed,
             (token.seat, Some(cell)),
             Some((Some((cell, token)), None)),
             call::Args {
-                me: Some(call::Me::Token(ctx::TokenOut::new(catalog, cell, token))),
+                me: Some(call::Me::Token(ctx::TokenOut::new(cell, token))),
                 number: None,
             },
-            |slot| slot.enter_effects(fx, script),
+            Target::Effects(fx),
         )
         .map(|_| ())
     }
@@ -421,7 +419,7 @@ impl ScriptHost {
                     me: None,
                     number: Some(seat.number().into()),
                 },
-                |slot| slot.enter_view(view, script),
+                Target::View(view),
             )?;
             total += match value {
                 Some(Value::Integer(n)) => {

@@ -6,7 +6,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
+use mlua::{HookTriggers, Lua, Table, VmState};
+
+use super::raw::{MainThread, watchdog};
 
 use crate::rules::{BudgetStep, MoveLimits};
 
@@ -180,7 +182,7 @@ pub(super) struct ScriptBudget {
     /// Whether the deadline the watchdog was last told includes a move's or call's clock
     /// (else it is the decision's or loading's, or none).
     told_call: Cell<bool>,
-    /// The thread's count of deadline changes ([`super::watchdog::changes`]) just after
+    /// The thread's count of deadline changes ([`watchdog::changes`]) just after
     /// this budget last told the watchdog.
     told_at: Cell<u64>,
     /// Hook calls started in a decision since its deadline was last read.
@@ -480,7 +482,7 @@ impl ScriptBudget {
         if self.deciding.get()
             && self.load.get().is_none()
             && !self.told_call.get()
-            && super::watchdog::changes() == self.told_at.get()
+            && watchdog::changes() == self.told_at.get()
         {
             // What the watchdog holds is the decision's deadline already (told when the
             // decision began, or since, and nothing else told it otherwise): the AI's
@@ -494,14 +496,14 @@ impl ScriptBudget {
         }
     }
 
-    /// Lua code of `state` is about to run on this thread: the watchdog is told the
-    /// deadline of the clocks running now if it was not yet, then notes the state (see
-    /// [`super::watchdog::enter`], whose result this returns).
-    pub fn guard(&self, state: *mut mlua::ffi::lua_State) -> *mut mlua::ffi::lua_State {
+    /// Run `f`, which runs Lua code of `main`'s state on this thread: the watchdog is told
+    /// the deadline of the clocks running now if it was not yet, and notes the state while
+    /// `f` runs (see [`watchdog::running_on`]).
+    pub fn guard<R>(&self, main: &MainThread, f: impl FnOnce() -> R) -> R {
         if self.untold.replace(false) {
             self.publish();
         }
-        super::watchdog::enter(state)
+        watchdog::running_on(main, f)
     }
 
     fn publish(&self) {
@@ -531,8 +533,8 @@ impl ScriptBudget {
     /// noting what was told.
     fn tell(&self, deadline: Option<Instant>, call: bool) {
         self.told_call.set(call);
-        super::watchdog::publish(deadline);
-        self.told_at.set(super::watchdog::changes());
+        watchdog::publish(deadline);
+        self.told_at.set(watchdog::changes());
     }
 
     /// The instructions counted in this step so far.
@@ -704,7 +706,7 @@ impl ScriptBudget {
                 // The watchdog only stops Lua code: it learns of this clock now if Lua
                 // runs (this charge is one of its instructions or `ctx` calls), else
                 // when Lua is about to run (`guard`).
-                if super::watchdog::running() {
+                if watchdog::running() {
                     self.publish();
                 } else {
                     self.untold.set(true);
@@ -774,25 +776,10 @@ impl ScriptBudget {
 /// prelude's functions the host calls (freezing globals, capturing and restoring a
 /// script's state).
 pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Result<(Lua, Freezer)> {
-    // SAFETY: the debug library is loaded only so the prelude can capture five of its
-    // functions into locals no script can reach (to find and restore a script's state
-    // between moves); the `debug` global is removed before any pack script is loaded,
-    // and scripts are loaded as text only (no binary chunks), with no `load` at all.
-    let lua = unsafe {
-        Lua::unsafe_new_with(
-            StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::DEBUG,
-            LuaOptions::default(),
-        )
-    };
+    // The five functions of the debug library the prelude captures into locals no script
+    // can reach, to find and restore a script's state between moves.
+    let (lua, inspect) = super::raw::new_lua_with_inspect()?;
     let globals = lua.globals();
-    let debug: Table = globals.get("debug")?;
-    let inspect = (
-        debug.get::<mlua::Function>("getupvalue")?,
-        debug.get::<mlua::Function>("setupvalue")?,
-        debug.get::<mlua::Function>("getmetatable")?,
-        debug.get::<mlua::Function>("setmetatable")?,
-        debug.get::<mlua::Function>("getinfo")?,
-    );
     for name in REMOVED_GLOBALS {
         globals.raw_set(*name, mlua::Value::Nil)?;
     }
@@ -832,7 +819,14 @@ pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Resul
         .load(include_str!("prelude.lua"))
         .set_name("=sandbox")
         .call((
-            caught, charge, largest, inspect.0, inspect.1, inspect.2, inspect.3, inspect.4,
+            caught,
+            charge,
+            largest,
+            inspect.getupvalue,
+            inspect.setupvalue,
+            inspect.getmetatable,
+            inspect.setmetatable,
+            inspect.getinfo,
         ))?;
     let freeze = Freezer {
         move_globals,
@@ -859,28 +853,6 @@ fn is_memory_value(e: &mlua::Value) -> bool {
         mlua::Value::String(s) => s.as_bytes().as_ref() == b"not enough memory",
         mlua::Value::Error(e) => super::message::is_memory(e),
         _ => false,
-    }
-}
-
-/// Restart Lua's instruction countdown for an outermost hook call, so each is counted
-/// from zero exactly, whatever ran before it in this state: the hook [`install_hook`] set
-/// is set again as it is (no allocation, unlike installing it anew). False, changing
-/// nothing, when that hook is not set.
-///
-/// # Safety
-/// `state` must be the running thread of a live Lua state.
-pub(super) unsafe fn restart_countdown(state: *mut mlua::ffi::lua_State) -> bool {
-    // SAFETY: the caller's; these read and set the thread's hook fields only, and raise
-    // no error.
-    unsafe {
-        let hook = mlua::ffi::lua_gethook(state);
-        let mask = mlua::ffi::lua_gethookmask(state);
-        let count = mlua::ffi::lua_gethookcount(state);
-        let present = hook.is_some() && u32::try_from(count) == Ok(HOOK_EVERY);
-        if present {
-            mlua::ffi::lua_sethook(state, hook, mask, count);
-        }
-        present
     }
 }
 
@@ -914,19 +886,10 @@ pub(super) fn install_hook(lua: &Lua, budget: &Rc<ScriptBudget>) -> mlua::Result
 /// made the hook fire early because the thread is past its deadline, a look at the clock
 /// (and the countdown set back to its interval).
 fn charge_tick(budget: &ScriptBudget) -> Result<(), Overrun> {
-    match super::watchdog::take_forced() {
-        None => budget.charge_whole(u64::from(HOOK_EVERY)),
-        Some(state) => {
-            // SAFETY: the watchdog's handler set this state's hook, whose code runs on
-            // this thread now (this is its hook); this sets the countdown back.
-            unsafe {
-                let hook = mlua::ffi::lua_gethook(state);
-                let mask = mlua::ffi::lua_gethookmask(state);
-                #[allow(clippy::cast_possible_wrap)]
-                mlua::ffi::lua_sethook(state, hook, mask, HOOK_EVERY as i32);
-            }
-            budget.overdue().map_or(Ok(()), Err)
-        }
+    if watchdog::take_forced(i32::try_from(HOOK_EVERY).unwrap_or(i32::MAX)) {
+        budget.overdue().map_or(Ok(()), Err)
+    } else {
+        budget.charge_whole(u64::from(HOOK_EVERY))
     }
 }
 

@@ -456,3 +456,128 @@ fn the_codemap_names_only_files_that_exist() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Where `unsafe` code may be: the one room of the script host, and the one file lock.
+/// Everything else denies it (`#![deny(unsafe_code)]` in src/lib.rs and src/main.rs).
+const UNSAFE_ALLOWED: &[&str] = &["src/script/raw/", "src/fsutil/mod.rs"];
+
+/// The text without string and character literals (each left as `""`), so a message
+/// that says "unsafe" is not code. Naive about raw strings across lines, which only
+/// hides more.
+fn without_strings(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            out.push(c);
+            continue;
+        }
+        out.push_str("\"\"");
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => break,
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// `file:line` of each `unsafe` in `files` outside [`UNSAFE_ALLOWED`], and of each
+/// `allow(unsafe_code)` outside it except the one on `mod raw`.
+fn unsafe_problems(files: &[(PathBuf, String)]) -> Vec<String> {
+    let src = root().join("src");
+    let mut problems = Vec::new();
+    for (file, text) in files {
+        let rel = file.strip_prefix(root()).unwrap_or(file);
+        let rel_text = rel.to_string_lossy().replace('\\', "/");
+        let allowed = UNSAFE_ALLOWED.iter().any(|a| rel_text.starts_with(a));
+        if !file.starts_with(&src) || allowed {
+            continue;
+        }
+        let code = without_strings(&code(text));
+        let lines: Vec<&str> = code.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            if names(line, "unsafe") {
+                problems.push(format!(
+                    "{}:{}: `unsafe` outside src/script/raw (put the call behind a safe \
+                     function there)",
+                    file.display(),
+                    n + 1
+                ));
+            }
+            let next = lines.get(n + 1).map_or("", |l| l.trim());
+            if line.contains("allow(unsafe_code)")
+                && !(rel_text == "src/script/mod.rs" && next == "mod raw;")
+            {
+                problems.push(format!(
+                    "{}:{}: `allow(unsafe_code)` outside src/script/raw",
+                    file.display(),
+                    n + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn unsafe_code_lives_only_in_the_raw_room() {
+    let files = sources();
+    let problems = unsafe_problems(&files);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for top in ["src/lib.rs", "src/main.rs"] {
+        let text = &files
+            .iter()
+            .find(|(f, _)| f.ends_with(top))
+            .unwrap_or_else(|| panic!("{top} is missing"))
+            .1;
+        assert!(
+            text.contains("#![deny(unsafe_code)]"),
+            "{top} must deny `unsafe` (`#![deny(unsafe_code)]`)"
+        );
+    }
+}
+
+#[test]
+fn the_unsafe_check_sees_code_but_not_comments_strings_or_the_room() {
+    let file = |rel: &str, text: &str| vec![(root().join(rel), text.to_string())];
+    assert_eq!(
+        unsafe_problems(&file("src/ai/x.rs", "let p = unsafe { *q };")).len(),
+        1
+    );
+    assert_eq!(
+        unsafe_problems(&file("src/net/x.rs", "pub unsafe fn f() {}")).len(),
+        1
+    );
+    assert_eq!(
+        unsafe_problems(&file("src/app/x.rs", "#[allow(unsafe_code)]\nfn f() {}")).len(),
+        1
+    );
+    assert!(
+        unsafe_problems(&file(
+            "src/packs/x.rs",
+            "/// An unsafe name.\nlet m = \"an unsafe \\\" name\"; // unsafe"
+        ))
+        .is_empty()
+    );
+    assert!(unsafe_problems(&file("src/script/raw/x.rs", "unsafe { f() }")).is_empty());
+    assert!(
+        unsafe_problems(&file(
+            "src/script/mod.rs",
+            "#[allow(unsafe_code)]\nmod raw;"
+        ))
+        .is_empty()
+    );
+    assert_eq!(
+        unsafe_problems(&file(
+            "src/script/mod.rs",
+            "#[allow(unsafe_code)]\nmod ctx;"
+        ))
+        .len(),
+        1
+    );
+}

@@ -19,10 +19,12 @@
 //! Only a thread already past its deadline is ever interrupted, so the instruction count
 //! of any script that stays in time is untouched: the count stays deterministic.
 //!
-//! [`HOOK_EVERY`]: super::sandbox::HOOK_EVERY
+//! [`HOOK_EVERY`]: crate::script::sandbox::HOOK_EVERY
 
 use std::cell::Cell;
 use std::time::Duration;
+
+use super::thread::MainThread;
 #[cfg(not(unix))]
 use std::time::Instant;
 
@@ -42,52 +44,68 @@ thread_local! {
 }
 
 /// How many times this thread's published deadline changed so far.
-pub fn changes() -> u64 {
+pub(in crate::script) fn changes() -> u64 {
     CHANGES.with(Cell::get)
 }
 
-/// Note that Lua code of `state` (a state's main thread) runs on this thread until
-/// [`leave`] is given what this returns.
+/// Puts back the state noted as running before, also when unwinding.
+struct Leave(*mut mlua::ffi::lua_State);
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        // The signal may have come after the state's last instruction, so its hook never
+        // saw the mark: the mark is dropped here (before the previous state is noted
+        // again, so a signal in between marks the state that ended, which
+        // `take_forced` then ignores).
+        FORCED.with(|f| f.set(std::ptr::null_mut()));
+        RUNNING.with(|r| r.set(self.0));
+    }
+}
+
+/// Run `f`, which runs Lua code of `main`'s state on this thread, with that state noted as
+/// the one the signal handler stops; the state noted before is noted again afterwards.
 ///
 /// A mark the signal handler left for a state whose code ended before its hook fired is
 /// dropped first: it never names the state that runs now.
-pub fn enter(state: *mut mlua::ffi::lua_State) -> *mut mlua::ffi::lua_State {
+pub(in crate::script) fn running_on<R>(main: &MainThread, f: impl FnOnce() -> R) -> R {
     FORCED.with(|f| f.set(std::ptr::null_mut()));
-    RUNNING.with(|r| r.replace(state))
+    let _leave = Leave(RUNNING.with(|r| r.replace(main.ptr())));
+    f()
 }
 
-/// Whether Lua code runs on this thread now (between [`enter`] and [`leave`]).
-pub fn running() -> bool {
+/// Whether Lua code runs on this thread now (inside [`running_on`]).
+pub(in crate::script) fn running() -> bool {
     RUNNING.with(|r| !r.get().is_null())
 }
 
-/// The Lua code [`enter`] noted is over; `previous` is what it returned.
-///
-/// The signal may have come after the state's last instruction, so its hook never saw the
-/// mark: the mark is dropped here (before the previous state is noted again, so a signal
-/// in between marks the state that ended, which [`take_forced`] then ignores).
-pub fn leave(previous: *mut mlua::ffi::lua_State) {
-    FORCED.with(|f| f.set(std::ptr::null_mut()));
-    RUNNING.with(|r| r.set(previous));
-}
-
-/// The state whose hook the signal handler made fire early, if it did and that state is
-/// the one running now (clearing the mark): the hook must then read the clock and set its
-/// countdown back. A mark naming any other state is never acted on: that state may be
+/// Whether the signal handler made the running state's hook fire early (clearing the
+/// mark): then its countdown is set back to `count` instructions here, and the hook must
+/// read the clock. A mark naming any other state is never acted on: that state may be
 /// gone, and this hook tick is an ordinary one to be charged as such.
-pub fn take_forced() -> Option<*mut mlua::ffi::lua_State> {
+pub(in crate::script) fn take_forced(count: i32) -> bool {
     let state = FORCED.with(|f| f.replace(std::ptr::null_mut()));
     let running = RUNNING.with(Cell::get);
-    (!state.is_null() && state == running).then_some(state)
+    if state.is_null() || state != running {
+        return false;
+    }
+    // SAFETY: `state` is the state noted by `running_on`, whose closure runs now (it is
+    // cleared before that closure's state can go): its code runs on this thread (this is
+    // its hook). These read and set its hook fields only and raise no error.
+    unsafe {
+        let hook = mlua::ffi::lua_gethook(state);
+        let mask = mlua::ffi::lua_gethookmask(state);
+        mlua::ffi::lua_sethook(state, hook, mask, count);
+    }
+    true
 }
 
 #[cfg(unix)]
-pub use guard::publish;
+pub(in crate::script) use guard::publish;
 
 /// Without POSIX signals nothing guards between charge points; the budget's own looks
 /// at the clock still stop every script.
 #[cfg(not(unix))]
-pub fn publish(_deadline: Option<Instant>) {}
+pub(in crate::script) fn publish(_deadline: Option<Instant>) {}
 
 #[cfg(unix)]
 mod guard {
@@ -244,8 +262,9 @@ mod guard {
         }
         FORCED.with(|f| f.set(state));
         // SAFETY: `state` is the main thread of a live Lua state whose code runs on this
-        // thread (it was noted by `enter` and is cleared by `leave` before the state can
-        // go); lua_sethook is documented as safe to call from a signal handler.
+        // thread (it was noted by `running_on` and is cleared before its closure ends,
+        // while the state is alive); lua_sethook is documented as safe to call from a
+        // signal handler.
         unsafe {
             let hook = mlua::ffi::lua_gethook(state);
             let mask = mlua::ffi::lua_gethookmask(state);
@@ -317,19 +336,18 @@ mod tests {
 
     use mlua::{HookTriggers, Lua, VmState};
 
-    use super::{enter, guard::SIGNAL, leave, publish, take_forced};
+    use super::super::thread::MainThread;
+    use super::{guard::SIGNAL, publish, running_on, take_forced};
 
     /// A Lua state with an instruction hook (the signal handler only marks a state whose
-    /// hook is set) and its main thread's pointer.
-    fn hooked() -> (Lua, *mut mlua::ffi::lua_State) {
+    /// hook is set) and its main thread.
+    fn hooked() -> (Lua, MainThread) {
         let lua = Lua::new();
         lua.set_hook(HookTriggers::new().every_nth_instruction(1_000), |_, _| {
             Ok(VmState::Continue)
         })
         .unwrap();
-        let mut main = std::ptr::null_mut();
-        // SAFETY: only reads the running thread's pointer.
-        unsafe { lua.exec_raw::<()>((), |state| main = state) }.unwrap();
+        let main = MainThread::of(&lua).unwrap();
         (lua, main)
     }
 
@@ -345,49 +363,42 @@ mod tests {
 
     #[test]
     fn the_running_state_sees_the_mark() {
-        let (_lua, state) = hooked();
-        let previous = enter(state);
-        signal_past_deadline();
-        let forced = take_forced();
-        leave(previous);
+        let (_lua, main) = hooked();
+        let forced = running_on(&main, || {
+            signal_past_deadline();
+            take_forced(1_000)
+        });
         publish(None);
-        assert_eq!(forced, Some(state));
-        assert_eq!(take_forced(), None);
+        assert!(forced);
+        assert!(!take_forced(1_000));
     }
 
     #[test]
     fn a_signal_after_the_last_instruction_leaves_no_mark() {
-        let (lua, state) = hooked();
-        let previous = enter(state);
+        let (lua, main) = hooked();
         // The signal comes after the state's last instruction: its hook never runs.
-        signal_past_deadline();
-        leave(previous);
+        running_on(&main, signal_past_deadline);
         publish(None);
         // The state may now be gone (a host is dropped or evicted)...
+        drop(main);
         drop(lua);
         // ...and no later hook tick of this thread may act on it, whichever state runs.
-        assert_eq!(take_forced(), None);
+        assert!(!take_forced(1_000));
         let (_other, next) = hooked();
-        let previous = enter(next);
-        assert_eq!(
-            take_forced(),
-            None,
-            "a stale mark reached the next state's hook"
-        );
-        leave(previous);
+        let stale = running_on(&next, || take_forced(1_000));
+        assert!(!stale, "a stale mark reached the next state's hook");
     }
 
     #[test]
     fn a_mark_for_another_state_is_not_acted_on() {
         let (_a, a) = hooked();
         let (_b, b) = hooked();
-        let outer = enter(a);
-        signal_past_deadline();
-        // Another state runs (nested) before `a`'s hook saw its mark.
-        let inner = enter(b);
-        assert_eq!(take_forced(), None);
-        leave(inner);
-        leave(outer);
+        running_on(&a, || {
+            signal_past_deadline();
+            // Another state runs (nested) before `a`'s hook saw its mark.
+            let forced = running_on(&b, || take_forced(1_000));
+            assert!(!forced);
+        });
         publish(None);
     }
 }

@@ -18,10 +18,11 @@ use std::ffi::c_int;
 
 use mlua::{Function, Lua, RegistryKey, Table, Value, ffi};
 
-use super::ctx::TokenOut;
+use super::stack::TokenOut;
+use super::thread::MainThread;
 
 /// The token a hook is about (`self`), or nil.
-pub(super) enum Me {
+pub(in crate::script) enum Me {
     Nil,
     /// Made into its table inside the call's protection, with no value of mlua's in
     /// between (a table made through mlua is a protected call and a registry entry of
@@ -30,7 +31,7 @@ pub(super) enum Me {
 }
 
 /// What a hook call passes after `ctx`.
-pub(super) struct Args {
+pub(in crate::script) struct Args {
     /// The token the hook is about (`self`), or nil; absent for `on_place`, `evaluate`.
     pub me: Option<Me>,
     /// A number after it (`income`'s income, `evaluate`'s seat).
@@ -46,9 +47,9 @@ impl Args {
 }
 
 /// A pack state's way of calling hooks.
-pub(super) struct Caller {
+pub(in crate::script) struct Caller {
     /// The state's main thread (the only one: scripts have no coroutines).
-    main: *mut ffi::lua_State,
+    main: MainThread,
     /// `ctx`, in the registry.
     ctx: RegistryKey,
     /// An entry that always holds a value (never nil, so it never leaves the registry):
@@ -58,10 +59,10 @@ pub(super) struct Caller {
 }
 
 impl Caller {
-    /// A caller for `lua`, whose main thread is `main`, passing `ctx`.
-    pub fn new(lua: &Lua, main: *mut ffi::lua_State, ctx: &Table) -> mlua::Result<Caller> {
+    /// A caller for `lua`, passing `ctx`.
+    pub fn new(lua: &Lua, ctx: &Table) -> mlua::Result<Caller> {
         Ok(Caller {
-            main,
+            main: MainThread::of(lua)?,
             ctx: lua.create_registry_value(ctx)?,
             slot: RefCell::new(lua.create_registry_value(true)?),
         })
@@ -69,15 +70,11 @@ impl Caller {
 
     /// Call the hook `function` (a key made by [`hook_keys`] in this state) with `ctx`
     /// and `args`: its first result when `result` is asked for, nil otherwise.
-    pub fn call(
-        &self,
-        lua: &Lua,
-        function: &RegistryKey,
-        args: Args,
-        result: bool,
-    ) -> mlua::Result<Value> {
-        let state = self.main;
-        // SAFETY: `state` is this state's main thread, alive as long as `lua`. Lua is
+    /// (A key of another state's registry names some other value here, or none: the call
+    /// then fails, safely.)
+    pub fn call(&self, function: &RegistryKey, args: Args, result: bool) -> mlua::Result<Value> {
+        let state = self.main.ptr();
+        // SAFETY: `state` is this state's main thread, kept alive by `self.main`. Lua is
         // either idle or running a C function on that thread (a hook nested in a `ctx`
         // call): pushing above its frame and putting the top back afterwards is what any
         // C function does. The pushes before each `lua_pcall` allocate nothing (a light
@@ -129,12 +126,12 @@ impl Caller {
                 return Ok(Value::Nil);
             }
             let out = match status {
-                ffi::LUA_OK => self.take(lua, state),
+                ffi::LUA_OK => self.take(state),
                 ffi::LUA_ERRMEM => {
                     let text = text_at_top(state);
                     Err(mlua::Error::MemoryError(text))
                 }
-                _ => match self.take(lua, state) {
+                _ => match self.take(state) {
                     Ok(Value::Error(e)) => Err(*e),
                     Ok(Value::String(s)) => Err(mlua::Error::RuntimeError(s.to_string_lossy())),
                     // Only a userdata the handler left (every other value became text):
@@ -156,7 +153,7 @@ impl Caller {
     ///
     /// # Safety
     /// `state` is the main thread with a value on top, which this pops.
-    unsafe fn take(&self, lua: &Lua, state: *mut ffi::lua_State) -> mlua::Result<Value> {
+    unsafe fn take(&self, state: *mut ffi::lua_State) -> mlua::Result<Value> {
         let slot = self.slot.borrow();
         // SAFETY: the contract; `slot` is an existing integer key of the registry.
         unsafe {
@@ -180,7 +177,7 @@ impl Caller {
             }
             ffi::lua_rawseti(state, ffi::LUA_REGISTRYINDEX, slot.id().into());
         }
-        let value = lua.registry_value::<Value>(&slot);
+        let value = self.main.lua().registry_value::<Value>(&slot);
         // The slot lets go of what it held (it never holds nil).
         // SAFETY: as above.
         unsafe {
@@ -235,7 +232,7 @@ unsafe extern "C-unwind" fn handler(state: *mut ffi::lua_State) -> c_int {
 }
 
 /// Registry keys for a script's hooks, to call them with [`Caller::call`].
-pub(super) fn hook_keys(
+pub(in crate::script) fn hook_keys(
     lua: &Lua,
     hooks: &[Option<Function>; 5],
 ) -> mlua::Result<[Option<RegistryKey>; 5]> {
