@@ -979,7 +979,7 @@ fn a_flood_of_probes_from_ever_new_addresses_does_not_hide_the_host() {
                 // About 20,000 probes a second, far more than the host answers, without
                 // one thread of a busy test machine starving the host's beacon of the
                 // core it needs to read its socket at all.
-                if i % 20 == 0 {
+                if i.is_multiple_of(20) {
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }
