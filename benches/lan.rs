@@ -70,16 +70,21 @@ fn deck(catalog: &Catalog, name: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn resident_kib() -> u64 {
+/// A number field of this process's `/proc/self/status` (`VmRSS:` in KiB, `Threads:`).
+fn status_field(name: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
+                .find(|l| l.starts_with(name))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|n| n.parse().ok())
         })
         .unwrap_or(0)
+}
+
+fn resident_kib() -> u64 {
+    status_field("VmRSS:")
 }
 
 /// Wait for the next view.
@@ -577,15 +582,7 @@ fn allocation(catalog: &Arc<Catalog>) {
 
 /// Threads of this process.
 fn threads() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Threads:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
+    status_field("Threads:")
 }
 
 /// The next view showing at least `moves` moves (or the game over).

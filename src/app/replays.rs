@@ -308,15 +308,7 @@ fn entry_row(
 /// Start getting `replay`'s packs for the profile at `profile` on a worker thread, and
 /// loading the content they make.
 fn get_packs(replay: &Replay, profile: PathBuf, folders: Folders) -> Result<Getting, String> {
-    let needed: Vec<Needed> = replay
-        .packs
-        .iter()
-        .map(|p| Needed {
-            id: p.id.clone(),
-            version: Some(p.version.clone()),
-            hash: p.hash.clone(),
-        })
-        .collect();
+    let needed = Needed::of_replay(replay);
     std::thread::Builder::new()
         .name("replay-packs".into())
         .spawn(move || {

@@ -47,15 +47,7 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let gotten = if args.sync {
-        let needed: Vec<Needed> = replay
-            .packs
-            .iter()
-            .map(|p| Needed {
-                id: p.id.clone(),
-                version: Some(p.version.clone()),
-                hash: p.hash.clone(),
-            })
-            .collect();
+        let needed = Needed::of_replay(&replay);
         // The plan goes where the report does not: stderr under --json.
         let gotten = if args.json {
             get_needed(ctx, &needed, &args.file, args.keep, &mut std::io::stderr())

@@ -37,6 +37,22 @@ pub struct Needed {
     pub hash: Option<String>,
 }
 
+impl Needed {
+    /// The packs a replay was played with, each at its version and content hash.
+    #[must_use]
+    pub fn of_replay(replay: &crate::replay::Replay) -> Vec<Needed> {
+        replay
+            .packs
+            .iter()
+            .map(|p| Needed {
+                id: p.id.clone(),
+                version: Some(p.version.clone()),
+                hash: p.hash.clone(),
+            })
+            .collect()
+    }
+}
+
 /// What getting a file's packs takes.
 #[derive(Debug, Default)]
 pub struct NeedsPlan {

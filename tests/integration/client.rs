@@ -705,10 +705,8 @@ fn label_text(h: &Harness<'_, App>, part: &str) -> String {
         .unwrap_or_default()
 }
 
-#[test]
-fn two_clients_play_a_whole_lan_game_by_clicks_and_see_the_same_result() {
-    let mut host = harness(base_library());
-    let mut guest = harness(base_library());
+/// Host a LAN game from the menu on any free port; the port and the hosting line.
+fn host_on_any_port(host: &mut Harness<'_, App>) -> (u16, String) {
     host.run();
     host.get_by_label("Play on LAN").click();
     host.run();
@@ -722,17 +720,25 @@ fn two_clients_play_a_whole_lan_game_by_clicks_and_see_the_same_result() {
     host.get_by_label("Port").type_text("0");
     host.run();
     host.get_by_label("Host").click();
-    run_until(&mut host, "the host waiting", |h| {
+    run_until(host, "the host waiting", |h| {
         h.query_by_label_contains("waiting for the other player")
             .is_some()
     });
-    let hosting = label_text(&host, "Hosting on port");
+    let hosting = label_text(host, "Hosting on port");
     let port: u16 = hosting
         .trim_start_matches("Hosting on port ")
         .split(':')
         .next()
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("a port in '{hosting}'"));
+    (port, hosting)
+}
+
+#[test]
+fn two_clients_play_a_whole_lan_game_by_clicks_and_see_the_same_result() {
+    let mut host = harness(base_library());
+    let mut guest = harness(base_library());
+    let (port, hosting) = host_on_any_port(&mut host);
     // The addresses to give a friend, where the machine has any.
     for ip in tokensmith::net::network_addresses() {
         assert!(
@@ -845,29 +851,7 @@ fn a_joiner_without_the_hosts_pack_chooses_its_deck_once_connected() {
     let profile = tokensmith::profile::Profile::open(guest_profile.path()).expect("profile");
     let mut host = harness(host_library);
     let mut guest = harness_for(App::with_profile(base_library(), Ok(profile)));
-    host.run();
-    host.get_by_label("Play on LAN").click();
-    host.run();
-    host.get_by_label("Port").click();
-    host.run();
-    host.key_press(Key::End);
-    for _ in 0..8 {
-        host.key_press(Key::Backspace);
-    }
-    host.get_by_label("Port").type_text("0");
-    host.run();
-    host.get_by_label("Host").click();
-    run_until(&mut host, "the host waiting", |h| {
-        h.query_by_label_contains("waiting for the other player")
-            .is_some()
-    });
-    let hosting = label_text(&host, "Hosting on port");
-    let port = hosting
-        .trim_start_matches("Hosting on port ")
-        .split(':')
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let (port, _) = host_on_any_port(&mut host);
 
     guest.run();
     guest.get_by_label("Play on LAN").click();
