@@ -155,6 +155,37 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+impl Progress {
+    /// The progress of `config`'s shard as it starts.
+    fn starting(config: &Config, content: &str) -> Progress {
+        let (shard, shards) = config.shard.unwrap_or((1, 1));
+        let at = now();
+        Progress {
+            shard,
+            shards,
+            games_planned: shard_games(config.games, shard, shards),
+            games_done: 0,
+            content: content.to_string(),
+            started_at: at,
+            updated_at: at,
+            finished: false,
+            error: None,
+        }
+    }
+}
+
+/// Write `progress` to `path` atomically, its folder made if missing.
+fn save(path: &Path, progress: &Progress) -> anyhow::Result<()> {
+    let shown = crate::fsutil::shown(path);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot make the folder of {shown}"))?;
+    }
+    let mut bytes = serde_json::to_vec_pretty(progress)?;
+    bytes.push(b'\n');
+    crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("cannot write {shown}"))
+}
+
 /// `path` with `{shard}` replaced by the shard's number.
 ///
 /// # Errors
@@ -188,31 +219,13 @@ impl ProgressFile {
     /// # Errors
     /// When the file cannot be written.
     pub fn start(path: &Path, config: &Config, content: &str) -> anyhow::Result<ProgressFile> {
-        let (shard, shards) = config.shard.unwrap_or((1, 1));
-        let at = now();
         let file = ProgressFile {
             path: path.to_path_buf(),
-            base: Progress {
-                shard,
-                shards,
-                games_planned: shard_games(config.games, shard, shards),
-                games_done: 0,
-                content: content.to_string(),
-                started_at: at,
-                updated_at: at,
-                finished: false,
-                error: None,
-            },
+            base: Progress::starting(config, content),
             done: AtomicU32::new(0),
             written: Mutex::new(Some(Instant::now())),
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| {
-                format!("cannot make the folder of {}", crate::fsutil::shown(path))
-            })?;
-        }
-        file.write(0, false)
-            .with_context(|| format!("cannot write {}", crate::fsutil::shown(path)))?;
+        save(path, &file.base)?;
         Ok(file)
     }
 
@@ -223,38 +236,17 @@ impl ProgressFile {
             finished,
             ..self.base.clone()
         };
-        let mut bytes = serde_json::to_vec_pretty(&progress)?;
-        bytes.push(b'\n');
-        crate::fsutil::write_atomic(&self.path, &bytes)?;
-        Ok(())
+        save(&self.path, &progress)
     }
 
     /// Say in the progress file of a shard that refused to run why it did.
     pub fn refused(path: &Path, config: &Config, content: &str, error: &str) {
-        let (shard, shards) = config.shard.unwrap_or((1, 1));
-        let at = now();
         let progress = Progress {
-            shard,
-            shards,
-            games_planned: shard_games(config.games, shard, shards),
-            games_done: 0,
-            content: content.to_string(),
-            started_at: at,
-            updated_at: at,
-            finished: false,
             error: Some(error.to_string()),
+            ..Progress::starting(config, content)
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let written = serde_json::to_vec_pretty(&progress)
-            .map_err(anyhow::Error::from)
-            .and_then(|bytes| Ok(crate::fsutil::write_atomic(path, &bytes)?));
-        if let Err(e) = written {
-            eprintln!(
-                "warning: cannot write {} ({e:#})",
-                crate::fsutil::shown(path)
-            );
+        if let Err(e) = save(path, &progress) {
+            eprintln!("warning: {e:#}");
         }
     }
 
