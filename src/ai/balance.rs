@@ -3,10 +3,10 @@
 //! that slot, so everything but the card cancels out. The verdict comes from the paired
 //! differences' 95 % interval (docs/ai.md, "Judging one card").
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::sequential::{Design, Moments, Side, step};
-use super::simulate::{Config, DeckChoice, MAX_MOVES, outcomes};
+use super::simulate::{Config, DeckChoice, MAX_MOVES, outcomes, shard_games};
 use super::{Level, Options};
 use crate::rules::{CardId, Catalog, Engine, NoHooks};
 
@@ -346,6 +346,7 @@ fn play_arm(
     arm: &Arm,
     seed: u64,
     games: u32,
+    shard: Option<(u32, u32)>,
     tick: &(dyn Fn() + Sync),
 ) -> (Vec<f64>, Vec<f64>) {
     let config = |stacks: &Vec<Vec<CardId>>| Config {
@@ -362,7 +363,7 @@ fn play_arm(
         threads: test.threads,
         options: test.options,
         max_moves: MAX_MOVES,
-        shard: None,
+        shard,
     };
     (
         outcomes(catalog, &config(&arm.with), tick),
@@ -400,10 +401,15 @@ pub fn run(
     let mut tallies = vec![Tally::default(); arms.len()];
     let mut diffs = Vec::new();
     for (arm, tally) in arms.iter().zip(&mut tallies) {
-        let (a, b) = play_arm(catalog, test, arm, arm.seed, test.games, tick);
+        let (a, b) = play_arm(catalog, test, arm, arm.seed, test.games, None, tick);
         add(tally, &mut diffs, &a, &b);
     }
-    Ok(report(catalog, test, &arms, &tallies, &diffs))
+    Ok(report(
+        &catalog.card(test.card).meta.id,
+        &names(&arms),
+        &tallies,
+        &diffs,
+    ))
 }
 
 /// Run `test` sequentially: rounds of paired games in every deck until the two
@@ -429,7 +435,8 @@ pub fn run_sequential(
     while tallies.first().is_some_and(|t| t.games < cap) {
         let games = per_round.min(cap - tallies[0].games);
         for (arm, tally) in arms.iter().zip(&mut tallies) {
-            let (a, b) = play_arm(catalog, test, arm, round_seed(arm.seed, round), games, tick);
+            let seed = round_seed(arm.seed, round);
+            let (a, b) = play_arm(catalog, test, arm, seed, games, None, tick);
             let before = diffs.len();
             add(tally, &mut diffs, &a, &b);
             for d in &diffs[before..] {
@@ -443,7 +450,12 @@ pub fn run_sequential(
             break;
         }
     }
-    let mut out = report(catalog, test, &arms, &tallies, &diffs);
+    let mut out = report(
+        &catalog.card(test.card).meta.id,
+        &names(&arms),
+        &tallies,
+        &diffs,
+    );
     let now = standing.unwrap_or_else(|| step(design, &moments, None));
     if now.strong == Side::Effect {
         out.verdict = Verdict::Strong;
@@ -478,6 +490,297 @@ pub fn run_sequential(
     Ok(out)
 }
 
+/// What identifies a sharded fixed-size test, so only shards of the same test merge. The
+/// command line fills it from its options and sets `content` (a hash of the packs and the
+/// decks' cards).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ShardRun {
+    /// The pack whose cards are judged (`--pack`), if the test is of a pack's cards.
+    pub pack: Option<String>,
+    /// The cards judged, by id, in the order judged.
+    pub cards: Vec<String>,
+    /// The control given, if one was.
+    pub control: Option<String>,
+    /// The decks the cards are tried in.
+    pub decks: Vec<String>,
+    /// Games per deck and variant in the whole test.
+    pub games: u32,
+    /// Both sides' level.
+    pub ai: String,
+    /// Seed.
+    pub seed: u64,
+    /// `hard`'s budget, as text.
+    pub budget: String,
+    /// Shards of the test.
+    pub shards: u32,
+    /// What the test plays with.
+    pub content: String,
+}
+
+/// One deck's games in a shard, in game order: the tested deck's points with the card
+/// and with the control (1 a win, ½ a draw, 0 a loss).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DeckShard {
+    /// The deck.
+    pub deck: String,
+    /// The control card used in it.
+    pub control: String,
+    /// Points with the card.
+    pub with: Vec<f64>,
+    /// Points with the control, game for game.
+    pub without: Vec<f64>,
+}
+
+/// One card's share of a shard.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CardShard {
+    /// The card, by id.
+    pub card: String,
+    /// Its decks, in the order of the test.
+    pub decks: Vec<DeckShard>,
+}
+
+/// The format of [`BalanceShard`] this version writes and reads.
+pub const SHARD_FORMAT: u32 = 1;
+
+/// A shard of a fixed-size test (`balance --shard K/N`): what [`merge_shards`] adds up.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BalanceShard {
+    /// [`SHARD_FORMAT`].
+    pub format: u32,
+    /// The test.
+    pub run: ShardRun,
+    /// This shard, from 1.
+    pub shard: u32,
+    /// Each card's games.
+    pub cards: Vec<CardShard>,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+/// Play shard `k` of `n` of a fixed-size test (the games `g` of each deck and variant with
+/// `g % n == k - 1`, both variants the same games, so every pair stays whole). `tick`
+/// after each game.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_shard(
+    catalog: &Catalog,
+    test: &Test,
+    shard: (u32, u32),
+    tick: &(dyn Fn() + Sync),
+) -> Result<CardShard, BalanceError> {
+    let derived = control_content(catalog, test);
+    let catalog = derived.as_ref().map_or(catalog, |(c, _)| c);
+    let arms = arms(catalog, test, derived.as_ref().map(|(_, id)| *id))?;
+    let decks = arms
+        .iter()
+        .map(|arm| {
+            let (with, without) =
+                play_arm(catalog, test, arm, arm.seed, test.games, Some(shard), tick);
+            DeckShard {
+                deck: arm.deck.clone(),
+                control: arm.control.clone(),
+                with,
+                without,
+            }
+        })
+        .collect();
+    Ok(CardShard {
+        card: catalog.card(test.card).meta.id.clone(),
+        decks,
+    })
+}
+
+/// Why shards of a test cannot be merged. Shards are numbered from 1 in the order given;
+/// [`ShardMergeError::shard_file`] says which one is at fault.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ShardMergeError {
+    /// No shard given.
+    #[error("no shards to merge")]
+    Empty,
+    /// A shard of another format.
+    #[error(
+        "is a shard of format {1}; this version reads format {SHARD_FORMAT}: run the test again with this version"
+    )]
+    Format(usize, u32),
+    /// Two shards are of different tests.
+    #[error(
+        "is of another test than the first shard: its `run.{field}` is {this}, the first shard's is {first} (the shards of one test have the same cards, control, decks, games, level, seed, budget, shard count and content)"
+    )]
+    OtherRun {
+        /// The shard, from 1.
+        shard_file: usize,
+        /// The first field of `run` that differs.
+        field: String,
+        /// Its value in the first shard (JSON).
+        first: String,
+        /// Its value in this shard (JSON).
+        this: String,
+    },
+    /// A shard's number is outside the test's.
+    #[error("says it is shard {1} of {2}: shards run from 1 to {2}")]
+    OutOfRange(usize, u32, u32),
+    /// A shard appears twice.
+    #[error("holds shard {1}, which an earlier file holds too: give each shard once")]
+    Twice(usize, u32),
+    /// Shards are missing.
+    #[error("shards missing: {0:?} (of {1})")]
+    Missing(Vec<u32>, u32),
+    /// A shard's games do not fit its place in the test.
+    #[error("does not hold what its run says: {1}")]
+    Malformed(usize, String),
+}
+
+impl ShardMergeError {
+    /// The shard at fault (from 1, in the order given), when one is.
+    #[must_use]
+    pub fn shard_file(&self) -> Option<usize> {
+        match self {
+            ShardMergeError::Format(i, _)
+            | ShardMergeError::OtherRun { shard_file: i, .. }
+            | ShardMergeError::OutOfRange(i, ..)
+            | ShardMergeError::Twice(i, _)
+            | ShardMergeError::Malformed(i, _) => Some(*i),
+            ShardMergeError::Empty | ShardMergeError::Missing(..) => None,
+        }
+    }
+}
+
+/// Put the shards of a fixed-size test back together: each card's report, exactly the one
+/// the test run on one machine gives (the pairs taken in the same order).
+///
+/// # Errors
+/// When the shards are of different tests or formats, a shard is given twice or is
+/// missing, or a shard's games do not match its place.
+pub fn merge_shards(shards: &[BalanceShard]) -> Result<Vec<BalanceReport>, ShardMergeError> {
+    let first = shards.first().ok_or(ShardMergeError::Empty)?;
+    let run = &first.run;
+    let n = run.shards;
+    if n == 0 || n > run.games {
+        return Err(ShardMergeError::Malformed(
+            1,
+            format!(
+                "its test has {n} shards of {} games; a test has 1 shard to as many as its games",
+                run.games
+            ),
+        ));
+    }
+    let mut by_number: Vec<Option<usize>> = vec![None; n as usize];
+    for (i, s) in shards.iter().enumerate() {
+        let file = i + 1;
+        if s.format != SHARD_FORMAT {
+            return Err(ShardMergeError::Format(file, s.format));
+        }
+        if s.run != *run {
+            let (field, first, this) = super::simulate::first_difference(run, &s.run);
+            return Err(ShardMergeError::OtherRun {
+                shard_file: file,
+                field,
+                first,
+                this,
+            });
+        }
+        let slot = s
+            .shard
+            .checked_sub(1)
+            .and_then(|k| by_number.get_mut(k as usize))
+            .ok_or(ShardMergeError::OutOfRange(file, s.shard, n))?;
+        if slot.is_some() {
+            return Err(ShardMergeError::Twice(file, s.shard));
+        }
+        *slot = Some(i);
+        check_shard(s).map_err(|why| ShardMergeError::Malformed(file, why))?;
+    }
+    let missing: Vec<u32> = (1..=n)
+        .filter(|k| by_number[(*k - 1) as usize].is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(ShardMergeError::Missing(missing, n));
+    }
+    let ordered: Vec<&BalanceShard> = by_number.iter().flatten().map(|&i| &shards[i]).collect();
+    let mut reports = Vec::with_capacity(run.cards.len());
+    for (c, card) in run.cards.iter().enumerate() {
+        let parts: Vec<&CardShard> = ordered.iter().map(|s| &s.cards[c]).collect();
+        let names: Vec<(String, String)> = first.cards[c]
+            .decks
+            .iter()
+            .map(|d| (d.deck.clone(), d.control.clone()))
+            .collect();
+        for (k, part) in parts.iter().enumerate() {
+            let theirs = part.decks.iter().map(|d| (&d.deck, &d.control));
+            if !theirs.eq(names.iter().map(|(d, c)| (d, c))) {
+                return Err(ShardMergeError::Malformed(
+                    by_number[k].map_or(0, |i| i + 1),
+                    format!(
+                        "card '{card}' is tried in other decks or against another control than in the first shard"
+                    ),
+                ));
+            }
+        }
+        let mut tallies = vec![Tally::default(); names.len()];
+        let mut diffs = Vec::new();
+        for (d, tally) in tallies.iter_mut().enumerate() {
+            // Game g of the deck is in shard g % n + 1, at place g / n.
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for g in 0..run.games {
+                let part = &parts[(g % n) as usize].decks[d];
+                let at = (g / n) as usize;
+                a.push(part.with[at]);
+                b.push(part.without[at]);
+            }
+            add(tally, &mut diffs, &a, &b);
+        }
+        reports.push(report(card, &names, &tallies, &diffs));
+    }
+    Ok(reports)
+}
+
+/// Whether a shard holds what its run says: each card in order, each deck with as many
+/// games as the shard plays, each point 0, ½ or 1.
+fn check_shard(s: &BalanceShard) -> Result<(), String> {
+    let run = &s.run;
+    let ids: Vec<&String> = s.cards.iter().map(|c| &c.card).collect();
+    if !ids.iter().copied().eq(&run.cards) {
+        return Err(format!(
+            "its cards are {:?}, its run's are {:?}",
+            ids, run.cards
+        ));
+    }
+    let games = shard_games(run.games, s.shard, run.shards) as usize;
+    for c in &s.cards {
+        for d in &c.decks {
+            if d.with.len() != games || d.without.len() != games {
+                return Err(format!(
+                    "card '{}' in deck '{}' has {} and {} games; shard {} of {} plays {games}",
+                    c.card,
+                    d.deck,
+                    d.with.len(),
+                    d.without.len(),
+                    s.shard,
+                    run.shards
+                ));
+            }
+            if let Some(p) = d
+                .with
+                .iter()
+                .chain(&d.without)
+                .find(|p| ![0.0, 0.5, 1.0].contains(*p))
+            {
+                return Err(format!(
+                    "card '{}' in deck '{}' has a game worth {p} points (a game is worth 0, 0.5 or 1)",
+                    c.card, d.deck
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Count a deck's games `a` (with the card) and `b` (with the control).
 fn add(tally: &mut Tally, diffs: &mut Vec<f64>, a: &[f64], b: &[f64]) {
     tally.games += u32::try_from(a.len()).unwrap_or(u32::MAX);
@@ -486,22 +789,29 @@ fn add(tally: &mut Tally, diffs: &mut Vec<f64>, a: &[f64], b: &[f64]) {
     diffs.extend(a.iter().zip(b).map(|(x, y)| x - y));
 }
 
-/// The report of what the decks' games gave.
+/// Each arm's deck and control, by name.
+fn names(arms: &[Arm]) -> Vec<(String, String)> {
+    arms.iter()
+        .map(|a| (a.deck.clone(), a.control.clone()))
+        .collect()
+}
+
+/// The report of what the decks' games gave: `card` by id, each deck's (deck, control)
+/// names, its tally, and every pair's difference in deck order, game order within a deck.
 fn report(
-    catalog: &Catalog,
-    test: &Test,
-    arms: &[Arm],
+    card: &str,
+    names: &[(String, String)],
     tallies: &[Tally],
     diffs: &[f64],
 ) -> BalanceReport {
-    let decks = arms
+    let decks = names
         .iter()
         .zip(tallies)
-        .map(|(arm, t)| {
+        .map(|((deck, control), t)| {
             let n = f64::from(t.games.max(1));
             DeckResult {
-                deck: arm.deck.clone(),
-                control: arm.control.clone(),
+                deck: deck.clone(),
+                control: control.clone(),
                 games: t.games,
                 win_rate_with: t.with / n,
                 win_rate_control: t.control / n,
@@ -519,7 +829,7 @@ fn report(
     let pairs = u32::try_from(diffs.len()).unwrap_or(u32::MAX);
     let n = f64::from(pairs.max(1));
     BalanceReport {
-        card: catalog.card(test.card).meta.id.clone(),
+        card: card.to_string(),
         pairs,
         win_rate_with: tallies.iter().map(|t| t.with).sum::<f64>() / n,
         win_rate_control: tallies.iter().map(|t| t.control).sum::<f64>() / n,

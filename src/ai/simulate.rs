@@ -558,11 +558,16 @@ pub fn shard_games(games: u32, k: u32, n: u32) -> u32 {
 }
 
 /// A's points in each game of `config` (1 a win, ½ a draw, 0 a loss), in game order: what
-/// paired comparisons need. `tick` is called after each game.
+/// paired comparisons need. A sharded config plays only its shard's games (still in game
+/// order). `tick` is called after each game.
 pub fn outcomes(catalog: &Catalog, config: &Config, tick: &(dyn Fn() + Sync)) -> Vec<f64> {
+    let games: Vec<u32> = (0..config.games)
+        .filter(|&g| in_shard(g, config.shard))
+        .collect();
     let run = || {
-        (0..config.games)
-            .into_par_iter()
+        games
+            .par_iter()
+            .copied()
             .map(|g| {
                 let scripts = hooks_for(catalog);
                 let brain = scripts.brain(catalog);
@@ -669,7 +674,7 @@ impl MergeError {
 }
 
 /// The first field of two run descriptions that differs: (field, first's, other's).
-fn run_difference(first: &RunInfo, other: &RunInfo) -> (String, String, String) {
+pub(super) fn first_difference<T: Serialize>(first: &T, other: &T) -> (String, String, String) {
     let (a, b) = (
         serde_json::to_value(first).unwrap_or_default(),
         serde_json::to_value(other).unwrap_or_default(),
@@ -723,7 +728,7 @@ pub fn merge(parts: &[Totals]) -> Result<Report, MergeError> {
         match &part.run {
             None => return Err(MergeError::NoRun(i + 1)),
             Some(r) if *r != run => {
-                let (field, first, this) = run_difference(&run, r);
+                let (field, first, this) = first_difference(&run, r);
                 return Err(MergeError::OtherRun {
                     report: i + 1,
                     field,

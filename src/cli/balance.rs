@@ -2,9 +2,11 @@
 //! control card in its slot (src/ai/balance.rs; docs/ai.md, "Judging one card").
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::args::LevelArg;
+use super::cluster;
 use super::context::{Context, named_deck};
 use crate::ai::balance::{self, BalanceReport, SequentialReport, Test};
 use crate::ai::sequential::Design;
@@ -13,7 +15,61 @@ use crate::ai::tune;
 use crate::ai::{Budget, Level, Options};
 use crate::rules::{CardId, Catalog};
 
-/// `tokensmith balance`.
+mod shard;
+
+/// `tokensmith balance`: a test, or `balance merge`, `plan` or `status`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BalanceCommand {
+    /// `merge`, `plan`, `status`.
+    #[command(subcommand)]
+    pub sub: Option<BalanceSub>,
+    /// A test's options.
+    #[command(flatten)]
+    pub args: BalanceArgs,
+}
+
+/// `tokensmith balance merge`, `plan`, `status`.
+#[derive(Debug, clap::Subcommand)]
+pub enum BalanceSub {
+    /// Put the shards of a test (`--shard K/N --out FILE`, every K once) together into
+    /// the report the whole test gives on one machine. A folder stands for every `.json`
+    /// file in it.
+    Merge {
+        /// The shard files, or folders of them.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also write the merged report, as JSON, to this file (atomically).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Write the job files that run this test as an array job on a cluster (Slurm, and a
+    /// Kubernetes Indexed Job), each with its dependent merge (docs/ai.md, "Spreading a
+    /// run over machines").
+    Plan(Box<shard::PlanArgs>),
+    /// How far a planned test is: games done of games planned, shard by shard.
+    Status {
+        /// The plan's folder (`balance plan --dir DIR`).
+        dir: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `tokensmith balance merge|plan|status`.
+pub fn sub(ctx: &Context, sub: &BalanceSub) -> anyhow::Result<ExitCode> {
+    match sub {
+        BalanceSub::Merge { files, json, out } => shard::merge(files, *json, out.as_deref()),
+        BalanceSub::Plan(args) => shard::plan(ctx, args),
+        BalanceSub::Status { dir, json } => cluster::status(dir, *json),
+    }
+}
+
+/// Options of `tokensmith balance`.
 #[derive(Debug, clap::Args)]
 pub struct BalanceArgs {
     /// The card (`hunter` or `example_scripted:hunter`).
@@ -86,31 +142,30 @@ pub struct BalanceArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Play only shard K of N of a fixed-size test (K from 1): game g of each deck and
+    /// variant when g % N = K − 1. Put the shards together with `balance merge`. `auto`
+    /// takes K and N from a Slurm array job, a Kubernetes Indexed Job or an AWS Batch
+    /// array job (the last two with TOKENSMITH_SHARD_COUNT set).
+    #[arg(long, value_name = "K/N|auto", value_parser = cluster::parse_shard,
+          conflicts_with_all = ["sequential", "tune"])]
+    pub shard: Option<cluster::ShardArg>,
+    /// Write the shard's games, as JSON, to this file (atomically; its folder is made):
+    /// what `balance merge` reads. A `{shard}` in the name becomes the shard's number.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["sequential", "tune"])]
+    pub out: Option<PathBuf>,
+    /// Keep this file up to date with the games done (JSON, rewritten at most once a
+    /// second; `{shard}` as in `--out`): what `balance status` reads.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["sequential", "tune"])]
+    pub progress: Option<PathBuf>,
+    /// Refuse to play unless the packs, decks and cards make this content hash (the one
+    /// `balance plan` saw), so a machine with other packs plays nothing.
+    #[arg(long, value_name = "HASH")]
+    pub expect_content: Option<String>,
 }
 
 /// `tokensmith balance`.
 pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
     let catalog = ctx.play_catalog()?;
-    let card_id = |name: &str| -> anyhow::Result<CardId> {
-        catalog.card_named(name).map_err(|e| anyhow::anyhow!("{e}"))
-    };
-    let cards: Vec<CardId> = match (&args.card, &args.pack) {
-        (Some(c), _) => vec![card_id(c)?],
-        (None, Some(p)) => {
-            anyhow::ensure!(
-                catalog.packs().iter().any(|i| &i.id == p),
-                "no pack '{p}' is loaded (enable it, or give --packs {p})"
-            );
-            catalog
-                .card_ids()
-                .filter(|&c| catalog.card(c).meta.origin.pack == *p)
-                .collect()
-        }
-        (None, None) => anyhow::bail!("give a card, or --pack ID"),
-    };
-    anyhow::ensure!(!cards.is_empty(), "the pack has no cards");
-    let decks = decks(ctx, &catalog, &args.deck)?;
-    let control = args.control.as_deref().map(card_id).transpose()?;
     let sequential = args.sequential || args.tune.is_some();
     let given = [
         ("alpha", args.alpha),
@@ -129,35 +184,98 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
             )
         })
         .transpose()?;
-    if let (Some(field), Some(design), [card]) = (&args.tune, &design, &cards[..]) {
-        return tune(ctx, &catalog, *card, field, *design, &decks, control, args);
+    let chosen = chosen(ctx, &catalog, args)?;
+    if let (Some(field), Some(design), [card]) = (&args.tune, &design, &chosen.cards[..]) {
+        return tune(
+            ctx,
+            &catalog,
+            *card,
+            field,
+            *design,
+            &chosen.decks,
+            chosen.control,
+            args,
+        );
     }
-    let per_card = u64::from(args.games) * 2 * decks.len() as u64;
-    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let bar = indicatif::ProgressBar::new(per_card * cards.len() as u64);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} games {msg} eta {eta}")
-        {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
+    let tests = tests(&catalog, args, &chosen)?;
+    if args.shard.is_some() || args.out.is_some() || args.progress.is_some() {
+        return shard::run(ctx, &catalog, args, &tests);
+    }
+    anyhow::ensure!(
+        args.expect_content.is_none(),
+        "--expect-content checks a shard's content: give it with --shard (or --out)"
+    );
+    let games: u64 = tests
+        .iter()
+        .map(|t| u64::from(t.games) * 2 * t.decks.len() as u64)
+        .sum();
+    let bar = games_bar(games);
+    let mut results = Vec::with_capacity(tests.len());
+    for test in &tests {
+        bar.set_message(catalog.card(test.card).meta.id.clone());
+        results.push(match &design {
+            Some(d) => balance::run_sequential(&catalog, test, d, &|| bar.inc(1))?,
+            None => balance::run(&catalog, test, &|| bar.inc(1))?,
+        });
+    }
+    bar.finish_and_clear();
+    print_results(
+        results,
+        args.pack.is_some(),
+        Level::from(args.ai).name(),
+        args.json,
+    )
+}
+
+/// What a test is of: its cards, decks and control.
+struct Chosen {
+    cards: Vec<CardId>,
+    decks: Vec<DeckChoice>,
+    control: Option<CardId>,
+}
+
+/// The cards, decks and control `args` name.
+fn chosen(ctx: &Context, catalog: &Catalog, args: &BalanceArgs) -> anyhow::Result<Chosen> {
+    let card_id = |name: &str| -> anyhow::Result<CardId> {
+        catalog.card_named(name).map_err(|e| anyhow::anyhow!("{e}"))
     };
-    let mut results = Vec::with_capacity(cards.len());
-    for &card in &cards {
-        bar.set_message(catalog.card(card).meta.id.clone());
-        let decks = match control {
+    let cards: Vec<CardId> = match (&args.card, &args.pack) {
+        (Some(c), _) => vec![card_id(c)?],
+        (None, Some(p)) => {
+            anyhow::ensure!(
+                catalog.packs().iter().any(|i| &i.id == p),
+                "no pack '{p}' is loaded (enable it, or give --packs {p})"
+            );
+            catalog
+                .card_ids()
+                .filter(|&c| catalog.card(c).meta.origin.pack == *p)
+                .collect()
+        }
+        (None, None) => anyhow::bail!("give a card, or --pack ID"),
+    };
+    anyhow::ensure!(!cards.is_empty(), "the pack has no cards");
+    Ok(Chosen {
+        cards,
+        decks: decks(ctx, catalog, &args.deck)?,
+        control: args.control.as_deref().map(card_id).transpose()?,
+    })
+}
+
+/// The fixed-size tests of `args`, one a card.
+fn tests(catalog: &Catalog, args: &BalanceArgs, chosen: &Chosen) -> anyhow::Result<Vec<Test>> {
+    let mut tests = Vec::with_capacity(chosen.cards.len());
+    for &card in &chosen.cards {
+        let decks = match chosen.control {
             // The default decks where the control fits: a deck holding it already would
             // hold it twice. Decks given with --deck are used as given (or refused).
-            Some(c) if args.deck.is_empty() => fitting(&catalog, card, c, &decks)?,
-            _ => decks.clone(),
+            Some(c) if args.deck.is_empty() => fitting(catalog, card, c, &chosen.decks)?,
+            _ => chosen.decks.clone(),
         };
-        let test = Test {
+        tests.push(Test {
             card,
-            control,
+            control: chosen.control,
             decks: decks.clone(),
-            opponents: decks.clone(),
+            opponents: decks,
             games: args.games.max(1),
             level: args.ai.into(),
             seed: args.seed,
@@ -167,26 +285,46 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
                 omniscient: false,
                 scripts: crate::ai::ScriptLimits::DEFAULT,
             },
-        };
-        results.push(match &design {
-            Some(d) => balance::run_sequential(&catalog, &test, d, &|| bar.inc(1))?,
-            None => balance::run(&catalog, &test, &|| bar.inc(1))?,
         });
     }
-    bar.finish_and_clear();
+    Ok(tests)
+}
+
+/// A progress bar of `games` games on a terminal (hidden elsewhere).
+fn games_bar(games: u64) -> indicatif::ProgressBar {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(games);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} games {msg} eta {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Print the results of a test: one card's report, or (`table`) a pack's cards strongest
+/// first; as text (`level` names both sides' AI) or JSON.
+fn print_results(
+    mut results: Vec<BalanceReport>,
+    table: bool,
+    level: &str,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     results.sort_by(|a, b| b.effect.total_cmp(&a.effect));
     let mut out = std::io::stdout().lock();
-    if args.json {
-        if args.pack.is_some() {
+    if json {
+        if table {
             serde_json::to_writer_pretty(&mut out, &results)?;
         } else if let Some(r) = results.first() {
             serde_json::to_writer_pretty(&mut out, r)?;
         }
         writeln!(out)?;
-    } else if args.pack.is_some() {
-        table(&mut out, &results, args)?;
+    } else if table {
+        self::table(&mut out, &results, level)?;
     } else if let Some(r) = results.first() {
-        one(&mut out, r, args)?;
+        one(&mut out, r, level)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -431,19 +569,15 @@ fn bound(x: f64) -> String {
 /// How `balance` and `simulate` relate, said under each result.
 pub const RELATION: &str = "balance measures what the card does when it is played (the win-rate margin over a control in its slot); simulate's pick rate says how often the AI chooses it. A card greedy rarely picks (`dead` in simulate) can still be strong here: it wins when it is played.";
 
-fn one(
-    out: &mut impl std::io::Write,
-    r: &BalanceReport,
-    args: &BalanceArgs,
-) -> std::io::Result<()> {
+fn one(out: &mut impl std::io::Write, r: &BalanceReport, level: &str) -> std::io::Result<()> {
     writeln!(
         out,
         "{}: {} ({} paired games per variant, {} vs {}, both seats)",
         r.card,
         r.verdict.words(),
         r.pairs,
-        Level::from(args.ai).name(),
-        Level::from(args.ai).name()
+        level,
+        level
     )?;
     writeln!(
         out,
@@ -506,14 +640,14 @@ fn stopped(pairs: u32, s: &SequentialReport) -> String {
 fn table(
     out: &mut impl std::io::Write,
     results: &[BalanceReport],
-    args: &BalanceArgs,
+    level: &str,
 ) -> std::io::Result<()> {
     writeln!(
         out,
         "{} cards, {} vs {}, strongest first (effect: win-rate points with the card minus with a control)",
         results.len(),
-        Level::from(args.ai).name(),
-        Level::from(args.ai).name()
+        level,
+        level
     )?;
     writeln!(
         out,

@@ -3,7 +3,8 @@
 //! inwards.
 //!
 //! The commands' modules use `context` (what they share: the profile, the pack folders,
-//! which packs play) and `args` (the options they share), never this file or each other.
+//! which packs play), `args` (the options they share) and `cluster` (running on a
+//! cluster), never this file or each other.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +15,7 @@ mod api;
 mod args;
 mod balance;
 mod client;
+mod cluster;
 mod context;
 mod deck;
 mod index;
@@ -102,8 +104,9 @@ pub enum Command {
     Index(index::IndexCommand),
     /// Is a card too strong? Paired games with it and with a control card in its slot,
     /// in several decks and both seats: the win-rate difference with a 95 % interval and
-    /// a verdict (`--pack ID`: every card of a pack, sorted by effect).
-    Balance(balance::BalanceArgs),
+    /// a verdict (`--pack ID`: every card of a pack, sorted by effect). `merge`, `plan`
+    /// and `status` split a fixed-size test over machines.
+    Balance(balance::BalanceCommand),
     /// The ids of the loaded content (the enabled packs; `--packs`, `--all-packs`) with
     /// their key fields and where each is defined: cards, abilities, token-types, areas
     /// or decks.
@@ -201,7 +204,8 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Pack(command) => pack_command(&ctx, command),
         Command::Key(command) => index::key(&ctx, command),
         Command::Index(command) => index::index(&ctx, command),
-        Command::Balance(args) => balance::run(&ctx, args),
+        Command::Balance(balance::BalanceCommand { sub: Some(sub), .. }) => balance::sub(&ctx, sub),
+        Command::Balance(balance::BalanceCommand { args, .. }) => balance::run(&ctx, args),
         Command::List(args) => list::run(&ctx, args),
         Command::Serve(args) => lan::serve(&ctx, args),
         Command::Join(args) => lan::join(&ctx, args),

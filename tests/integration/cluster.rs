@@ -252,6 +252,154 @@ fn a_shard_with_other_packs_refuses_and_the_status_says_why() {
     assert!(err.contains("`totals.run.content`"), "{err}");
 }
 
+/// The test every balance case here shards: one card, two decks, five game numbers (each
+/// played in both decks with the card and with the control: 20 games).
+const TEST: [&str; 10] = [
+    "lure",
+    "--deck",
+    "starter",
+    "--deck",
+    "siege",
+    "--games",
+    "5",
+    "--seed",
+    "3",
+    "--threads",
+];
+
+fn balance(profile: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "--profile",
+        profile.to_str().expect("utf-8"),
+        "--packs",
+        "base",
+        "balance",
+    ];
+    args.extend(extra);
+    run(&args)
+}
+
+#[test]
+fn a_balance_tests_shards_merge_into_the_one_machine_report() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let profile = tmp.path().join("profile");
+    let dir = tmp.path().join("test");
+    let mut whole = TEST.to_vec();
+    whole.extend(["1", "--json"]);
+    let one: serde_json::Value =
+        serde_json::from_str(&ok(&balance(&profile, &whole))).expect("a JSON report");
+    assert_eq!(one["pairs"].as_u64(), Some(10), "{one}");
+    // The plan: three shards, the same job files as a simulation's.
+    let mut args = vec![
+        "plan",
+        "--shards",
+        "3",
+        "--dir",
+        dir.to_str().expect("utf-8"),
+    ];
+    args.extend(TEST);
+    args.push("1");
+    let said = ok(&balance(&profile, &args));
+    assert!(
+        said.contains(
+            "planned a test of 1 card(s), 5 games a deck and variant (20 games) in 3 shards"
+        ),
+        "{said}"
+    );
+    assert!(said.contains(" balance status "), "{said}");
+    let array = dir.join("slurm/array.sbatch");
+    let script = std::fs::read_to_string(&array).expect("array.sbatch");
+    assert!(
+        script.contains(" balance lure ") && script.contains("--shard auto"),
+        "{script}"
+    );
+    let merge = std::fs::read_to_string(dir.join("slurm/merge.sbatch")).expect("merge.sbatch");
+    assert!(merge.contains("balance merge"), "{merge}");
+    let job = std::fs::read_to_string(dir.join("kubernetes/job.yaml")).expect("job.yaml");
+    assert!(job.contains("- balance"), "{job}");
+    let st = status(&dir);
+    assert_eq!(st["games_planned"].as_u64(), Some(20), "{st}");
+    assert_eq!(st["command"], "balance", "{st}");
+    for k in 1..=3u32 {
+        let env = [
+            ("SLURM_ARRAY_TASK_ID", k.to_string()),
+            ("SLURM_ARRAY_TASK_COUNT", "3".to_string()),
+            ("SLURM_ARRAY_TASK_MIN", "1".to_string()),
+            ("SLURM_ARRAY_TASK_MAX", "3".to_string()),
+        ];
+        let out = run_script(&array, &env);
+        assert!(out.status.success(), "shard {k}: {}", text(&out.stderr));
+    }
+    let st = status(&dir);
+    let planned: Vec<u64> = st["each"]
+        .as_array()
+        .expect("each")
+        .iter()
+        .filter_map(|s| s["games_planned"].as_u64())
+        .collect();
+    // Game numbers 0 and 3, 1 and 4, 2: each in two decks with the card and the control.
+    assert_eq!(planned, [8, 8, 4], "{st}");
+    assert_eq!(st["games_done"].as_u64(), Some(20), "{st}");
+    let out = run_script(&dir.join("slurm/merge.sbatch"), &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let merged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json"))
+            .expect("JSON");
+    assert_eq!(merged, one, "the merged report is the one-machine report");
+    // The text a merge prints is the one-machine test's.
+    let shards = dir.join("shards");
+    let shards = shards.to_str().expect("utf-8");
+    let mut plain = TEST.to_vec();
+    plain.push("1");
+    let text_one = ok(&balance(&profile, &plain));
+    assert_eq!(ok(&run(&["balance", "merge", shards])), text_one);
+
+    // A shard missing, a shard of another test, a shard whose games were edited: refused,
+    // naming the file and what is wrong.
+    let third = dir.join("shards/shard-3.json");
+    let kept = std::fs::read_to_string(&third).expect("shard 3");
+    std::fs::remove_file(&third).expect("rm");
+    let err = text(&run(&["balance", "merge", shards]).stderr);
+    assert!(err.contains("shards missing: [3] (of 3)"), "{err}");
+    let mut other = TEST.to_vec();
+    other.extend([
+        "1",
+        "--shard",
+        "3/3",
+        "--out",
+        third.to_str().expect("utf-8"),
+    ]);
+    *other.iter_mut().find(|a| **a == "3").expect("the seed") = "4";
+    ok(&balance(&profile, &other));
+    let err = text(&run(&["balance", "merge", shards]).stderr);
+    assert!(
+        err.contains("shard-3.json: it is of another test than")
+            && err.contains("its `run.seed` is 4")
+            && err.contains("shard-1.json's is 3"),
+        "{err}"
+    );
+    let edited = kept.replacen("\"with\": [\n", "\"with\": [\n 2.0,", 1);
+    assert_ne!(edited, kept);
+    std::fs::write(&third, edited).expect("write");
+    let err = text(&run(&["balance", "merge", shards]).stderr);
+    assert!(
+        err.contains("shard-3.json: it does not hold what its run says"),
+        "{err}"
+    );
+    std::fs::write(&third, "{\"format\": 1,\n \"run\": 7}").expect("write");
+    let err = text(&run(&["balance", "merge", shards]).stderr);
+    assert!(
+        err.contains("shard-3.json:2:")
+            && err.contains("not a `balance --shard K/N --out FILE` file"),
+        "{err}"
+    );
+    // A sequential test decides from every game so far: it does not shard.
+    let mut seq = TEST.to_vec();
+    seq.extend(["1", "--sequential", "--shard", "1/2"]);
+    let err = text(&balance(&profile, &seq).stderr);
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
 #[test]
 fn shard_auto_needs_an_array_job() {
     let mut args = vec!["--packs", "base", "simulate"];

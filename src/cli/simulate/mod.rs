@@ -8,9 +8,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Subcommand;
 
-mod cluster;
-
-pub use cluster::{plan, status};
+pub use super::cluster::status;
+use super::cluster::{self, ClusterArgs};
 
 use super::args::LevelArg;
 use super::context::{Context, named_deck};
@@ -47,15 +46,89 @@ pub enum SimulateSub {
     /// Slurm batch script with a dependent merge job, a Kubernetes Indexed Job with a
     /// merge Job, and the folder layout their shards write to (docs/ai.md, "Spreading a
     /// run over machines").
-    Plan(Box<cluster::PlanArgs>),
+    Plan(Box<PlanArgs>),
     /// How far a planned run is: games done of games planned, shard by shard.
     Status {
-        /// The plan's folder (`simulate plan --out DIR`).
+        /// The plan's folder (`simulate plan --dir DIR`).
         dir: PathBuf,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `simulate plan`.
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// How to run on the cluster.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// The run.
+    #[command(flatten)]
+    pub run: SimulateArgs,
+}
+
+/// `simulate plan`: the job files of a sharded run (src/cli/cluster.rs).
+pub fn plan(ctx: &Context, args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let run = &args.run;
+    cluster::refuse_shard_options(
+        "simulate",
+        &[
+            (run.shard.is_some(), "--shard"),
+            (run.out.is_some(), "--out"),
+            (run.progress.is_some(), "--progress"),
+            (run.expect_content.is_some(), "--expect-content"),
+        ],
+    )?;
+    let dir = cluster::plan_folder(&args.cluster, run.games, "games")?;
+    // The content and decks are loaded here, so a run that cannot start is said now, and
+    // the hash every shard must make is known.
+    let prepared = prepare(ctx, run, Some((1, args.cluster.shards)))?;
+    let job = cluster::Job {
+        command: "simulate",
+        run: plan_words(run),
+        games: run.games,
+        per_number: 1,
+        content: prepared.content,
+        what: format!("{} games", run.games),
+    };
+    cluster::plan(ctx, &args.cluster, &dir, &job)
+}
+
+/// The options of `simulate` that make the run (not the shard, the output or the threads).
+fn plan_words(a: &SimulateArgs) -> Vec<String> {
+    let mut v: Vec<String> = vec!["--deck-a".into(), a.deck_a.clone().unwrap_or_default()];
+    for d in &a.deck_b {
+        v.extend(["--deck-b".into(), d.clone()]);
+    }
+    v.extend([
+        "--ai-a".into(),
+        cluster::level_word(a.ai_a),
+        "--ai-b".into(),
+        cluster::level_word(a.ai_b),
+        "--games".into(),
+        a.games.to_string(),
+        "--seed".into(),
+        a.seed.to_string(),
+    ]);
+    if let Some(ms) = a.move_time {
+        v.extend(["--move-time".into(), ms.to_string()]);
+    }
+    if let Some(n) = a.iterations {
+        v.extend(["--iterations".into(), n.to_string()]);
+    }
+    if a.omniscient {
+        v.push("--omniscient".into());
+    }
+    v.extend([
+        "--ai-script-instructions".into(),
+        a.ai_script_instructions.to_string(),
+        "--ai-script-ms".into(),
+        a.ai_script_ms.to_string(),
+        "--max-moves".into(),
+        a.max_moves.to_string(),
+    ]);
+    v
 }
 
 /// Options of `tokensmith simulate`.
@@ -112,8 +185,8 @@ pub struct SimulateArgs {
     /// the shards' `--json` reports with `simulate merge`. `auto` takes K and N from a
     /// Slurm array job, a Kubernetes Indexed Job or an AWS Batch array job (the last two
     /// with TOKENSMITH_SHARD_COUNT set to the number of shards).
-    #[arg(long, value_name = "K/N|auto", value_parser = parse_shard)]
-    pub shard: Option<ShardArg>,
+    #[arg(long, value_name = "K/N|auto", value_parser = cluster::parse_shard)]
+    pub shard: Option<cluster::ShardArg>,
     /// Also write the report, as JSON, to this file (atomically; its folder is made). A
     /// `{shard}` in the name becomes the shard's number.
     #[arg(long, value_name = "FILE")]
@@ -126,53 +199,6 @@ pub struct SimulateArgs {
     /// `simulate plan` saw), so a machine with other packs plays nothing.
     #[arg(long, value_name = "HASH")]
     pub expect_content: Option<String>,
-}
-
-/// `--shard`: a given shard, or the scheduler's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShardArg {
-    /// Shard K of N.
-    Given(u32, u32),
-    /// From the array job's environment.
-    Auto,
-}
-
-impl ShardArg {
-    /// The shard, `auto` read from this process's environment.
-    ///
-    /// # Errors
-    /// When `auto` finds no array job, or one whose variables do not fit together.
-    pub fn resolve(self) -> Result<(u32, u32), crate::ai::simulate::ShardEnvError> {
-        match self {
-            ShardArg::Given(k, n) => Ok((k, n)),
-            ShardArg::Auto => crate::ai::simulate::shard_from_env(|name| std::env::var(name).ok()),
-        }
-    }
-}
-
-fn parse_shard(text: &str) -> Result<ShardArg, String> {
-    if text.trim().eq_ignore_ascii_case("auto") {
-        return Ok(ShardArg::Auto);
-    }
-    parse_given(text).map(|(k, n)| ShardArg::Given(k, n))
-}
-
-fn parse_given(text: &str) -> Result<(u32, u32), String> {
-    let (k, n) = text
-        .split_once('/')
-        .ok_or_else(|| format!("'{text}' is not K/N (say 2/4) or auto"))?;
-    let k: u32 = k
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{k}' is not a shard number"))?;
-    let n: u32 = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{n}' is not a shard count"))?;
-    if n == 0 || k == 0 || k > n {
-        return Err(format!("shard {k}/{n}: K must be from 1 to N"));
-    }
-    Ok((k, n))
 }
 
 /// A run made ready: its catalog, its configuration and what it plays with.
@@ -269,51 +295,25 @@ pub(super) fn prepare(
     })
 }
 
-/// What a run plays with, as one hash: each pack's id, version and content hash, in load
-/// order, and each deck's cards. Two machines that make the same hash play the same games.
+/// What a run plays with, as one hash ([`cluster::content_hash`]): its packs and decks.
 fn run_content(
     ctx: &Context,
     catalog: &crate::rules::Catalog,
     config: &crate::ai::simulate::Config,
 ) -> String {
-    use sha2::Digest as _;
-    let mut h = sha2::Sha256::new();
-    let mut line = |parts: &[&str]| {
-        for p in parts {
-            h.update(p.as_bytes());
-            h.update([0]);
-        }
-        h.update([b'\n']);
-    };
-    for stamp in crate::replay::stamps(catalog, &ctx.play_options().folders) {
-        line(&[
-            "pack",
-            &stamp.id,
-            &stamp.version,
-            stamp.hash.as_deref().unwrap_or("-"),
-        ]);
-    }
-    for deck in std::iter::once(&config.deck_a).chain(&config.decks_b) {
-        line(&["deck", &deck.id]);
-        for stack in &deck.stacks {
-            let cards: Vec<&str> = stack
-                .iter()
-                .map(|&c| catalog.card(c).meta.id.as_str())
-                .collect();
-            line(&cards);
-        }
-    }
-    hex::encode(h.finalize())
+    cluster::content_hash(
+        ctx,
+        catalog,
+        std::iter::once(&config.deck_a).chain(&config.decks_b),
+        &[],
+    )
 }
 
 /// `tokensmith simulate`: play the games, print the report.
 pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     use crate::ai::simulate;
 
-    let shard = args.shard.map(ShardArg::resolve).transpose()?;
-    if let (Some(ShardArg::Auto), Some((k, n))) = (args.shard, shard) {
-        eprintln!("shard {k} of {n} (from the array job's environment)");
-    }
+    let shard = cluster::resolve_shard(args.shard)?;
     let Prepared {
         catalog,
         config,
@@ -329,26 +329,20 @@ pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(|p| cluster::with_shard(p, config.shard))
         .transpose()?;
-    if let Some(expected) = &args.expect_content
-        && !expected.trim().eq_ignore_ascii_case(&content)
-    {
-        let message = format!(
-            "this run's packs and decks make content {}, but it was planned with content {}: run it where the same packs are installed and enabled (`pack lock` where it was planned, `pack sync` here) and the same saved decks are in the profile",
-            crate::packs::short(&content),
-            crate::packs::short(expected.trim())
-        );
-        if let Some(path) = &progress_path {
-            cluster::ProgressFile::refused(path, &config, &content, &message);
-        }
-        anyhow::bail!(message);
-    }
-    let progress = progress_path
-        .as_deref()
-        .map(|p| cluster::ProgressFile::start(p, &config, &content))
-        .transpose()?;
     let planned = config.shard.map_or(config.games, |(k, n)| {
         simulate::shard_games(config.games, k, n)
     });
+    cluster::expect_content(
+        args.expect_content.as_deref(),
+        &content,
+        progress_path.as_deref(),
+        config.shard,
+        planned,
+    )?;
+    let progress = progress_path
+        .as_deref()
+        .map(|p| cluster::ProgressFile::start(p, config.shard, planned, &content))
+        .transpose()?;
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let bar = indicatif::ProgressBar::new(u64::from(planned));
         if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -377,24 +371,12 @@ pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         run.content = content;
     }
     if let Some(path) = &out {
-        write_json(path, &report)?;
+        cluster::write_json(path, &report)?;
     }
     if let Some(p) = &progress {
         p.finish();
     }
     print_report(&report, args.json)
-}
-
-/// Write `report` as JSON to `path`, atomically (its folder made if missing).
-fn write_json(path: &std::path::Path, report: &crate::ai::simulate::Report) -> anyhow::Result<()> {
-    let shown = crate::fsutil::shown(path);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot make the folder of {shown}"))?;
-    }
-    let mut bytes = serde_json::to_vec_pretty(report)?;
-    bytes.push(b'\n');
-    crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("cannot write {shown}"))
 }
 
 /// Print `report` as text or JSON.
@@ -531,50 +513,13 @@ fn write_report(
     Ok(())
 }
 
-/// The most reports one `simulate merge` reads (a folder can hold any number of files).
-const MAX_REPORTS: usize = 100_000;
-
-/// The files `simulate merge` reads: each file given, and each folder's `.json` files in
-/// name order.
-fn expand_folders(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for path in given {
-        if !path.is_dir() {
-            files.push(path.clone());
-            continue;
-        }
-        let shown = crate::fsutil::shown(path);
-        let mut found = Vec::new();
-        for entry in std::fs::read_dir(path).with_context(|| format!("cannot read {shown}"))? {
-            let entry = entry.with_context(|| format!("cannot read {shown}"))?;
-            let file = entry.path();
-            if file.extension().is_some_and(|e| e == "json") && file.is_file() {
-                found.push(file);
-                if files.len() + found.len() > MAX_REPORTS {
-                    anyhow::bail!(
-                        "{shown} holds more than {MAX_REPORTS} reports: merge at most that many at once"
-                    );
-                }
-            }
-        }
-        if found.is_empty() {
-            anyhow::bail!(
-                "{shown} holds no `.json` reports: write each shard's `simulate --json` report there"
-            );
-        }
-        found.sort();
-        files.extend(found);
-    }
-    Ok(files)
-}
-
 /// `simulate merge`.
 pub fn merge_reports(
     given: &[PathBuf],
     json: bool,
     out: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
-    let files = &expand_folders(given)?;
+    let files = &cluster::expand_folders(given, "`simulate --json` report")?;
     let mut parts = Vec::with_capacity(files.len());
     for f in files {
         let text = crate::fsutil::read_text(f, 64 << 20, "a simulation report")
@@ -603,7 +548,7 @@ pub fn merge_reports(
         }
     })?;
     if let Some(path) = out {
-        write_json(path, &report)?;
+        cluster::write_json(path, &report)?;
     }
     print_report(&report, json)
 }

@@ -1,8 +1,10 @@
-//! A simulation on a cluster: `simulate plan` writes the job files that run it as an array
-//! job (Slurm, Kubernetes), the progress file each shard keeps (`simulate --progress`),
-//! and `simulate status`, which reads them.
+//! A run on a cluster: `simulate plan` and `balance plan` write the job files that run it
+//! as an array job (Slurm, Kubernetes), the progress file each shard keeps (`--progress`),
+//! and `simulate status` / `balance status`, which read them. Also what both commands'
+//! shards share: the content hash a run plays with, `--expect-content`, and the merge's
+//! reading of a folder of shard files.
 //!
-//! A plan's folder:
+//! A plan's folder (`COMMAND` is `simulate` or `balance`):
 //!
 //! ```text
 //! plan.json             the run: shards, games, content hash, the shard and merge commands
@@ -12,8 +14,8 @@
 //! kubernetes/job.yaml   an Indexed Job, one completion per shard
 //! kubernetes/merge.yaml the merge Job
 //! kubernetes/submit.sh  applies the Job, waits for it, applies the merge
-//! shards/shard-K.json   each shard's report (`simulate --out`)
-//! progress/shard-K.json each shard's progress (`simulate --progress`)
+//! shards/shard-K.json   each shard's report (`COMMAND --out`)
+//! progress/shard-K.json each shard's progress (`COMMAND --progress`)
 //! logs/                 the scheduler's output of each task
 //! report.json           the merged report
 //! ```
@@ -31,9 +33,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use super::SimulateArgs;
-use crate::ai::simulate::{Config, SHARD_COUNT_VAR, shard_games};
-use crate::cli::args::LevelArg;
+use crate::ai::simulate::{DeckChoice, SHARD_COUNT_VAR, shard_games};
 use crate::cli::context::Context;
 
 /// The placeholder `--out` and `--progress` replace with the shard's number.
@@ -45,7 +45,7 @@ const MAX_SHARDS: u32 = 100_000;
 /// Where the claim is mounted in a Kubernetes pod.
 const MOUNT: &str = "/runs";
 
-/// Which job files `simulate plan` writes.
+/// Which job files a plan writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Scheduler {
     /// A Slurm array job and its dependent merge.
@@ -56,9 +56,9 @@ pub enum Scheduler {
     All,
 }
 
-/// `simulate plan`.
+/// The options of `simulate plan` and `balance plan` that say how to run on a cluster.
 #[derive(Debug, clap::Args)]
-pub struct PlanArgs {
+pub struct ClusterArgs {
     /// Number of shards (array tasks, Indexed Job completions).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SHARDS)))]
     pub shards: u32,
@@ -95,21 +95,26 @@ pub struct PlanArgs {
     /// The PersistentVolumeClaim the pods write the plan's folder to (mounted at /runs).
     #[arg(long, value_name = "NAME", default_value = "tokensmith-runs")]
     pub claim: String,
-    /// The run.
-    #[command(flatten)]
-    pub run: SimulateArgs,
 }
 
-/// `plan.json`: what `simulate status` and a reader of the folder need.
+/// `plan.json`: what `status` and a reader of the folder need.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// The plan format (1).
     pub format: u32,
+    /// The command the shards run: `simulate` or `balance`.
+    #[serde(default = "simulate_command")]
+    pub command: String,
     /// Shards.
     pub shards: u32,
-    /// Games in the whole run.
+    /// Game numbers in the whole run (a shard plays the numbers `g` with
+    /// `g % shards == K - 1`).
     pub games: u32,
+    /// Games played per game number (1 for `simulate`; for `balance`, each deck of each
+    /// card with the card and with its control).
+    #[serde(default = "one")]
+    pub per_number: u32,
     /// The content hash every shard must make.
     pub content: String,
     /// One shard's command (on Slurm; `{shard}` stands for its number).
@@ -120,6 +125,14 @@ pub struct Plan {
     pub name: String,
     /// When it was planned (seconds since 1970).
     pub planned_at: u64,
+}
+
+fn simulate_command() -> String {
+    "simulate".into()
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The most bytes `plan.json` or a progress file may have.
@@ -156,14 +169,15 @@ fn now() -> u64 {
 }
 
 impl Progress {
-    /// The progress of `config`'s shard as it starts.
-    fn starting(config: &Config, content: &str) -> Progress {
-        let (shard, shards) = config.shard.unwrap_or((1, 1));
+    /// The progress of a shard (`None`: the whole run) that plays `planned` games, as it
+    /// starts.
+    fn starting(shard: Option<(u32, u32)>, planned: u32, content: &str) -> Progress {
+        let (shard, shards) = shard.unwrap_or((1, 1));
         let at = now();
         Progress {
             shard,
             shards,
-            games_planned: shard_games(config.games, shard, shards),
+            games_planned: planned,
             games_done: 0,
             content: content.to_string(),
             started_at: at,
@@ -218,10 +232,15 @@ impl ProgressFile {
     ///
     /// # Errors
     /// When the file cannot be written.
-    pub fn start(path: &Path, config: &Config, content: &str) -> anyhow::Result<ProgressFile> {
+    pub fn start(
+        path: &Path,
+        shard: Option<(u32, u32)>,
+        planned: u32,
+        content: &str,
+    ) -> anyhow::Result<ProgressFile> {
         let file = ProgressFile {
             path: path.to_path_buf(),
-            base: Progress::starting(config, content),
+            base: Progress::starting(shard, planned, content),
             done: AtomicU32::new(0),
             written: Mutex::new(Some(Instant::now())),
         };
@@ -240,10 +259,16 @@ impl ProgressFile {
     }
 
     /// Say in the progress file of a shard that refused to run why it did.
-    pub fn refused(path: &Path, config: &Config, content: &str, error: &str) {
+    pub fn refused(
+        path: &Path,
+        shard: Option<(u32, u32)>,
+        planned: u32,
+        content: &str,
+        error: &str,
+    ) {
         let progress = Progress {
             error: Some(error.to_string()),
-            ..Progress::starting(config, content)
+            ..Progress::starting(shard, planned, content)
         };
         if let Err(e) = save(path, &progress) {
             eprintln!("warning: {e:#}");
@@ -302,44 +327,9 @@ fn sh_line(words: &[String]) -> String {
     words.iter().map(|w| sh(w)).collect::<Vec<_>>().join(" ")
 }
 
-fn level(arg: LevelArg) -> String {
+/// A level as the command line spells it.
+pub fn level_word(arg: crate::cli::args::LevelArg) -> String {
     clap::ValueEnum::to_possible_value(&arg).map_or_else(String::new, |v| v.get_name().to_string())
-}
-
-/// The options of `simulate` that make the run (not the shard, the output or the threads).
-fn run_args(a: &SimulateArgs) -> Vec<String> {
-    let mut v: Vec<String> = vec!["--deck-a".into(), a.deck_a.clone().unwrap_or_default()];
-    for d in &a.deck_b {
-        v.extend(["--deck-b".into(), d.clone()]);
-    }
-    v.extend([
-        "--ai-a".into(),
-        level(a.ai_a),
-        "--ai-b".into(),
-        level(a.ai_b),
-        "--games".into(),
-        a.games.to_string(),
-        "--seed".into(),
-        a.seed.to_string(),
-    ]);
-    if let Some(ms) = a.move_time {
-        v.extend(["--move-time".into(), ms.to_string()]);
-    }
-    if let Some(n) = a.iterations {
-        v.extend(["--iterations".into(), n.to_string()]);
-    }
-    if a.omniscient {
-        v.push("--omniscient".into());
-    }
-    v.extend([
-        "--ai-script-instructions".into(),
-        a.ai_script_instructions.to_string(),
-        "--ai-script-ms".into(),
-        a.ai_script_ms.to_string(),
-        "--max-moves".into(),
-        a.max_moves.to_string(),
-    ]);
-    v
 }
 
 /// The options every command takes, for a machine that sees this one's folders (Slurm on
@@ -400,14 +390,14 @@ fn job_name(dir: &Path) -> String {
 }
 
 /// The words of a shard's command that come after the program and the folder options.
-fn shard_words(run: &[String], content: &str, root: &str, cpus: u32) -> Vec<String> {
-    let mut v = vec!["simulate".to_string()];
-    v.extend(run.iter().cloned());
+fn shard_words(job: &Job, root: &str, cpus: u32) -> Vec<String> {
+    let mut v = vec![job.command.to_string()];
+    v.extend(job.run.iter().cloned());
     v.extend([
         "--shard".into(),
         "auto".into(),
         "--expect-content".into(),
-        content.to_string(),
+        job.content.clone(),
         "--threads".into(),
         cpus.to_string(),
         "--out".into(),
@@ -418,9 +408,9 @@ fn shard_words(run: &[String], content: &str, root: &str, cpus: u32) -> Vec<Stri
     v
 }
 
-fn merge_words(root: &str) -> Vec<String> {
+fn merge_words(command: &str, root: &str) -> Vec<String> {
     vec![
-        "simulate".into(),
+        command.into(),
         "merge".into(),
         format!("{root}/shards"),
         "--out".into(),
@@ -428,57 +418,141 @@ fn merge_words(root: &str) -> Vec<String> {
     ]
 }
 
-/// `simulate plan`.
-pub fn plan(ctx: &Context, args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let run = &args.run;
-    for (given, option) in [
-        (run.shard.is_some(), "--shard"),
-        (run.out.is_some(), "--out"),
-        (run.progress.is_some(), "--progress"),
-        (run.expect_content.is_some(), "--expect-content"),
-    ] {
-        if given {
-            anyhow::bail!(
-                "simulate plan sets {option} of each shard itself: leave it out (the plan's folder is --dir)"
-            );
+/// A run to plan: what `simulate plan` or `balance plan` has made ready.
+pub struct Job {
+    /// `simulate` or `balance`.
+    pub command: &'static str,
+    /// The options that make the run (not the shard, the output, the progress or the
+    /// threads), as the command takes them.
+    pub run: Vec<String>,
+    /// Game numbers in the run: no more shards than these.
+    pub games: u32,
+    /// Games per game number ([`Plan::per_number`]).
+    pub per_number: u32,
+    /// The content hash every shard must make.
+    pub content: String,
+    /// What the run is, for the summary line (`400 games`, `card hunter: 200 games a deck`).
+    pub what: String,
+}
+
+/// Refuse the options a plan sets for each shard itself.
+///
+/// # Errors
+/// Naming the first one given.
+pub fn refuse_shard_options(command: &str, given: &[(bool, &str)]) -> anyhow::Result<()> {
+    if let Some((_, option)) = given.iter().find(|(g, _)| *g) {
+        anyhow::bail!(
+            "{command} plan sets {option} of each shard itself: leave it out (the plan's folder is --dir)"
+        );
+    }
+    Ok(())
+}
+
+/// `--shard`: a given shard, or the scheduler's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardArg {
+    /// Shard K of N.
+    Given(u32, u32),
+    /// From the array job's environment.
+    Auto,
+}
+
+impl ShardArg {
+    /// The shard, `auto` read from this process's environment.
+    ///
+    /// # Errors
+    /// When `auto` finds no array job, or one whose variables do not fit together.
+    pub fn resolve(self) -> Result<(u32, u32), crate::ai::simulate::ShardEnvError> {
+        match self {
+            ShardArg::Given(k, n) => Ok((k, n)),
+            ShardArg::Auto => crate::ai::simulate::shard_from_env(|name| std::env::var(name).ok()),
         }
     }
-    if args.shards > run.games {
+}
+
+pub fn parse_shard(text: &str) -> Result<ShardArg, String> {
+    if text.trim().eq_ignore_ascii_case("auto") {
+        return Ok(ShardArg::Auto);
+    }
+    parse_given(text).map(|(k, n)| ShardArg::Given(k, n))
+}
+
+fn parse_given(text: &str) -> Result<(u32, u32), String> {
+    let (k, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("'{text}' is not K/N (say 2/4) or auto"))?;
+    let k: u32 = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{k}' is not a shard number"))?;
+    let n: u32 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{n}' is not a shard count"))?;
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("shard {k}/{n}: K must be from 1 to N"));
+    }
+    Ok((k, n))
+}
+
+/// The shard `--shard` gives, `auto` read from this process's environment (and said on
+/// the standard error).
+///
+/// # Errors
+/// When `auto` finds no array job, or one whose variables do not fit together.
+pub fn resolve_shard(arg: Option<ShardArg>) -> anyhow::Result<Option<(u32, u32)>> {
+    let shard = arg.map(ShardArg::resolve).transpose()?;
+    if let (Some(ShardArg::Auto), Some((k, n))) = (arg, shard) {
+        eprintln!("shard {k} of {n} (from the array job's environment)");
+    }
+    Ok(shard)
+}
+
+/// Check a plan's folder and shard count before the run is loaded.
+///
+/// # Errors
+/// When the folder holds a plan already, or there would be shards with no game.
+pub fn plan_folder(args: &ClusterArgs, games: u32, unit: &str) -> anyhow::Result<PathBuf> {
+    if args.shards > games {
         anyhow::bail!(
-            "{} shards for {} games would leave shards with no game: give at most {} shards",
-            args.shards,
-            run.games,
-            run.games
+            "{} shards for {games} {unit} would leave shards with no game: give at most {games} shards",
+            args.shards
         );
     }
     let dir = std::path::absolute(&args.dir)
         .with_context(|| format!("cannot tell where {} is", crate::fsutil::shown(&args.dir)))?;
-    let shown = crate::fsutil::shown(&dir);
     if dir.join("plan.json").exists() {
-        anyhow::bail!("{shown} holds a plan already: give another folder, or remove it first");
+        anyhow::bail!(
+            "{} holds a plan already: give another folder, or remove it first",
+            crate::fsutil::shown(&dir)
+        );
     }
-    // The content and decks are loaded here, so a run that cannot start is said now, and
-    // the hash every shard must make is known.
-    let prepared = super::prepare(ctx, run, Some((1, args.shards)))?;
-    let content = prepared.content;
+    Ok(dir)
+}
+
+/// Write the plan of `job` in `dir` (from [`plan_folder`]).
+pub fn plan(ctx: &Context, args: &ClusterArgs, dir: &Path, job: &Job) -> anyhow::Result<ExitCode> {
+    let shown = crate::fsutil::shown(dir);
+    let content = &job.content;
     let root = dir.to_string_lossy().into_owned();
-    let name = job_name(&dir);
+    let name = job_name(dir);
     let binary = match &args.binary {
         Some(b) => std::path::absolute(b)?,
         None => std::env::current_exe().context("cannot tell where this program is")?,
     }
     .to_string_lossy()
     .into_owned();
-    let run_words = run_args(run);
     let mut shard_command = vec![binary.clone()];
     shard_command.extend(folder_args(ctx)?);
-    shard_command.extend(shard_words(&run_words, &content, &root, args.cpus));
+    shard_command.extend(shard_words(job, &root, args.cpus));
     let mut merge_command = vec![binary.clone()];
-    merge_command.extend(merge_words(&root));
+    merge_command.extend(merge_words(job.command, &root));
     let plan = Plan {
         format: 1,
+        command: job.command.to_string(),
         shards: args.shards,
-        games: run.games,
+        games: job.games,
+        per_number: job.per_number,
         content: content.clone(),
         shard_command,
         merge_command,
@@ -487,16 +561,16 @@ pub fn plan(ctx: &Context, args: &PlanArgs) -> anyhow::Result<ExitCode> {
     };
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     if matches!(args.scheduler, Scheduler::Slurm | Scheduler::All) {
-        files.extend(slurm_files(&dir, &plan, args, &binary));
+        files.extend(slurm_files(dir, &plan, args, &binary));
     }
     if matches!(args.scheduler, Scheduler::Kubernetes | Scheduler::All) {
         let mut words = vec!["tokensmith".to_string()];
         words.extend(selection_args(ctx));
-        let kube_root = format!("{MOUNT}/{}", dir_name(&dir));
-        words.extend(shard_words(&run_words, &content, &kube_root, args.cpus));
+        let kube_root = format!("{MOUNT}/{}", dir_name(dir));
+        words.extend(shard_words(job, &kube_root, args.cpus));
         let mut merge = vec!["tokensmith".to_string()];
-        merge.extend(merge_words(&kube_root));
-        files.extend(kubernetes_files(&dir, &plan, args, &words, &merge)?);
+        merge.extend(merge_words(job.command, &kube_root));
+        files.extend(kubernetes_files(dir, &plan, args, &words, &merge)?);
     }
     for sub in ["shards", "progress", "logs"] {
         std::fs::create_dir_all(dir.join(sub))
@@ -519,10 +593,10 @@ pub fn plan(ctx: &Context, args: &PlanArgs) -> anyhow::Result<ExitCode> {
     crate::fsutil::write_atomic(&dir.join("plan.json"), &bytes)
         .with_context(|| format!("cannot write {shown}/plan.json"))?;
     println!(
-        "planned {} games in {} shards (content {}) in {shown}",
-        run.games,
+        "planned {} in {} shards (content {}) in {shown}",
+        job.what,
         args.shards,
-        crate::packs::short(&content)
+        crate::packs::short(content)
     );
     if matches!(args.scheduler, Scheduler::Slurm | Scheduler::All) {
         println!(
@@ -539,8 +613,9 @@ pub fn plan(ctx: &Context, args: &PlanArgs) -> anyhow::Result<ExitCode> {
         );
     }
     println!(
-        "  progress:   {} simulate status {}",
+        "  progress:   {} {} status {}",
         sh(&binary),
+        job.command,
         sh(&root)
     );
     println!(
@@ -568,7 +643,12 @@ fn make_executable(_: &Path) -> anyhow::Result<()> {
 }
 
 /// The Slurm batch scripts and the script that submits them.
-fn slurm_files(dir: &Path, plan: &Plan, args: &PlanArgs, binary: &str) -> Vec<(PathBuf, String)> {
+fn slurm_files(
+    dir: &Path,
+    plan: &Plan,
+    args: &ClusterArgs,
+    binary: &str,
+) -> Vec<(PathBuf, String)> {
     let root = dir.to_string_lossy();
     let head = |job: &str, log: &str| {
         let mut s = String::from("#!/bin/sh\n");
@@ -610,9 +690,10 @@ fn slurm_files(dir: &Path, plan: &Plan, args: &PlanArgs, binary: &str) -> Vec<(P
          merge=$(sbatch --parsable --dependency=afterok:\"$array\" \"$here/merge.sbatch\")\n\
          merge=${{merge%%;*}}\n\
          echo \"shards: job $array ({} array tasks); merge: job $merge\"\n\
-         echo \"follow: {} simulate status {}\"\n",
+         echo \"follow: {} {} status {}\"\n",
         plan.shards,
         sh(binary).replace('"', "\\\""),
+        plan.command,
         sh(&root).replace('"', "\\\"")
     );
     vec![
@@ -626,7 +707,7 @@ fn slurm_files(dir: &Path, plan: &Plan, args: &PlanArgs, binary: &str) -> Vec<(P
 fn kubernetes_files(
     dir: &Path,
     plan: &Plan,
-    args: &PlanArgs,
+    args: &ClusterArgs,
     shard: &[String],
     merge: &[String],
 ) -> anyhow::Result<Vec<(PathBuf, String)>> {
@@ -732,7 +813,7 @@ fn kubernetes_files(
     ])
 }
 
-/// One shard's state, as `simulate status` sees it.
+/// One shard's state, as `status` sees it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ShardStatus {
     /// The shard, from 1.
@@ -752,6 +833,8 @@ pub struct ShardStatus {
 /// A plan's state.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Status {
+    /// The command the shards run.
+    pub command: String,
     /// Games done, all shards.
     pub games_done: u64,
     /// Games planned.
@@ -779,10 +862,11 @@ pub fn read_status(dir: &Path) -> anyhow::Result<Status> {
     let shown = crate::fsutil::shown(dir);
     let text = crate::fsutil::read_text(&dir.join("plan.json"), SMALL_FILE, "a plan")
         .with_context(|| {
-            format!("{shown} holds no plan (plan.json): give the folder `simulate plan --dir` made")
+            format!("{shown} holds no plan (plan.json): give the folder `simulate plan --dir` or `balance plan --dir` made")
         })?;
-    let plan: Plan = serde_json::from_str(&text)
-        .with_context(|| format!("{shown}/plan.json is not a plan `simulate plan` wrote"))?;
+    let plan: Plan = serde_json::from_str(&text).with_context(|| {
+        format!("{shown}/plan.json is not a plan `simulate plan` or `balance plan` wrote")
+    })?;
     if plan.shards == 0 || plan.shards > MAX_SHARDS {
         anyhow::bail!(
             "{shown}/plan.json has {} shards: a plan has 1 to {MAX_SHARDS}",
@@ -792,7 +876,7 @@ pub fn read_status(dir: &Path) -> anyhow::Result<Status> {
     let at = now();
     let mut each = Vec::with_capacity(plan.shards as usize);
     for k in 1..=plan.shards {
-        let planned = shard_games(plan.games, k, plan.shards);
+        let planned = shard_games(plan.games, k, plan.shards).saturating_mul(plan.per_number);
         let report = dir.join(format!("shards/shard-{k}.json"));
         let progress = dir.join(format!("progress/shard-{k}.json"));
         let read: Option<Progress> =
@@ -858,6 +942,7 @@ pub fn read_status(dir: &Path) -> anyhow::Result<Status> {
         .then(|| ((games_planned - games_done) as f64 / pace).ceil() as u64);
     let merged = dir.join("report.json");
     Ok(Status {
+        command: plan.command.clone(),
         games_done,
         games_planned,
         shards_done: u32::try_from(each.iter().filter(|s| s.state == "done").count())
@@ -869,7 +954,7 @@ pub fn read_status(dir: &Path) -> anyhow::Result<Status> {
     })
 }
 
-/// `simulate status DIR`.
+/// `simulate status DIR`, `balance status DIR`.
 pub fn status(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     use std::io::Write as _;
     let st = read_status(dir)?;
@@ -918,7 +1003,8 @@ pub fn status(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
         Some(r) => writeln!(out, "merged report: {}", crate::fsutil::shown(r))?,
         None if st.shards_done == st.shards => writeln!(
             out,
-            "every shard is done; the merge job writes report.json (or run `simulate merge {}`)",
+            "every shard is done; the merge job writes report.json (or run `{} merge {}`)",
+            st.command,
             crate::fsutil::shown(&dir.join("shards"))
         )?,
         None => {}
@@ -932,6 +1018,124 @@ fn duration_words(seconds: u64) -> String {
         s if s < 7200 => format!("{} min", s.div_ceil(60)),
         s => format!("{}.{} h", s / 3600, (s % 3600) / 360),
     }
+}
+
+/// What a run plays with, as one hash: each pack's id, version and content hash, in load
+/// order, each deck's cards, and `extra` lines (what else the command makes the run of).
+/// Two machines that make the same hash play the same games.
+pub fn content_hash<'a>(
+    ctx: &Context,
+    catalog: &crate::rules::Catalog,
+    decks: impl IntoIterator<Item = &'a DeckChoice>,
+    extra: &[&[&str]],
+) -> String {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    let mut line = |parts: &[&str]| {
+        for p in parts {
+            h.update(p.as_bytes());
+            h.update([0]);
+        }
+        h.update([b'\n']);
+    };
+    for stamp in crate::replay::stamps(catalog, &ctx.play_options().folders) {
+        line(&[
+            "pack",
+            &stamp.id,
+            &stamp.version,
+            stamp.hash.as_deref().unwrap_or("-"),
+        ]);
+    }
+    for deck in decks {
+        line(&["deck", &deck.id]);
+        for stack in &deck.stacks {
+            let cards: Vec<&str> = stack
+                .iter()
+                .map(|&c| catalog.card(c).meta.id.as_str())
+                .collect();
+            line(&cards);
+        }
+    }
+    for parts in extra {
+        line(parts);
+    }
+    hex::encode(h.finalize())
+}
+
+/// `--expect-content`: refuse a run whose content is not the planned one, saying so in
+/// its progress file too (where `status` shows it).
+///
+/// # Errors
+/// When the hashes differ.
+pub fn expect_content(
+    expected: Option<&str>,
+    content: &str,
+    progress: Option<&Path>,
+    shard: Option<(u32, u32)>,
+    planned: u32,
+) -> anyhow::Result<()> {
+    let Some(expected) = expected else {
+        return Ok(());
+    };
+    if expected.trim().eq_ignore_ascii_case(content) {
+        return Ok(());
+    }
+    let message = format!(
+        "this run's packs and decks make content {}, but it was planned with content {}: run it where the same packs are installed and enabled (`pack lock` where it was planned, `pack sync` here) and the same saved decks are in the profile",
+        crate::packs::short(content),
+        crate::packs::short(expected.trim())
+    );
+    if let Some(path) = progress {
+        ProgressFile::refused(path, shard, planned, content, &message);
+    }
+    anyhow::bail!(message)
+}
+
+/// Write `value` as pretty JSON to `path`, atomically (its folder made if missing).
+pub fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    let shown = crate::fsutil::shown(path);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot make the folder of {shown}"))?;
+    }
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("cannot write {shown}"))
+}
+
+/// The most shard files one merge reads (a folder can hold any number of files).
+const MAX_SHARD_FILES: usize = 100_000;
+
+/// The files a merge reads: each file given, and each folder's `.json` files in name
+/// order. `what` names them in messages (`simulate --json` reports).
+pub fn expand_folders(given: &[PathBuf], what: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in given {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let shown = crate::fsutil::shown(path);
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(path).with_context(|| format!("cannot read {shown}"))? {
+            let entry = entry.with_context(|| format!("cannot read {shown}"))?;
+            let file = entry.path();
+            if file.extension().is_some_and(|e| e == "json") && file.is_file() {
+                found.push(file);
+                if files.len() + found.len() > MAX_SHARD_FILES {
+                    anyhow::bail!(
+                        "{shown} holds more than {MAX_SHARD_FILES} files: merge at most that many at once"
+                    );
+                }
+            }
+        }
+        if found.is_empty() {
+            anyhow::bail!("{shown} holds no `.json` files: write each shard's {what} there");
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
 }
 
 #[cfg(test)]
