@@ -1,6 +1,7 @@
 //! Pack sets shared and reproduced: a lock file from one profile makes a fresh profile
 //! play exactly the same packs (ids, versions, hashes, order); hostile lock files (huge,
-//! wrong hashes, unknown indexes, ids twice, orders that do not match) are refused with
+//! wrong hashes, unknown indexes, ids twice, orders that do not match, requirements in a
+//! cycle) are refused with
 //! nothing changed; and the dependency views (`pack why`, `pack tree`, `pack orphans`).
 
 use crate::index::{World, edit_json, published, text};
@@ -180,6 +181,48 @@ fn hostile_lock_files_are_refused_and_change_nothing() {
         text(&out)
     );
     assert_eq!(listed(&w, "victim"), before);
+
+    // Requirements in a cycle: the index's owner signs alpha 1.0.0 again as requiring
+    // beta, which requires alpha. A lock naming both from that index is refused before
+    // any archive is read, and nothing changes.
+    let key = w.author_key();
+    w.copy_index("index", "cycle", |dir| {
+        edit_json(&dir.join("packs/alpha.json"), |v| {
+            v["versions"][0]["requires"] = serde_json::json!([{ "id": "beta", "version": "^1" }]);
+            let entry: tokensmith::index::Entry =
+                serde_json::from_value(v["versions"][0].clone()).unwrap_or_else(|e| panic!("{e}"));
+            v["versions"][0]["signature"] =
+                serde_json::json!(tokensmith::index::keys::sign(&key, &entry.message("alpha")));
+        });
+    });
+    w.player_with("circular", "cycle");
+    let before = listed(&w, "circular");
+    let index = w.path("index").to_string_lossy().into_owned();
+    let cycle = w.path("cycle").to_string_lossy().into_owned();
+    let path = w.path("cycle.lock");
+    std::fs::copy(&lock, &path).unwrap_or_else(|e| panic!("{e}"));
+    let mut moved = 0;
+    edit_json(&path, |v| {
+        for p in v["packs"].as_array_mut().into_iter().flatten() {
+            if p["index"]
+                .as_str()
+                .is_some_and(|i| i.trim_end_matches('/') == index)
+            {
+                p["index"] = serde_json::json!(cycle);
+                moved += 1;
+            }
+        }
+    });
+    assert_eq!(moved, 2, "alpha and beta come from the index");
+    let out = w.player("circular", &["pack", "sync", &path.to_string_lossy()]);
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(
+        t.contains("the packs' requirements form a cycle") && t.contains("nothing was changed"),
+        "{t}"
+    );
+    assert_eq!(listed(&w, "circular"), before, "nothing changed");
+    assert!(w.installed("circular").is_empty(), "{t}");
 }
 
 #[test]

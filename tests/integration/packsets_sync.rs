@@ -438,3 +438,57 @@ fn the_mods_screen_shows_who_requires_what_and_shares_and_uses_a_set() {
         h.query_by_label("beta 1.0.0").is_some()
     });
 }
+
+/// A pasted set that cannot be used (a pack's hash changed on the way; text that is not a
+/// lock file) is refused on the Set tab with what is wrong, Apply stays off, and nothing
+/// is installed or turned on.
+#[cfg(feature = "client")]
+#[test]
+fn a_refused_paste_on_the_set_tab_says_why_and_changes_nothing() {
+    use egui_kittest::kittest::{NodeT as _, Queryable as _};
+    let w = published();
+    w.player_with("first", "index");
+    for args in [
+        &["pack", "install", "beta"][..],
+        &["pack", "enable", "beta"],
+    ] {
+        let out = w.player("first", args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+    }
+    let out = w.player("first", &["pack", "lock"]);
+    let mut locked: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let alpha = locked["packs"]
+        .as_array()
+        .and_then(|a| a.iter().position(|p| p["id"] == "alpha"))
+        .unwrap_or_else(|| panic!("alpha in the lock: {locked}"));
+    locked["packs"][alpha]["hash"] = serde_json::json!("ab".repeat(32));
+    let tampered = locked.to_string();
+
+    w.player_with("second", "index");
+    let before = enabled(&w, "second");
+    for (pasted, says) in [
+        (tampered.as_str(), "not the abababababab the lock names"),
+        ("hello, here is my set", "the pasted set"),
+    ] {
+        let mut h = crate::client::harness_for(app_for(&w, "second"));
+        h.run();
+        h.get_by_label("Mods").click();
+        h.run();
+        h.get_by_label("Set").click();
+        h.run();
+        h.get_by_label("paste a shared set").click();
+        h.run();
+        h.get_by_label("paste a shared set").type_text(pasted);
+        h.run();
+        h.get_by_label("Show plan").click();
+        crate::client::run_until(&mut h, "the refusal", |h| {
+            h.query_by_label_contains(says).is_some()
+        });
+        assert!(
+            h.get_by_label("Apply").accesskit_node().is_disabled(),
+            "Apply stays off for a refused set"
+        );
+        assert!(w.installed("second").is_empty(), "nothing installed");
+        assert_eq!(enabled(&w, "second"), before, "nothing turned on");
+    }
+}
