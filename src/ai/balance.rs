@@ -3,6 +3,8 @@
 //! that slot, so everything but the card cancels out. The verdict comes from the paired
 //! differences' 95 % interval (docs/ai.md, "Judging one card").
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::{Deserialize, Serialize};
 
 use super::sequential::{Design, Moments, Side, step};
@@ -218,6 +220,9 @@ pub enum BalanceError {
     /// No control card.
     #[error("no control card for deck '{0}': every other card is in it")]
     NoControl(String),
+    /// The test was stopped before it ended (by whoever started it).
+    #[error("stopped before the verdict")]
+    Stopped,
     /// A variant breaks the deck rules.
     #[error(
         "deck '{deck}' with {what} breaks the deck rules: {why}; give decks where the card and its control both fit with --deck ID (repeat it), or another --control"
@@ -421,6 +426,21 @@ pub fn run_sequential(
     design: &Design,
     tick: &(dyn Fn() + Sync),
 ) -> Result<BalanceReport, BalanceError> {
+    run_sequential_until(catalog, test, design, tick, &AtomicBool::new(false))
+}
+
+/// [`run_sequential`] that ends with [`BalanceError::Stopped`] at the end of the round in
+/// which `stop` is set (a screen's Stop button).
+///
+/// # Errors
+/// As [`run`], and [`BalanceError::Stopped`].
+pub fn run_sequential_until(
+    catalog: &Catalog,
+    test: &Test,
+    design: &Design,
+    tick: &(dyn Fn() + Sync),
+    stop: &AtomicBool,
+) -> Result<BalanceReport, BalanceError> {
     let started = std::time::Instant::now();
     let derived = control_content(catalog, test);
     let catalog = derived.as_ref().map_or(catalog, |(c, _)| c);
@@ -444,6 +464,9 @@ pub fn run_sequential(
             }
         }
         round += 1;
+        if stop.load(Ordering::Relaxed) {
+            return Err(BalanceError::Stopped);
+        }
         let now = step(design, &moments, standing);
         standing = Some(now);
         if now.decided() {

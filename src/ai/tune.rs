@@ -306,6 +306,36 @@ pub fn tune(
     make: &dyn Fn(i64) -> Result<Catalog, TuneError>,
     tick: &(dyn Fn() + Sync),
 ) -> Result<TuneReport, TuneError> {
+    let watch = Watch {
+        tick,
+        point: &|_, _| {},
+        stop: &std::sync::atomic::AtomicBool::new(false),
+    };
+    tune_watched(catalog, job, make, &watch)
+}
+
+/// How a screen follows a tuning: each game, each value judged, and a flag that stops it.
+pub struct Watch<'a> {
+    /// After each game.
+    pub tick: &'a (dyn Fn() + Sync),
+    /// After each value is judged: the level's name and the point (the curve so far).
+    pub point: &'a dyn Fn(&str, &Point),
+    /// Set to stop: the tuning ends with [`BalanceError::Stopped`] at the end of the
+    /// sequential round it is in.
+    pub stop: &'a std::sync::atomic::AtomicBool,
+}
+
+/// [`tune`], followed by `watch`.
+///
+/// # Errors
+/// As [`tune`], and [`BalanceError::Stopped`] once `watch.stop` is set.
+pub fn tune_watched(
+    catalog: &Catalog,
+    job: &Job,
+    make: &dyn Fn(i64) -> Result<Catalog, TuneError>,
+    watch: &Watch<'_>,
+) -> Result<TuneReport, TuneError> {
+    let tick = watch.tick;
     let [lo, hi] = job.range;
     if lo >= hi {
         return Err(TuneError::Range(format!(
@@ -347,19 +377,18 @@ pub fn tune(
                 level,
                 ..job.test.clone()
             };
-            let r = balance::run_sequential(content, &test, &job.design, tick)?;
+            let r = balance::run_sequential_until(content, &test, &job.design, tick, watch.stop)?;
             let decided = r.sequential.as_ref().is_some_and(|s| s.decided);
-            curve.insert(
-                v,
-                Point {
-                    value: v,
-                    effect: r.effect,
-                    ci95: r.ci95,
-                    verdict: r.verdict,
-                    decided,
-                    pairs: r.pairs,
-                },
-            );
+            let point = Point {
+                value: v,
+                effect: r.effect,
+                ci95: r.ci95,
+                verdict: r.verdict,
+                decided,
+                pairs: r.pairs,
+            };
+            (watch.point)(level.name(), &point);
+            curve.insert(v, point);
             Ok(r.verdict)
         };
         search(lo, hi, &mut judge)?;

@@ -21,6 +21,8 @@ pub enum MenuChoice {
     Decks,
     /// The content browser.
     Cards,
+    /// Judge and tune cards with AI games.
+    Balance,
     /// The packs: on and off, order, install, conflicts.
     Mods,
     /// The settings window.
@@ -73,6 +75,7 @@ pub fn main_menu(ui: &mut Ui, library: &Library, info: &MenuInfo<'_>) -> Option<
                 ("Replays", MenuChoice::Replays, false),
                 ("Decks", MenuChoice::Decks, true),
                 ("Cards", MenuChoice::Cards, true),
+                ("Balance", MenuChoice::Balance, true),
                 ("Mods", MenuChoice::Mods, false),
                 ("Settings", MenuChoice::Settings, false),
                 ("Quit", MenuChoice::Quit, false),

@@ -6,6 +6,7 @@
 //! [`App::show`] draws one frame into any `Ui`, which is how the tests drive it.
 
 mod anim;
+mod balance;
 pub mod board;
 pub mod browse;
 mod browser;
@@ -180,6 +181,7 @@ enum Screen {
     Mods(Box<mods::ModsScreen>),
     Lan(Box<lan::LanScreen>),
     Replays(Box<replays::ReplaysScreen>),
+    Balance(Box<balance::BalanceScreen>),
 }
 
 /// The client.
@@ -577,6 +579,27 @@ impl App {
                     }
                 }
             },
+            Screen::Balance(screen) => match &self.library.catalog {
+                Some(catalog) => match screen.show(ui, catalog, &self.library.options) {
+                    balance::BalanceAction::Stay => None,
+                    balance::BalanceAction::Menu => Some(Screen::Menu),
+                    balance::BalanceAction::Sandbox(catalog, note) => {
+                        match Sandbox::new(catalog, crate::rules::DeckId(0), menu::fresh_seed()) {
+                            Ok(s) => match self.sandbox_screen(s) {
+                                Screen::Sandbox(s) => {
+                                    Some(Screen::Sandbox(Box::new(s.with_note(note))))
+                                }
+                                other => Some(other),
+                            },
+                            Err(e) => {
+                                self.error = Some(e);
+                                None
+                            }
+                        }
+                    }
+                },
+                None => Some(Screen::Menu),
+            },
             Screen::Browser(browser) => match &self.library.catalog {
                 Some(catalog) => browser.show(ui, catalog).then_some(Screen::Menu),
                 None => Some(Screen::Menu),
@@ -865,6 +888,7 @@ impl App {
                 }
             }
             menu::MenuChoice::Cards => Some(Screen::Browser(browser::Browser::default())),
+            menu::MenuChoice::Balance => Some(Screen::Balance(Box::default())),
             menu::MenuChoice::Mods => self
                 .packs
                 .as_ref()

@@ -27,6 +27,7 @@
 //!   only files that exist.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `balance_science`: sequential paired tests that stop when the verdict is known.
+//! - `balance_screen`: the client's Balance screen (judge, tune, live chart, Stop).
 //! - `ai_scripts`: the AI against hostile scripts: a script budget per decision, runaway
 //!   cards remembered per game (the same report for any thread count).
 //! - `cluster`: `simulate plan`'s job files: its shards merge into the one-machine report,
@@ -56,6 +57,8 @@ mod adversarial;
 mod ai;
 mod ai_scripts;
 mod balance_science;
+#[cfg(feature = "client")]
+mod balance_screen;
 mod cli;
 #[cfg(feature = "client")]
 mod client;

@@ -94,6 +94,14 @@ impl SandboxScreen {
         self
     }
 
+    /// The screen with `note` shown above the board (what the content is, when it is not
+    /// the loaded packs as they are).
+    #[must_use]
+    pub fn with_note(mut self, note: String) -> SandboxScreen {
+        self.message = Some(note);
+        self
+    }
+
     /// Whether this screen steps through a saved game (it is not kept on leaving).
     #[must_use]
     pub fn is_watching(&self) -> bool {

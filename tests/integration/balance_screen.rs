@@ -1,0 +1,84 @@
+//! The client's Balance screen, driven through its accessibility labels: a card judged on
+//! a worker thread (the verdict, the pairs and the saving), and a tuning followed on the
+//! live chart and stopped.
+
+use egui_kittest::kittest::Queryable as _;
+use tokensmith::app::{App, Library};
+
+use crate::balance_science::PROBE;
+use crate::client::{harness_for, run_until};
+use crate::support::{TempPacks, root};
+
+fn probe_library(packs: &TempPacks) -> Library {
+    Library::load(tokensmith::content::LoadOptions {
+        folders: vec![
+            tokensmith::content::PackFolder {
+                path: root().join("content"),
+                required: true,
+            },
+            tokensmith::content::PackFolder {
+                path: packs.path().to_path_buf(),
+                required: true,
+            },
+        ],
+        only: None,
+        rules_patch: None,
+        order: Vec::new(),
+    })
+}
+
+#[test]
+fn the_balance_screen_judges_a_card_and_follows_and_stops_a_tuning() {
+    let packs = TempPacks::new(&PROBE);
+    let mut h = harness_for(App::new(probe_library(&packs)));
+    h.run();
+    h.get_by_label("Balance").click();
+    h.run();
+    assert!(h.query_by_label("Pick a card on the left.").is_some());
+    h.get_by_label("search cards").click();
+    h.run();
+    h.get_by_label("search cards").type_text("plain_nine");
+    h.run();
+    h.get_by_label_contains("(9)").click();
+    h.run();
+    h.get_by_label("Judge").click();
+    h.step();
+    h.step();
+    assert!(
+        h.query_by_label("Stop").is_some()
+            || h.query_by_label_contains("points (95% interval").is_some(),
+        "the test runs on its worker, the screen stays live"
+    );
+    run_until(&mut h, "the verdict", |h| {
+        h.query_by_label_contains("points (95% interval").is_some()
+    });
+    // A plain nine against a plain card of nine's value made for the test: no effect
+    // beyond its value, decided before the cap.
+    assert!(
+        h.query_by_label_contains("pairs: win rate").is_some()
+            && h.query_by_label("within noise").is_some(),
+        "the verdict, its interval and the pairs"
+    );
+    assert!(h.query_by_label_contains("Decided after").is_some());
+    assert!(h.query_by_label("Judge").is_some(), "ready for another run");
+
+    h.get_by_label("Tune: what value is fair?").click();
+    h.run();
+    assert!(
+        h.query_by_label("(now 9)").is_some(),
+        "the current value is shown"
+    );
+    h.get_by_label("Tune").click();
+    run_until(&mut h, "the first value on the chart", |h| {
+        h.query_by_label_contains("chart of effect against value: ")
+            .is_some()
+    });
+    h.get_by_label("Stop").click();
+    h.step();
+    h.run();
+    assert!(
+        h.query_by_label_contains("Stopped after").is_some(),
+        "Stop says so at once"
+    );
+    assert!(h.query_by_label("Tune").is_some(), "ready again");
+}
