@@ -198,7 +198,7 @@ impl Session {
         events: &[WireEvent],
         deck: &str,
     ) -> Result<Session, String> {
-        let (state, public) = seen.restore(&catalog)?;
+        let (state, public) = seen.restore(&catalog).map_err(|e| e.to_string())?;
         let opening = crate::net::events::from_wire(&catalog, events).map_err(|e| e.to_string())?;
         let me = seen.seat();
         let mut decks = [
@@ -275,7 +275,7 @@ impl Session {
             match event {
                 LinkEvent::Update(Update::State { seen, last, events }) => {
                     let catalog = Arc::clone(self.table.catalog());
-                    let (state, public) = seen.restore(&catalog)?;
+                    let (state, public) = seen.restore(&catalog).map_err(|e| e.to_string())?;
                     remote.status = Connection::Connected;
                     let Some(played) = last else {
                         // A snapshot (after a reconnect): take it as the position.

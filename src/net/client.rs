@@ -593,7 +593,9 @@ pub fn play_with_ai(
         let Some(update) = update else { continue };
         match update {
             Update::State { seen, .. } => {
-                let (state, plays) = seen.restore(catalog).map_err(ClientError::Protocol)?;
+                let (state, plays) = seen
+                    .restore(catalog)
+                    .map_err(|e| ClientError::Protocol(e.to_string()))?;
                 history.follow(before.as_ref(), &state, plays);
                 if history.keeps() {
                     before = Some(state.clone());

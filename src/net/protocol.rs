@@ -357,25 +357,22 @@ impl Seen {
 
     /// A game state for this view over `catalog` (the opponent's stacks hold
     /// placeholders of their true sizes), and the plays known: an error names the first key the catalog lacks.
-    pub fn restore(&self, catalog: &Catalog) -> Result<(GameState, Vec<PublicPlay>), String> {
-        let seat = seat_of(self.seat).ok_or_else(|| format!("no seat {}", self.seat))?;
+    ///
+    /// # Errors
+    /// A seat that is neither 1 nor 2, or a card or token type the catalog lacks.
+    pub fn restore(&self, catalog: &Catalog) -> Result<(GameState, Vec<PublicPlay>), ViewError> {
+        let seat = seat_of(self.seat).ok_or(ViewError::NoSeat(self.seat))?;
         let card = |key: &str| {
-            catalog.card_named(key).map_err(|_| {
-                format!(
-                    "the host played card '{}', which this game's content lacks",
-                    crate::rules::echo(key)
-                )
-            })
+            catalog
+                .card_named(key)
+                .map_err(|_| ViewError::UnknownCard(crate::rules::echo(key)))
         };
         let mut tokens = Vec::with_capacity(self.tokens.len());
         for t in &self.tokens {
-            let kind = catalog.token_type_named(&t.kind).map_err(|_| {
-                format!(
-                    "the host placed token type '{}', which this game's content lacks",
-                    crate::rules::echo(&t.kind)
-                )
-            })?;
-            let owner = seat_of(t.seat).ok_or_else(|| format!("no seat {}", t.seat))?;
+            let kind = catalog
+                .token_type_named(&t.kind)
+                .map_err(|_| ViewError::UnknownTokenType(crate::rules::echo(&t.kind)))?;
+            let owner = seat_of(t.seat).ok_or(ViewError::NoSeat(t.seat))?;
             tokens.push((
                 Cell::new(t.x, t.y),
                 Token {
@@ -420,7 +417,7 @@ impl Seen {
             scores: self.scores,
             extra_turns: self.extra_turns,
             bonus: self.bonus,
-            turn: seat_of(self.turn).ok_or_else(|| format!("no seat {}", self.turn))?,
+            turn: seat_of(self.turn).ok_or(ViewError::NoSeat(self.turn))?,
             last_placed: self.last_placed.map(|(x, y)| Cell::new(x, y)),
             prev_placed: self.prev_placed.map(|(x, y)| Cell::new(x, y)),
             moves: self.moves,
@@ -430,6 +427,20 @@ impl Seen {
         };
         Ok((GameState::restored(catalog, &parts), plays))
     }
+}
+
+/// Why a host's view of a game cannot be made into a game state here.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ViewError {
+    /// A seat number that is neither 1 nor 2.
+    #[error("no seat {0}")]
+    NoSeat(u8),
+    /// A card this game's content lacks (its key, made printable).
+    #[error("the host played card '{0}', which this game's content lacks")]
+    UnknownCard(String),
+    /// A token type this game's content lacks.
+    #[error("the host placed token type '{0}', which this game's content lacks")]
+    UnknownTokenType(String),
 }
 
 /// A deck's stacks as card keys, top first: what `Join` carries.

@@ -581,3 +581,171 @@ fn the_unsafe_check_sees_code_but_not_comments_strings_or_the_room() {
         1
     );
 }
+
+/// Printing and the process's surroundings the rules core may not use: what a rule does
+/// depends on the state and the move alone, and it says nothing on its own. The one
+/// exception is `never!` (src/rules/never.rs), which a release build uses to report a
+/// bug once on stderr instead of giving a wrong answer silently.
+const FORBIDDEN_EFFECTS_IN_RULES: &[&str] = &[
+    "println!",
+    "print!",
+    "eprintln!",
+    "eprint!",
+    "dbg!",
+    "std::env",
+    "std::process",
+    "std::thread",
+];
+
+/// `file:line` of each printing macro or process access under `src/rules/` (strings and
+/// comments left out), `never.rs` aside.
+fn rules_effect_problems(files: &[(PathBuf, String)]) -> Vec<String> {
+    let rules = root().join("src").join("rules");
+    let mut problems = Vec::new();
+    for (file, text) in files.iter().filter(|(f, _)| f.starts_with(&rules)) {
+        if file.ends_with("never.rs") {
+            continue;
+        }
+        let code = without_strings(&code(text));
+        for (n, line) in code.lines().enumerate() {
+            for word in FORBIDDEN_EFFECTS_IN_RULES {
+                if names(line, word) {
+                    problems.push(format!(
+                        "{}:{}: the rules core uses `{word}` (no printing, environment, \
+                         process or threads in src/rules: return what happened as events or \
+                         errors)",
+                        file.display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_rules_core_prints_nothing_and_reads_no_environment() {
+    let problems = rules_effect_problems(&sources());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_rules_effect_check_sees_macros_but_not_strings_comments_or_never() {
+    let file = |rel: &str, text: &str| vec![(root().join(rel), text.to_string())];
+    assert_eq!(
+        rules_effect_problems(&file("src/rules/x.rs", "fn f() { println!(\"{}\", 1); }")).len(),
+        1
+    );
+    assert_eq!(
+        rules_effect_problems(&file("src/rules/x.rs", "let v = std::env::var(\"X\");")).len(),
+        1
+    );
+    assert_eq!(
+        rules_effect_problems(&file("src/rules/x.rs", "let s = \"println!\"; // dbg!(x)")).len(),
+        0
+    );
+    assert_eq!(
+        rules_effect_problems(&file("src/rules/never.rs", "eprintln!(\"bug\");")).len(),
+        0
+    );
+    assert_eq!(
+        rules_effect_problems(&file("src/ai/x.rs", "println!(\"fine here\");")).len(),
+        0
+    );
+}
+
+/// The error type of a `-> Result<T, E>` return in `signature`, when there is one.
+fn result_error(signature: &str) -> Option<String> {
+    let at = signature.find("-> Result<")? + "-> Result<".len();
+    let mut depth = 0usize;
+    let mut args = vec![String::new()];
+    for c in signature[at..].chars() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' if depth == 0 => break,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(last) = args.last_mut() {
+            last.push(c);
+        }
+    }
+    (args.len() >= 2).then(|| {
+        args.last()
+            .map(|a| a.trim().to_string())
+            .unwrap_or_default()
+    })
+}
+
+/// `file:line` of each public function of the library (outside the command line and the
+/// client, its edges) whose error is a bare `String`.
+fn string_error_problems(files: &[(PathBuf, String)]) -> Vec<String> {
+    let src = root().join("src");
+    let edges = [src.join("cli"), src.join("app"), src.join("main.rs")];
+    let mut problems = Vec::new();
+    for (file, text) in files {
+        if !file.starts_with(&src) || edges.iter().any(|e| file.starts_with(e)) {
+            continue;
+        }
+        let code = without_strings(&code(text));
+        for (at, _) in code.match_indices("pub fn ") {
+            let rest = &code[at..];
+            let end = rest.find(['{', ';']).unwrap_or(rest.len());
+            let signature = rest[..end].split(" where").next().unwrap_or_default();
+            if result_error(signature).as_deref() == Some("String") {
+                problems.push(format!(
+                    "{}:{}: a public function returns `Result<_, String>`: give it a typed \
+                     error (thiserror) that says what went wrong and where",
+                    file.display(),
+                    code[..at].lines().count()
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn no_public_library_function_returns_a_string_error() {
+    let problems = string_error_problems(&sources());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_string_error_check_reads_signatures_over_lines_and_generics() {
+    let file = |rel: &str, text: &str| vec![(root().join(rel), text.to_string())];
+    assert_eq!(
+        string_error_problems(&file(
+            "src/net/x.rs",
+            "pub fn f(\n    a: u8,\n) -> Result<(Vec<u8>, String), String> {\n    todo!()\n}"
+        ))
+        .len(),
+        1
+    );
+    assert_eq!(
+        string_error_problems(&file(
+            "src/net/x.rs",
+            "pub fn f() -> Result<HashMap<String, String>, Error> {}"
+        ))
+        .len(),
+        0
+    );
+    assert_eq!(
+        string_error_problems(&file("src/cli/x.rs", "pub fn f() -> Result<(), String> {}")).len(),
+        0,
+        "the command line is an edge"
+    );
+    assert_eq!(
+        string_error_problems(&file(
+            "src/ai/x.rs",
+            "pub fn f<T>(x: T) -> Result<T, String> where T: Clone {}"
+        ))
+        .len(),
+        1
+    );
+}
