@@ -122,10 +122,10 @@ impl HardAgent {
             rayon::join(|| tree(seeds[0]), || tree(seeds[1]))
         } else {
             std::thread::scope(|scope| {
-                let second = std::thread::Builder::new()
-                    .name("tokensmith-search".into())
-                    .stack_size(crate::script::THREAD_STACK)
-                    .spawn_scoped(scope, || tree(seeds[1]));
+                let second =
+                    crate::script::threads::spawn_scoped(scope, "tokensmith-search", || {
+                        tree(seeds[1])
+                    });
                 let a = tree(seeds[0]);
                 let b = match second {
                     Ok(handle) => handle.join().ok().flatten(),

@@ -441,33 +441,30 @@ impl BalanceScreen {
         let most = field
             .is_none()
             .then(|| u64::from(test.games) * 2 * decks.len() as u64);
-        let spawned = std::thread::Builder::new()
-            .name("balance".into())
-            .stack_size(crate::script::THREAD_STACK)
-            .spawn(move || {
-                let tick = || {
-                    worker_games.fetch_add(1, Ordering::Relaxed);
-                };
-                let result = match field {
-                    None => judge(&catalog, &test, &design, &tick, &worker_stop),
-                    Some(field) => {
-                        let level = test.level;
-                        let points = to.clone();
-                        let point = move |level: &str, p: &Point| {
-                            let _ = points.send(Message::Point(level.to_string(), p.clone()));
-                        };
-                        let job = tune::Job {
-                            test,
-                            field,
-                            range,
-                            design,
-                            levels: vec![level],
-                        };
-                        tune_run(&catalog, &options, card, &job, &tick, &point, &worker_stop)
-                    }
-                };
-                let _ = to.send(Message::Done(result));
-            });
+        let spawned = crate::script::threads::spawn("balance", move || {
+            let tick = || {
+                worker_games.fetch_add(1, Ordering::Relaxed);
+            };
+            let result = match field {
+                None => judge(&catalog, &test, &design, &tick, &worker_stop),
+                Some(field) => {
+                    let level = test.level;
+                    let points = to.clone();
+                    let point = move |level: &str, p: &Point| {
+                        let _ = points.send(Message::Point(level.to_string(), p.clone()));
+                    };
+                    let job = tune::Job {
+                        test,
+                        field,
+                        range,
+                        design,
+                        levels: vec![level],
+                    };
+                    tune_run(&catalog, &options, card, &job, &tick, &point, &worker_stop)
+                }
+            };
+            let _ = to.send(Message::Done(result));
+        });
         match spawned {
             Ok(_) => {
                 self.running = Some(Running {

@@ -241,12 +241,10 @@ impl Browse {
     fn start(&mut self, ui: &Ui, what: &'static str, job: impl FnOnce() -> Done + Send + 'static) {
         let (tx, rx) = mpsc::channel();
         let ctx = ui.ctx().clone();
-        let spawned = std::thread::Builder::new()
-            .name("index".into())
-            .spawn(move || {
-                let _ = tx.send(job());
-                ctx.request_repaint();
-            });
+        let spawned = crate::script::threads::spawn("index", move || {
+            let _ = tx.send(job());
+            ctx.request_repaint();
+        });
         match spawned {
             Ok(_) => self.busy = Some((what, rx)),
             Err(e) => self.notes = vec![format!("cannot start the work: {e}")],

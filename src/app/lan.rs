@@ -387,13 +387,11 @@ impl LanScreen {
     fn refresh(&mut self) {
         let (tx, rx) = channel();
         self.finding = Some(rx);
-        let _ = std::thread::Builder::new()
-            .name("lan-discover".into())
-            .spawn(move || {
-                let found = discover(&default_targets(DISCOVERY_PORT), Duration::from_millis(800))
-                    .unwrap_or_default();
-                let _ = tx.send(found);
-            });
+        let _ = crate::script::threads::spawn("lan-discover", move || {
+            let found = discover(&default_targets(DISCOVERY_PORT), Duration::from_millis(800))
+                .unwrap_or_default();
+            let _ = tx.send(found);
+        });
     }
 
     fn start_hosting(&self, library: &Library) -> Result<Connecting, String> {

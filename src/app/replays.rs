@@ -309,30 +309,28 @@ fn entry_row(
 /// loading the content they make.
 fn get_packs(replay: &Replay, profile: PathBuf, folders: Folders) -> Result<Getting, String> {
     let needed = Needed::of_replay(replay);
-    std::thread::Builder::new()
-        .name("replay-packs".into())
-        .spawn(move || {
-            let mut said = Vec::new();
-            let got = crate::index::needs::get(&profile, &folders, &needed, false, &mut |l| {
-                said.push(l);
-            });
-            let gotten = match got {
-                Ok(g) => g,
-                Err(e) => return (Err(format!("{e}; nothing was changed")), said),
-            };
-            let loaded = crate::script::load(&gotten.load_options(&folders));
-            let result = loaded.catalog.map(Arc::new).ok_or_else(|| {
-                let first = loaded
-                    .diagnostics
-                    .iter()
-                    .find(|d| d.severity == crate::content::Severity::Error)
-                    .map(ToString::to_string)
-                    .unwrap_or_default();
-                format!("the replay's packs do not load: {first}")
-            });
-            (result, said)
-        })
-        .map_err(|e| format!("cannot start getting the packs: {e}"))
+    crate::script::threads::spawn("replay-packs", move || {
+        let mut said = Vec::new();
+        let got = crate::index::needs::get(&profile, &folders, &needed, false, &mut |l| {
+            said.push(l);
+        });
+        let gotten = match got {
+            Ok(g) => g,
+            Err(e) => return (Err(format!("{e}; nothing was changed")), said),
+        };
+        let loaded = crate::script::load(&gotten.load_options(&folders));
+        let result = loaded.catalog.map(Arc::new).ok_or_else(|| {
+            let first = loaded
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == crate::content::Severity::Error)
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            format!("the replay's packs do not load: {first}")
+        });
+        (result, said)
+    })
+    .map_err(|e| format!("cannot start getting the packs: {e}"))
 }
 
 /// Re-run `replay` under `catalog`, whose packs are found in `folders`.

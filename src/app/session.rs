@@ -540,21 +540,18 @@ impl Session {
             ^ u64::from(seat.number());
         // If the thread cannot start, the sender is dropped with it and the next poll
         // reports "the AI stopped without a move".
-        let _ = std::thread::Builder::new()
-            .name("tokensmith-ai".into())
-            .stack_size(crate::script::THREAD_STACK)
-            .spawn(move || {
-                let scripts = ai::hooks_for(&catalog);
-                let engine = scripts.brain(&catalog);
-                let options = ai::Options {
-                    budget: Budget::Time(think),
-                    omniscient: false,
-                    scripts: crate::ai::ScriptLimits::DEFAULT,
-                };
-                let mut agent = ai::agent(level, seed, options);
-                // The receiver may be gone (a new game, a concession): nothing to do then.
-                let _ = tx.send(agent.choose(&engine, &obs));
-            });
+        let _ = crate::script::threads::spawn("tokensmith-ai", move || {
+            let scripts = ai::hooks_for(&catalog);
+            let engine = scripts.brain(&catalog);
+            let options = ai::Options {
+                budget: Budget::Time(think),
+                omniscient: false,
+                scripts: crate::ai::ScriptLimits::DEFAULT,
+            };
+            let mut agent = ai::agent(level, seed, options);
+            // The receiver may be gone (a new game, a concession): nothing to do then.
+            let _ = tx.send(agent.choose(&engine, &obs));
+        });
         Thinking {
             seat,
             since: Instant::now(),

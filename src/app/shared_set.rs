@@ -231,19 +231,17 @@ impl SetTab {
         }
         let folders = packs.folders.clone();
         let kept = text.clone();
-        let spawned = std::thread::Builder::new()
-            .name("set-plan".into())
-            .spawn(move || {
-                let mut said = Vec::new();
-                let result = lock::parse(text.as_bytes(), "the pasted set")
-                    .and_then(|l| lock::preview(&profile, &folders, &l, &mut |s| said.push(s)))
-                    .map(|plan| {
-                        said.extend(plan.lines());
-                        String::new()
-                    })
-                    .map_err(|e| e.to_string());
-                (result, said)
-            });
+        let spawned = crate::script::threads::spawn("set-plan", move || {
+            let mut said = Vec::new();
+            let result = lock::parse(text.as_bytes(), "the pasted set")
+                .and_then(|l| lock::preview(&profile, &folders, &l, &mut |s| said.push(s)))
+                .map(|plan| {
+                    said.extend(plan.lines());
+                    String::new()
+                })
+                .map_err(|e| e.to_string());
+            (result, said)
+        });
         match spawned {
             Ok(h) => self.job = Some(Job::Plan(kept, h)),
             Err(e) => self.plan = Some((kept, Err(format!("cannot start planning: {e}")))),
@@ -252,19 +250,17 @@ impl SetTab {
 
     fn start_apply(&mut self, text: String, profile: PathBuf, packs: &Places<'_>) {
         let folders = packs.folders.clone();
-        let spawned = std::thread::Builder::new()
-            .name("set-apply".into())
-            .spawn(move || {
-                let mut said = Vec::new();
-                let result = lock::parse(text.as_bytes(), "the pasted set")
-                    .and_then(|l| {
-                        lock::apply(&profile, &folders, &l, &mut |s| said.push(s))
-                            .map(|_| l.packs.len())
-                    })
-                    .map(|n| format!("Applied the shared set: {n} packs play, in its order."))
-                    .map_err(|e| format!("Not applied: {e}"));
-                (result, said)
-            });
+        let spawned = crate::script::threads::spawn("set-apply", move || {
+            let mut said = Vec::new();
+            let result = lock::parse(text.as_bytes(), "the pasted set")
+                .and_then(|l| {
+                    lock::apply(&profile, &folders, &l, &mut |s| said.push(s))
+                        .map(|_| l.packs.len())
+                })
+                .map(|n| format!("Applied the shared set: {n} packs play, in its order."))
+                .map_err(|e| format!("Not applied: {e}"));
+            (result, said)
+        });
         match spawned {
             Ok(h) => self.job = Some(Job::Apply(h)),
             Err(e) => self.said = Some((false, format!("cannot start applying: {e}"))),

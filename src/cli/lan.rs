@@ -323,25 +323,23 @@ fn ask(
 /// of the input.
 fn typed_lines() -> std::sync::mpsc::Receiver<Option<String>> {
     let (tx, rx) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name("stdin".into())
-        .spawn(move || {
-            let stdin = std::io::stdin();
-            loop {
-                let mut line = String::new();
-                match stdin.lock().read_line(&mut line) {
-                    Ok(0) | Err(_) => {
-                        let _ = tx.send(None);
+    let spawned = crate::script::threads::spawn("stdin", move || {
+        let stdin = std::io::stdin();
+        loop {
+            let mut line = String::new();
+            match stdin.lock().read_line(&mut line) {
+                Ok(0) | Err(_) => {
+                    let _ = tx.send(None);
+                    return;
+                }
+                Ok(_) => {
+                    if tx.send(Some(line)).is_err() {
                         return;
-                    }
-                    Ok(_) => {
-                        if tx.send(Some(line)).is_err() {
-                            return;
-                        }
                     }
                 }
             }
-        });
+        }
+    });
     if spawned.is_err() {
         // No thread: the input counts as ended.
         let (tx, rx) = std::sync::mpsc::channel();

@@ -144,10 +144,7 @@ pub fn main() -> ExitCode {
     }
     // Commands run on a thread with the stack script hooks are given everywhere (the main
     // thread's size is the system's choice).
-    let worker = std::thread::Builder::new()
-        .name("tokensmith".into())
-        .stack_size(crate::script::THREAD_STACK)
-        .spawn(move || finish(run(&cli)));
+    let worker = crate::script::threads::spawn("tokensmith", move || finish(run(&cli)));
     match worker {
         Ok(handle) => handle.join().unwrap_or_else(|_| ExitCode::from(101)),
         Err(e) => {

@@ -214,39 +214,37 @@ impl Beacon {
         socket.set_read_timeout(Some(Duration::from_millis(300)))?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        std::thread::Builder::new()
-            .name("lan-beacon".into())
-            .spawn(move || {
-                let mut buf = [0u8; MAX_DATAGRAM];
-                let mut budget = AnswerQuota::default();
-                while !flag.load(Ordering::SeqCst) {
-                    let Ok((n, from)) = socket.recv_from(&mut buf) else {
-                        continue;
-                    };
-                    if !is_probe(&buf[..n]) || !budget.take(from.ip(), Instant::now()) {
-                        continue;
-                    }
-                    let mut announce = announce();
-                    // Keep the answer inside one datagram.
-                    while announce.packs.len() > 1
-                        && postcard::to_stdvec(&announce).map_or(0, |b| b.len()) > MAX_DATAGRAM - 64
-                    {
-                        announce.packs.pop();
-                    }
-                    let answer = Answer {
-                        magic: MAGIC.into(),
-                        protocol: PROTOCOL,
-                        announce,
-                    };
-                    if let Ok(bytes) = postcard::to_stdvec(&answer)
-                        && bytes.len() <= MAX_DATAGRAM
-                    {
-                        // A reply socket bound to a loopback address cannot reach
-                        // another machine: that prober is not answered.
-                        let _ = reply.send_to(&bytes, from);
-                    }
+        crate::script::threads::spawn("lan-beacon", move || {
+            let mut buf = [0u8; MAX_DATAGRAM];
+            let mut budget = AnswerQuota::default();
+            while !flag.load(Ordering::SeqCst) {
+                let Ok((n, from)) = socket.recv_from(&mut buf) else {
+                    continue;
+                };
+                if !is_probe(&buf[..n]) || !budget.take(from.ip(), Instant::now()) {
+                    continue;
                 }
-            })?;
+                let mut announce = announce();
+                // Keep the answer inside one datagram.
+                while announce.packs.len() > 1
+                    && postcard::to_stdvec(&announce).map_or(0, |b| b.len()) > MAX_DATAGRAM - 64
+                {
+                    announce.packs.pop();
+                }
+                let answer = Answer {
+                    magic: MAGIC.into(),
+                    protocol: PROTOCOL,
+                    announce,
+                };
+                if let Ok(bytes) = postcard::to_stdvec(&answer)
+                    && bytes.len() <= MAX_DATAGRAM
+                {
+                    // A reply socket bound to a loopback address cannot reach
+                    // another machine: that prober is not answered.
+                    let _ = reply.send_to(&bytes, from);
+                }
+            }
+        })?;
         Ok(Beacon { stop, port })
     }
 

@@ -96,19 +96,16 @@ impl Link {
     pub fn join(request: JoinRequest) -> Link {
         let (commands, command_rx) = channel();
         let (event_tx, events) = channel();
-        let spawned = std::thread::Builder::new()
-            .name("lan-link".into())
-            .stack_size(crate::script::THREAD_STACK)
-            .spawn({
-                let event_tx = event_tx.clone();
-                move || {
-                    let end = match run(request, &command_rx, &event_tx) {
-                        Ok(why) => why,
-                        Err(e) => e.to_string(),
-                    };
-                    let _ = event_tx.send(LinkEvent::Closed(end));
-                }
-            });
+        let spawned = crate::script::threads::spawn("lan-link", {
+            let event_tx = event_tx.clone();
+            move || {
+                let end = match run(request, &command_rx, &event_tx) {
+                    Ok(why) => why,
+                    Err(e) => e.to_string(),
+                };
+                let _ = event_tx.send(LinkEvent::Closed(end));
+            }
+        });
         if let Err(e) = spawned {
             let _ = event_tx.send(LinkEvent::Closed(format!("cannot start: {e}")));
         }

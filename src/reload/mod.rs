@@ -157,11 +157,10 @@ impl Watcher {
                 missing.push(folder.path.clone());
             }
         }
-        std::thread::Builder::new()
-            .name("tokensmith-reload".into())
-            .stack_size(crate::script::THREAD_STACK)
-            .spawn(move || worker(&options, &burst_rx, &reload_tx, &wake))
-            .map_err(WatchError::Thread)?;
+        crate::script::threads::spawn("tokensmith-reload", move || {
+            worker(&options, &burst_rx, &reload_tx, &wake)
+        })
+        .map_err(WatchError::Thread)?;
         Ok(Watcher {
             _debouncer: Box::new(debouncer),
             reloads: reload_rx,

@@ -27,6 +27,7 @@ mod place;
 mod raw;
 mod run;
 mod sandbox;
+pub mod threads;
 
 use std::path::Path;
 use std::rc::Rc;
