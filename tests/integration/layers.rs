@@ -749,3 +749,62 @@ fn the_string_error_check_reads_signatures_over_lines_and_generics() {
         1
     );
 }
+
+/// `file:line` of each code block in a doc comment that rustdoc would take for Rust (no
+/// language, or `rust`): with doc tests off (Cargo.toml), such an example would never run.
+fn doc_code_problems(files: &[(PathBuf, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (file, text) in files {
+        let mut open = false;
+        for (n, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            let Some(doc) = t.strip_prefix("///").or_else(|| t.strip_prefix("//!")) else {
+                continue;
+            };
+            let Some(lang) = doc.trim().strip_prefix("```") else {
+                continue;
+            };
+            if open {
+                open = false;
+                continue;
+            }
+            open = true;
+            let lang = lang.trim();
+            if lang.is_empty() || lang.split(',').any(|l| l.trim() == "rust") {
+                problems.push(format!(
+                    "{}:{}: a Rust code block in a doc comment would never run (doc tests are \
+                     off): mark it `text`, or make it a test",
+                    file.display(),
+                    n + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn no_doc_comment_holds_an_example_that_would_not_run() {
+    let problems = doc_code_problems(&sources());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_doc_code_check_sees_rust_blocks_but_not_text_or_closing_fences() {
+    let file = |text: &str| vec![(root().join("src/ai/x.rs"), text.to_string())];
+    assert_eq!(
+        doc_code_problems(&file("/// ```\n/// let x = 1;\n/// ```\n")).len(),
+        1
+    );
+    assert_eq!(
+        doc_code_problems(&file("//! ```rust,no_run\n//! f();\n//! ```\n")).len(),
+        1
+    );
+    assert_eq!(
+        doc_code_problems(&file(
+            "/// ```text\n/// a layout\n/// ```\n/// ```sh\n/// ls\n/// ```\n"
+        ))
+        .len(),
+        0
+    );
+}
