@@ -1103,6 +1103,27 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("cannot write {shown}"))
 }
 
+/// A merge's refusal as the command says it: `error` names the file at fault by its place
+/// in `files` (from 1, when it does), and the text's `first` ("the first report") becomes
+/// the first file's name.
+pub fn merge_refusal(
+    files: &[PathBuf],
+    at: Option<usize>,
+    error: &dyn std::fmt::Display,
+    first: &str,
+) -> anyhow::Error {
+    let name = |i: usize| files.get(i).map(|f| crate::fsutil::shown(f));
+    match at.and_then(|i| name(i.checked_sub(1)?)) {
+        Some(file) => {
+            let text = error
+                .to_string()
+                .replace(first, &name(0).unwrap_or_default());
+            anyhow::anyhow!("cannot merge {file}: it {text}")
+        }
+        None => anyhow::anyhow!("cannot merge: {error}"),
+    }
+}
+
 /// The most shard files one merge reads (a folder can hold any number of files).
 const MAX_SHARD_FILES: usize = 100_000;
 

@@ -28,21 +28,7 @@ pub const PROBE: [(&str, &str); 2] = [
 /// Base and the probe pack, loaded.
 pub fn probe_catalog() -> (TempPacks, Catalog) {
     let packs = TempPacks::new(&PROBE);
-    let loaded = tokensmith::script::load(&tokensmith::content::LoadOptions {
-        folders: vec![
-            tokensmith::content::PackFolder {
-                path: root().join("content"),
-                required: true,
-            },
-            tokensmith::content::PackFolder {
-                path: packs.path().to_path_buf(),
-                required: true,
-            },
-        ],
-        only: None,
-        rules_patch: None,
-        order: Vec::new(),
-    });
+    let loaded = tokensmith::script::load(&probe_options(&packs));
     assert!(loaded.diagnostics.is_empty(), "{:#?}", loaded.diagnostics);
     let catalog = loaded.catalog.expect("loads");
     (packs, catalog)
@@ -397,7 +383,7 @@ fn simulate_reports_game_quality_that_merges_across_shards() {
 }
 
 /// The load options of base and the probe pack.
-fn probe_options(packs: &TempPacks) -> tokensmith::content::LoadOptions {
+pub fn probe_options(packs: &TempPacks) -> tokensmith::content::LoadOptions {
     tokensmith::content::LoadOptions {
         folders: vec![
             tokensmith::content::PackFolder {

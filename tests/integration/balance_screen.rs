@@ -5,32 +5,14 @@
 use egui_kittest::kittest::Queryable as _;
 use tokensmith::app::{App, Library};
 
-use crate::balance_science::PROBE;
+use crate::balance_science::{PROBE, probe_options};
 use crate::client::{harness_for, run_until};
-use crate::support::{TempPacks, root};
-
-fn probe_library(packs: &TempPacks) -> Library {
-    Library::load(tokensmith::content::LoadOptions {
-        folders: vec![
-            tokensmith::content::PackFolder {
-                path: root().join("content"),
-                required: true,
-            },
-            tokensmith::content::PackFolder {
-                path: packs.path().to_path_buf(),
-                required: true,
-            },
-        ],
-        only: None,
-        rules_patch: None,
-        order: Vec::new(),
-    })
-}
+use crate::support::TempPacks;
 
 #[test]
 fn the_balance_screen_judges_a_card_and_follows_and_stops_a_tuning() {
     let packs = TempPacks::new(&PROBE);
-    let mut h = harness_for(App::new(probe_library(&packs)));
+    let mut h = harness_for(App::new(Library::load(probe_options(&packs))));
     h.run();
     h.get_by_label("Balance").click();
     h.run();

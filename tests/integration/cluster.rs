@@ -90,6 +90,18 @@ fn run_script(script: &Path, env: &[(&str, String)]) -> Output {
     command.output().expect("sh")
 }
 
+/// Array task `k` of `n` of the batch script `array`, as Slurm starts it (ids 1 to n).
+fn array_task(array: &Path, k: u32, n: u32) {
+    let env = [
+        ("SLURM_ARRAY_TASK_ID", k.to_string()),
+        ("SLURM_ARRAY_TASK_MIN", "1".to_string()),
+        ("SLURM_ARRAY_TASK_MAX", n.to_string()),
+        ("SLURM_ARRAY_TASK_COUNT", n.to_string()),
+    ];
+    let out = run_script(array, &env);
+    assert!(out.status.success(), "shard {k}: {}", text(&out.stderr));
+}
+
 fn status(dir: &Path) -> serde_json::Value {
     let out = run(&["simulate", "status", dir.to_str().expect("utf-8"), "--json"]);
     serde_json::from_str(&ok(&out)).expect("status JSON")
@@ -130,14 +142,7 @@ fn a_plans_shards_run_as_array_tasks_merge_into_the_one_machine_report() {
     // The array tasks as Slurm starts them (ids 1 to 3), one after the other; the status
     // counts each shard's games as it finishes.
     for k in 1..=3u32 {
-        let env = [
-            ("SLURM_ARRAY_TASK_ID", k.to_string()),
-            ("SLURM_ARRAY_TASK_MIN", "1".to_string()),
-            ("SLURM_ARRAY_TASK_MAX", "3".to_string()),
-            ("SLURM_ARRAY_TASK_COUNT", "3".to_string()),
-        ];
-        let out = run_script(&array, &env);
-        assert!(out.status.success(), "shard {k}: {}", text(&out.stderr));
+        array_task(&array, k, 3);
         let st = status(&dir);
         assert_eq!(st["shards_done"].as_u64(), Some(u64::from(k)), "{st}");
     }
@@ -321,14 +326,7 @@ fn a_balance_tests_shards_merge_into_the_one_machine_report() {
     assert_eq!(st["games_planned"].as_u64(), Some(20), "{st}");
     assert_eq!(st["command"], "balance", "{st}");
     for k in 1..=3u32 {
-        let env = [
-            ("SLURM_ARRAY_TASK_ID", k.to_string()),
-            ("SLURM_ARRAY_TASK_COUNT", "3".to_string()),
-            ("SLURM_ARRAY_TASK_MIN", "1".to_string()),
-            ("SLURM_ARRAY_TASK_MAX", "3".to_string()),
-        ];
-        let out = run_script(&array, &env);
-        assert!(out.status.success(), "shard {k}: {}", text(&out.stderr));
+        array_task(&array, k, 3);
     }
     let st = status(&dir);
     let planned: Vec<u64> = st["each"]

@@ -368,10 +368,10 @@ fn the_replays_screen_gets_a_replay_s_packs_on_a_worker_and_plays_it() {
     assert!(!enabled(&w, "second").contains("alpha"));
 }
 
+/// A world where the player "first" installed and enabled beta (which requires alpha),
+/// and the lock file of that set.
 #[cfg(feature = "client")]
-#[test]
-fn the_mods_screen_shows_who_requires_what_and_shares_and_uses_a_set() {
-    use egui_kittest::kittest::{NodeT as _, Queryable as _};
+fn beta_locked() -> (World, serde_json::Value) {
     let w = published();
     w.player_with("first", "index");
     for args in [
@@ -382,7 +382,14 @@ fn the_mods_screen_shows_who_requires_what_and_shares_and_uses_a_set() {
         assert!(out.status.success(), "{args:?}: {}", text(&out));
     }
     let out = w.player("first", &["pack", "lock"]);
-    let locked: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    (w, serde_json::from_slice(&out.stdout).unwrap_or_default())
+}
+
+#[cfg(feature = "client")]
+#[test]
+fn the_mods_screen_shows_who_requires_what_and_shares_and_uses_a_set() {
+    use egui_kittest::kittest::{NodeT as _, Queryable as _};
+    let (w, locked) = beta_locked();
     let shared = locked.to_string();
 
     let mut h = crate::client::harness_for(app_for(&w, "first"));
@@ -446,17 +453,7 @@ fn the_mods_screen_shows_who_requires_what_and_shares_and_uses_a_set() {
 #[test]
 fn a_refused_paste_on_the_set_tab_says_why_and_changes_nothing() {
     use egui_kittest::kittest::{NodeT as _, Queryable as _};
-    let w = published();
-    w.player_with("first", "index");
-    for args in [
-        &["pack", "install", "beta"][..],
-        &["pack", "enable", "beta"],
-    ] {
-        let out = w.player("first", args);
-        assert!(out.status.success(), "{args:?}: {}", text(&out));
-    }
-    let out = w.player("first", &["pack", "lock"]);
-    let mut locked: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let (w, mut locked) = beta_locked();
     let alpha = locked["packs"]
         .as_array()
         .and_then(|a| a.iter().position(|p| p["id"] == "alpha"))

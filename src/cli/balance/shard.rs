@@ -206,17 +206,8 @@ pub(super) fn merge(given: &[PathBuf], json: bool, out: Option<&Path>) -> anyhow
         })?;
         shards.push(shard);
     }
-    let reports = balance::merge_shards(&shards).map_err(|e| {
-        let name = |i: usize| files.get(i).map(|f| crate::fsutil::shown(f));
-        match e.shard_file().and_then(|i| name(i - 1)) {
-            Some(file) => {
-                let first = name(0).unwrap_or_default();
-                let text = e.to_string().replace("the first shard", &first);
-                anyhow::anyhow!("cannot merge {file}: it {text}")
-            }
-            None => anyhow::anyhow!("cannot merge: {e}"),
-        }
-    })?;
+    let reports = balance::merge_shards(&shards)
+        .map_err(|e| cluster::merge_refusal(&files, e.shard_file(), &e, "the first shard"))?;
     let run = &shards[0].run;
     let table = run.pack.is_some();
     if let Some(path) = out {

@@ -536,17 +536,8 @@ pub fn merge_reports(
         })?;
         parts.push(shard.totals);
     }
-    let report = crate::ai::simulate::merge(&parts).map_err(|e| {
-        let name = |i: usize| files.get(i).map(|f| crate::fsutil::shown(f));
-        match e.report().and_then(|i| name(i - 1)) {
-            Some(file) => {
-                let first = name(0).unwrap_or_default();
-                let text = e.to_string().replace("the first report", &first);
-                anyhow::anyhow!("cannot merge {file}: it {text}")
-            }
-            None => anyhow::anyhow!("cannot merge: {e}"),
-        }
-    })?;
+    let report = crate::ai::simulate::merge(&parts)
+        .map_err(|e| cluster::merge_refusal(files, e.report(), &e, "the first report"))?;
     if let Some(path) = out {
         cluster::write_json(path, &report)?;
     }
