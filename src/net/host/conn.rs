@@ -502,3 +502,26 @@ impl Register {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flood from ever new addresses keeps only the newest turned away in memory, and
+    /// an address counts as coming back only within the window and until it is let in.
+    #[test]
+    fn turned_away_addresses_are_bounded_and_used_once() {
+        let mut away = TurnedAway::default();
+        let now = Instant::now();
+        let ip = |i: u32| IpAddr::from(std::net::Ipv4Addr::from(0x7f00_0000 + i));
+        for i in 0..10_000 {
+            away.note(ip(i), now);
+        }
+        assert!(away.order.len() <= TURNED_AWAY_MAX && away.at.len() <= TURNED_AWAY_MAX);
+        assert!(!away.returning(ip(0), now), "the oldest are forgotten");
+        assert!(away.returning(ip(9_999), now));
+        assert!(!away.returning(ip(9_999), now + RETURN_WINDOW));
+        away.forget(ip(9_999));
+        assert!(!away.returning(ip(9_999), now));
+    }
+}
