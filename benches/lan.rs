@@ -28,8 +28,9 @@
 //! one, and the counts shrink (and say so) when it is lower.
 //!
 //! Run with `cargo bench --bench lan` (`-- N` for another count of concurrent games,
-//! `-- fairness` for the AI fairness runs alone, `-- memory` for the two memory cases
-//! alone).
+//! `-- fairness` for the AI fairness runs alone, `-- fairness-memory` for 127 games with
+//! every decision searching at once, with and without the trees' memory cap, `-- memory`
+//! for the two memory cases alone).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -602,7 +603,7 @@ fn view_after(client: &mut Client, moves: u32) -> tokensmith::net::Seen {
     }
 }
 
-fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>) {
+fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>, ai_memory: usize) {
     const ATTACKS: usize = 127;
     let content = Content::new(
         Arc::clone(catalog),
@@ -632,6 +633,7 @@ fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>) {
     config.max_connections_per_address = config.max_connections;
     let places = workers.unwrap_or(config.ai_workers);
     config.ai_workers = places;
+    config.ai_memory = ai_memory;
     let before = resident_kib();
     let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
     let addr = host.addr();
@@ -703,11 +705,19 @@ fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>) {
     times.sort();
     println!(
         "AI fairness, {ATTACKS} games against hard (50 ms a move) played flat out and one honest player, {}: honest move round trip over {} moves p50 {:.3} ms, p95 {:.3} ms, max {:.3} ms ({:.0} s for them, the host AI's replies included); resident memory +{} KiB, at most {} threads",
-        if workers.is_some() {
-            "every AI decision searching at once (no limit)".to_string()
-        } else {
-            format!("at most {places} AI decision(s) thinking at once (the default here)")
-        },
+        format!(
+            "{}, {}",
+            if workers.is_some() {
+                "every AI decision searching at once (no limit)".to_string()
+            } else {
+                format!("at most {places} AI decision(s) thinking at once (the default here)")
+            },
+            if ai_memory == usize::MAX {
+                "search trees without a memory cap".to_string()
+            } else {
+                format!("search trees capped at {} MiB a decision", ai_memory >> 20)
+            }
+        ),
         times.len(),
         percentile(&times, 50),
         percentile(&times, 95),
@@ -980,9 +990,15 @@ fn main() {
         per_connection(&catalog);
         return;
     }
+    let capped = tokensmith::ai::DECISION_MEMORY;
+    if std::env::args().any(|a| a == "fairness-memory") {
+        fairness(&catalog, Some(100_000), capped);
+        fairness(&catalog, Some(100_000), usize::MAX);
+        return;
+    }
     if std::env::args().any(|a| a == "fairness") {
-        fairness(&catalog, None);
-        fairness(&catalog, Some(100_000));
+        fairness(&catalog, None, capped);
+        fairness(&catalog, Some(100_000), capped);
         return;
     }
     round_trip(&catalog, false);
@@ -994,6 +1010,6 @@ fn main() {
     pack_sync();
     ai_memory(&catalog);
     per_connection(&catalog);
-    fairness(&catalog, None);
-    fairness(&catalog, Some(100_000));
+    fairness(&catalog, None, capped);
+    fairness(&catalog, Some(100_000), capped);
 }
