@@ -703,21 +703,20 @@ fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>, ai_memory: usize) {
         let _ = a.join();
     }
     times.sort();
+    let places_said = if workers.is_some() {
+        "every AI decision searching at once (no limit)".to_string()
+    } else {
+        format!("at most {places} AI decision(s) thinking at once (the default here)")
+    };
+    let trees_said = if ai_memory == usize::MAX {
+        "search trees without a memory cap".to_string()
+    } else {
+        format!("search trees capped at {} MiB a decision", ai_memory >> 20)
+    };
     println!(
-        "AI fairness, {ATTACKS} games against hard (50 ms a move) played flat out and one honest player, {}: honest move round trip over {} moves p50 {:.3} ms, p95 {:.3} ms, max {:.3} ms ({:.0} s for them, the host AI's replies included); resident memory +{} KiB, at most {} threads",
-        format!(
-            "{}, {}",
-            if workers.is_some() {
-                "every AI decision searching at once (no limit)".to_string()
-            } else {
-                format!("at most {places} AI decision(s) thinking at once (the default here)")
-            },
-            if ai_memory == usize::MAX {
-                "search trees without a memory cap".to_string()
-            } else {
-                format!("search trees capped at {} MiB a decision", ai_memory >> 20)
-            }
-        ),
+        "AI fairness, {ATTACKS} games against hard (50 ms a move) played flat out and one honest player, {}, {}: honest move round trip over {} moves p50 {:.3} ms, p95 {:.3} ms, max {:.3} ms ({:.0} s for them, the host AI's replies included); resident memory +{} KiB, at most {} threads",
+        places_said,
+        trees_said,
         times.len(),
         percentile(&times, 50),
         percentile(&times, 95),
