@@ -18,11 +18,19 @@
 //!   to think and, in the same run, unlimited (every decision searching at once, as
 //!   before the limit); resident memory and threads of the process.
 //!
+//! - memory per attacking connection: the host's resident memory growth per connection for
+//!   64 slow readers fetching a 3 MiB pack at about 16 KiB/s, 256 idle connections (after
+//!   `Hello`) and 64 seated connections flooding intents;
+//! - the AI's memory per decision: one `hard` decision told to think for 10 s, with the
+//!   trees' memory cap and, in the same run, without it (as before the cap).
+//!
 //! The siege needs about 4,500 file descriptors: the soft limit is raised to the hard
 //! one, and the counts shrink (and say so) when it is lower.
 //!
 //! Run with `cargo bench --bench lan` (`-- N` for another count of concurrent games,
-//! `-- fairness` for the AI fairness runs alone).
+//! `-- fairness` for the AI fairness runs alone, `-- fairness-memory` for 127 games with
+//! every decision searching at once, with and without the trees' memory cap, `-- memory`
+//! for the two memory cases alone).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -595,7 +603,7 @@ fn view_after(client: &mut Client, moves: u32) -> tokensmith::net::Seen {
     }
 }
 
-fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>) {
+fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>, ai_memory: usize) {
     const ATTACKS: usize = 127;
     let content = Content::new(
         Arc::clone(catalog),
@@ -625,6 +633,7 @@ fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>) {
     config.max_connections_per_address = config.max_connections;
     let places = workers.unwrap_or(config.ai_workers);
     config.ai_workers = places;
+    config.ai_memory = ai_memory;
     let before = resident_kib();
     let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
     let addr = host.addr();
@@ -694,13 +703,20 @@ fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>) {
         let _ = a.join();
     }
     times.sort();
+    let places_said = if workers.is_some() {
+        "every AI decision searching at once (no limit)".to_string()
+    } else {
+        format!("at most {places} AI decision(s) thinking at once (the default here)")
+    };
+    let trees_said = if ai_memory == usize::MAX {
+        "search trees without a memory cap".to_string()
+    } else {
+        format!("search trees capped at {} MiB a decision", ai_memory >> 20)
+    };
     println!(
-        "AI fairness, {ATTACKS} games against hard (50 ms a move) played flat out and one honest player, {}: honest move round trip over {} moves p50 {:.3} ms, p95 {:.3} ms, max {:.3} ms ({:.0} s for them, the host AI's replies included); resident memory +{} KiB, at most {} threads",
-        if workers.is_some() {
-            "every AI decision searching at once (no limit)".to_string()
-        } else {
-            format!("at most {places} AI decision(s) thinking at once (the default here)")
-        },
+        "AI fairness, {ATTACKS} games against hard (50 ms a move) played flat out and one honest player, {}, {}: honest move round trip over {} moves p50 {:.3} ms, p95 {:.3} ms, max {:.3} ms ({:.0} s for them, the host AI's replies included); resident memory +{} KiB, at most {} threads",
+        places_said,
+        trees_said,
         times.len(),
         percentile(&times, 50),
         percentile(&times, 95),
@@ -712,15 +728,276 @@ fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>) {
     );
 }
 
+/// The highest resident memory (KiB) seen while `work` runs, sampled every 5 ms.
+fn peak_during<T>(work: impl FnOnce() -> T) -> (T, u64) {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let peak = Arc::new(std::sync::atomic::AtomicU64::new(resident_kib()));
+    let sampler = {
+        let (stop, peak) = (Arc::clone(&stop), Arc::clone(&peak));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                peak.fetch_max(resident_kib(), std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let out = work();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = sampler.join();
+    (out, peak.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Resident memory per attacking connection: slow pack readers, idle connections, intent
+/// floods, each measured from the host's settled memory before it.
+fn per_connection(catalog: &Arc<Catalog>) {
+    use std::io::Read as _;
+    use std::net::TcpStream;
+    use tokensmith::net::protocol::{ToClient, ToHost};
+    const READERS: usize = 64;
+    const IDLE: usize = 256;
+    const FLOODERS: usize = 64;
+    let mut content = Content::new(
+        Arc::clone(catalog),
+        &folders(Path::new("/nonexistent")).all(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    content.set_archive("bulk", vec![7u8; 3 << 20]);
+    let mut config = HostConfig::new(
+        "bench",
+        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+    );
+    config.ai = Some(Level::Greedy);
+    config.max_connections = READERS + IDLE + FLOODERS + 16;
+    config.max_connections_per_address = config.max_connections;
+    config.max_tables = FLOODERS + 8;
+    config.max_tables_per_address = config.max_tables;
+    config.handshake = Duration::from_secs(600);
+    let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
+    let addr = host.addr();
+    std::thread::sleep(Duration::from_millis(300));
+
+    // Slow readers: each asks for the 3 MiB pack and reads 4 KiB every 250 ms (16 KiB/s)
+    // for 12 s, through a small receive buffer.
+    let before = resident_kib();
+    let (read, peak) = peak_during(|| {
+        let readers: Vec<_> = (0..READERS)
+            .map(|_| {
+                std::thread::spawn(move || -> usize {
+                    let Ok(mut s) = TcpStream::connect(addr) else {
+                        return 0;
+                    };
+                    let _ = socket2_small_buffer(&s);
+                    if !raw_hello(&mut s)
+                        || tokensmith::net::frame::write(
+                            &mut s,
+                            &ToHost::WantPacks(vec!["bulk".into()]),
+                        )
+                        .is_err()
+                    {
+                        return 0;
+                    }
+                    let _ = s.set_read_timeout(Some(Duration::from_millis(300)));
+                    let (mut got, mut buf, until) =
+                        (0, [0u8; 4096], Instant::now() + Duration::from_secs(12));
+                    while Instant::now() < until {
+                        match s.read(&mut buf) {
+                            Ok(0) => break,
+                            Ok(n) => got += n,
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                                ) => {}
+                            Err(_) => break,
+                        }
+                        std::thread::sleep(Duration::from_millis(250));
+                    }
+                    got
+                })
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|r| r.join().unwrap_or(0))
+            .sum::<usize>()
+    });
+    let readers_growth = peak.saturating_sub(before);
+    std::thread::sleep(Duration::from_secs(1));
+
+    // Idle connections: Hello, then nothing, held for 3 s.
+    let before = resident_kib();
+    let (held, peak) = peak_during(|| {
+        let idle: Vec<TcpStream> = (0..IDLE)
+            .filter_map(|_| {
+                let mut s = TcpStream::connect(addr).ok()?;
+                raw_hello(&mut s).then_some(s)
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs(3));
+        idle.len()
+    });
+    let idle_growth = peak.saturating_sub(before);
+    std::thread::sleep(Duration::from_secs(1));
+
+    // Intent floods: each sits down, then sends 10,000 intents without waiting.
+    let before = resident_kib();
+    let ((seated, cut), peak) = peak_during(|| {
+        let flooders: Vec<_> = (0..FLOODERS)
+            .map(|_| {
+                let keys = deck(catalog, "shifters");
+                std::thread::spawn(move || -> (bool, bool) {
+                    let Ok(mut s) = TcpStream::connect(addr) else {
+                        return (false, false);
+                    };
+                    if !raw_hello(&mut s)
+                        || tokensmith::net::frame::write(
+                            &mut s,
+                            &ToHost::Join {
+                                deck: keys,
+                                seat: None,
+                            },
+                        )
+                        .is_err()
+                    {
+                        return (false, false);
+                    }
+                    let seat = loop {
+                        match tokensmith::net::frame::read::<ToClient>(&mut s, Some(WAIT)) {
+                            Ok(ToClient::State { seen, .. }) => break seen.seat,
+                            Ok(_) => {}
+                            Err(_) => return (false, false),
+                        }
+                    };
+                    let mut cut = false;
+                    for seq in 1..=10_000u32 {
+                        let intent = ToHost::Intent {
+                            seq,
+                            seat,
+                            stack: 0,
+                            x: 0,
+                            y: 0,
+                        };
+                        if tokensmith::net::frame::write(&mut s, &intent).is_err() {
+                            cut = true;
+                            break;
+                        }
+                    }
+                    // Read until the host closes (a Bye) or a second passes.
+                    let until = Instant::now() + Duration::from_secs(2);
+                    while !cut && Instant::now() < until {
+                        match tokensmith::net::frame::read::<ToClient>(
+                            &mut s,
+                            Some(Duration::from_millis(500)),
+                        ) {
+                            Ok(ToClient::Bye { .. }) | Err(_) => cut = true,
+                            Ok(_) => {}
+                        }
+                    }
+                    (true, cut)
+                })
+            })
+            .collect();
+        flooders
+            .into_iter()
+            .map(|f| f.join().unwrap_or((false, false)))
+            .fold((0, 0), |(a, b), (s, c)| {
+                (a + usize::from(s), b + usize::from(c))
+            })
+    });
+    let flood_growth = peak.saturating_sub(before);
+    drop(host);
+    let per = |kib: u64, n: usize| kib / u64::try_from(n.max(1)).unwrap_or(1);
+    println!(
+        "memory per attacking connection (resident growth at peak over the host's settled memory, this process's client threads included): {READERS} slow readers of a 3 MiB pack at 16 KiB/s for 12 s ({read} bytes read in all) +{readers_growth} KiB, {} KiB each; {held} idle connections +{idle_growth} KiB, {} KiB each; {FLOODERS} intent floods of 10,000 ({seated} seated, {cut} cut) +{flood_growth} KiB, {} KiB each",
+        per(readers_growth, READERS),
+        per(idle_growth, held),
+        per(flood_growth, FLOODERS),
+    );
+}
+
+/// A reader's small receive buffer, so a slow reader holds the host's writes back.
+fn socket2_small_buffer(s: &std::net::TcpStream) -> bool {
+    use std::os::fd::AsRawFd as _;
+    let size: libc::c_int = 16 << 10;
+    // SAFETY: setsockopt on an open socket with a valid, owned int.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&raw const size).cast(),
+            libc::socklen_t::try_from(size_of::<libc::c_int>()).unwrap_or(4),
+        ) == 0
+    }
+}
+
+/// One `hard` decision told to think for 10 s: its time and the process's resident
+/// growth, with the trees' memory cap and without it.
+fn ai_memory(catalog: &Arc<Catalog>) {
+    use tokensmith::ai::{Agent as _, Budget, DECISION_MEMORY, HardAgent, ScriptLimits};
+    let scripts = tokensmith::ai::hooks_for(catalog);
+    let brain = scripts.brain(catalog);
+    let stacks = catalog
+        .deck(
+            catalog
+                .deck_named("starter")
+                .unwrap_or_else(|e| panic!("{e:?}")),
+        )
+        .stacks
+        .clone();
+    let state = brain
+        .engine()
+        .new_game([&stacks, &stacks], 9, &mut Vec::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let obs = Observation::new(&state, state.turn(), &History::new(), false);
+    let mut line = Vec::new();
+    for (label, memory) in [
+        ("capped at 32 MiB", DECISION_MEMORY),
+        ("without a cap", usize::MAX),
+    ] {
+        let mut agent = HardAgent {
+            rng: rand_pcg::Pcg32::new(7, 7),
+            budget: Budget::Time(Duration::from_secs(10)),
+            exploration: 0.15,
+            scripts: ScriptLimits::DEFAULT,
+            memory,
+        };
+        let before = resident_kib();
+        let t = Instant::now();
+        let (chosen, peak) = peak_during(|| agent.choose(&brain, &obs));
+        assert!(chosen.is_some());
+        line.push(format!(
+            "{label}: {:.2} s, +{} KiB",
+            t.elapsed().as_secs_f64(),
+            peak.saturating_sub(before)
+        ));
+    }
+    println!(
+        "one hard decision told to think 10 s (two trees): {}",
+        line.join("; ")
+    );
+}
+
 fn main() {
     let n: u32 = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(50);
     let catalog = Arc::new(support::load("base"));
+    if std::env::args().any(|a| a == "memory") {
+        ai_memory(&catalog);
+        per_connection(&catalog);
+        return;
+    }
+    let capped = tokensmith::ai::DECISION_MEMORY;
+    if std::env::args().any(|a| a == "fairness-memory") {
+        fairness(&catalog, Some(100_000), capped);
+        fairness(&catalog, Some(100_000), usize::MAX);
+        return;
+    }
     if std::env::args().any(|a| a == "fairness") {
-        fairness(&catalog, None);
-        fairness(&catalog, Some(100_000));
+        fairness(&catalog, None, capped);
+        fairness(&catalog, Some(100_000), capped);
         return;
     }
     round_trip(&catalog, false);
@@ -730,6 +1007,8 @@ fn main() {
     allocation(&catalog);
     siege(&catalog);
     pack_sync();
-    fairness(&catalog, None);
-    fairness(&catalog, Some(100_000));
+    ai_memory(&catalog);
+    per_connection(&catalog);
+    fairness(&catalog, None, capped);
+    fairness(&catalog, Some(100_000), capped);
 }

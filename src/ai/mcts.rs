@@ -79,13 +79,23 @@ pub struct HardAgent {
     pub exploration: f64,
     /// What one decision may spend on scripts (each tree half of the instructions).
     pub scripts: ScriptLimits,
+    /// Bytes one decision's search trees may hold, both together (each tree half):
+    /// a tree that reaches its half stops growing and the decision is made from what the
+    /// trees know. [`DECISION_MEMORY`] for the agents of [`super::agent`].
+    pub memory: usize,
 }
+
+/// What the search trees of one `hard` decision may hold, both trees together: 32 MiB.
+/// A game's AI makes one decision at a time and drops its trees after it, so this is also
+/// what a game's AI search holds at most.
+pub const DECISION_MEMORY: usize = 32 << 20;
 
 impl HardAgent {
     /// Search and return per-move statistics merged over both trees.
     fn search(&mut self, brain: &Brain<'_>, obs: &Observation) -> RootStats {
         let seeds = [self.rng.random::<u64>(), self.rng.random::<u64>()];
         let (budget, exploration) = (self.budget, self.exploration);
+        let tree_memory = self.memory / 2;
         let catalog = brain.engine().catalog();
         let limit = match budget {
             Budget::Time(t) => Limit::Until(Instant::now() + t),
@@ -112,7 +122,7 @@ impl HardAgent {
             let brain = scripts.brain_sharing(catalog, &spent);
             let stats = {
                 let _deciding = brain.decide_part(scripts_limits, 2, started);
-                Tree::new(obs.seat()).run(&brain, obs, seed, limit, exploration)
+                Tree::new(obs.seat(), tree_memory).run(&brain, obs, seed, limit, exploration)
             };
             Some((stats, brain.spent(), brain.cuts()))
         };
@@ -175,18 +185,54 @@ fn merge(a: RootStats, b: RootStats) -> RootStats {
 struct Tree {
     nodes: Vec<Node>,
     root_seat: Seat,
+    /// Bytes the tree holds, as [`Tree::node_bytes`] and [`Tree::ranked_bytes`] count
+    /// them (the node table and its growth included).
+    held: usize,
+    /// Bytes it may hold: once a node or a ranking more would pass it, the search stops.
+    cap: usize,
+}
+
+/// Bytes a hash table holds per entry at most: hashbrown keeps at most 8 entries in 7
+/// slots past its smallest size (rounded to a power of two, so up to twice the entries),
+/// each with one control byte.
+const fn table_bytes<T>(entries: usize) -> usize {
+    2 * entries.next_power_of_two() * (size_of::<T>() + 1) + 16
 }
 
 impl Tree {
-    fn new(root_seat: Seat) -> Tree {
-        Tree {
-            nodes: vec![Node::new(root_seat.other())],
+    fn new(root_seat: Seat, cap: usize) -> Tree {
+        let mut tree = Tree {
+            nodes: Vec::new(),
             root_seat,
-        }
+            held: 0,
+            cap,
+        };
+        tree.held = Tree::node_bytes();
+        tree.nodes.push(Node::new(root_seat.other()));
+        tree
+    }
+
+    /// What one node holds at most: its place in the node table (which may be up to
+    /// twice its length) and its table of children (at most [`WIDTH`] of them).
+    const fn node_bytes() -> usize {
+        2 * size_of::<Node>() + table_bytes::<(Key, u32)>(WIDTH)
+    }
+
+    /// What one ranking of a node's moves holds: the hand and the moves, as allocated,
+    /// and its place in the node's table of rankings.
+    fn ranked_bytes(hand: &Hand, moves: &Vec<(Key, Move)>) -> usize {
+        hand.capacity() * size_of::<(u8, CardId)>()
+            + moves.capacity() * size_of::<(Key, Move)>()
+            + 2 * (size_of::<(Hand, Vec<(Key, Move)>)>() + 1)
+    }
+
+    /// Whether `bytes` more would pass the cap (the search stops then).
+    fn full_with(&self, bytes: usize) -> bool {
+        self.held.saturating_add(bytes) > self.cap
     }
 
     fn run(
-        mut self,
+        &mut self,
         brain: &Brain<'_>,
         obs: &Observation,
         seed: u64,
@@ -197,9 +243,11 @@ impl Tree {
         let mut iterations = 0u32;
         let mut path = Vec::with_capacity(64);
         let mut scratch = obs.state().clone();
+        let mut full = false;
         loop {
-            // Out of script budget: finish with what the tree knows.
-            if brain.decision_spent() && iterations > 0 {
+            // Out of script budget, or the tree holds all it may: finish with what the
+            // tree knows.
+            if (brain.decision_spent() || full) && iterations > 0 {
                 break;
             }
             match limit {
@@ -221,12 +269,21 @@ impl Tree {
             let mut node = 0u32;
             while !state.is_over() {
                 let hand: Hand = state.seat(state.turn()).hand().collect();
-                let ranked = &mut self.nodes[node as usize].ranked;
-                let moves = if let Some(cached) = ranked.get(&hand) {
+                let moves = if let Some(cached) = self.nodes[node as usize].ranked.get(&hand) {
                     cached.clone()
                 } else {
                     let fresh = ranked_moves(brain, &state, &mut scratch, WIDTH);
-                    ranked.insert(hand, fresh.clone());
+                    let bytes = Tree::ranked_bytes(&hand, &fresh);
+                    // The root's own moves are always ranked and tried, so a decision
+                    // always has moves to choose from.
+                    if node != 0 && self.full_with(bytes) {
+                        // The tree holds all it may: this iteration ends at this node,
+                        // and the search with it.
+                        full = true;
+                        break;
+                    }
+                    self.held += bytes;
+                    self.nodes[node as usize].ranked.insert(hand, fresh.clone());
                     fresh
                 };
                 if moves.is_empty() {
@@ -254,6 +311,10 @@ impl Tree {
                 }
                 let mover = state.turn();
                 if let Some(&(key, mv)) = untried.first() {
+                    if node != 0 && self.full_with(Tree::node_bytes()) {
+                        full = true;
+                        break;
+                    }
                     if brain.play_lookahead(&mut state, mv).is_err() {
                         break;
                     }
@@ -267,6 +328,7 @@ impl Tree {
                     let mut n = Node::new(mover);
                     n.available = 1;
                     self.nodes.push(n);
+                    self.held += Tree::node_bytes();
                     self.nodes[parent_node].children.insert(key, child);
                     path.push(child);
                     break;
@@ -427,5 +489,54 @@ mod tests {
         }
         // Best first: the strong card's moves lead.
         assert_eq!(moves[0].0.0, strong);
+    }
+
+    /// A decision told to search without end (an iteration budget no search reaches)
+    /// stops when its trees hold what they may, and still chooses a move.
+    #[test]
+    fn a_search_stops_growing_at_its_memory_cap() {
+        let base = crate::content::base_for_tests();
+        let deck = base
+            .deck_named("starter")
+            .map(|d| base.deck(d).stacks.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let scripts = crate::ai::hooks_for(&base);
+        let brain = scripts.brain(&base);
+        let state = brain
+            .engine()
+            .new_game([&deck, &deck], 3, &mut Vec::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let obs = Observation::new(&state, state.turn(), &super::super::History::new(), false);
+        let cap = 256 << 10;
+        let mut tree = Tree::new(obs.seat(), cap);
+        let stats = tree.run(&brain, &obs, 11, Limit::Count(u32::MAX), 0.15);
+        assert!(!stats.is_empty(), "the search chose nothing");
+        // Beyond the cap only the root's own ranking and its children (tried however full
+        // the tree is): at most WIDTH nodes and one ranking.
+        let nodes_at_most = cap / Tree::node_bytes() + WIDTH + 1;
+        assert!(
+            tree.nodes.len() <= nodes_at_most,
+            "{} nodes, at most {nodes_at_most}",
+            tree.nodes.len()
+        );
+        let rankings: usize = tree.nodes.iter().map(|n| n.ranked.len()).sum();
+        assert!(tree.held <= cap + (WIDTH + 1) * Tree::node_bytes() + 4096);
+        // It did fill up: the cap, not the budget, stopped it.
+        assert!(
+            tree.held + Tree::node_bytes() + 4096 > cap,
+            "{} bytes held of {cap}, {} nodes, {rankings} rankings",
+            tree.held,
+            tree.nodes.len()
+        );
+
+        // The same through the agent, with the budget of a decision that never ends.
+        let mut agent = HardAgent {
+            rng: Pcg32::seed_from_u64(5),
+            budget: Budget::Iterations(u32::MAX),
+            exploration: 0.15,
+            scripts: ScriptLimits::DEFAULT,
+            memory: 2 * cap,
+        };
+        assert!(agent.choose(&brain, &obs).is_some());
     }
 }

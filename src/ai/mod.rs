@@ -27,7 +27,7 @@ use rand_pcg::Pcg32;
 
 pub use agents::{EasyAgent, GreedyAgent, NormalAgent, RandomAgent};
 pub use eval::evaluate;
-pub use mcts::{Budget, HardAgent};
+pub use mcts::{Budget, DECISION_MEMORY, HardAgent};
 pub use observe::{History, Observation, PublicPlay};
 
 use crate::rules::{Catalog, Engine, Hooks, Move, NoHooks};
@@ -136,6 +136,13 @@ impl Default for Options {
 /// An agent of `level` with its own generator.
 #[must_use]
 pub fn agent(level: Level, seed: u64, options: Options) -> Box<dyn Agent> {
+    agent_within(level, seed, options, DECISION_MEMORY)
+}
+
+/// An agent of `level` whose decisions' search holds at most `memory` bytes (`hard`'s
+/// trees; the other levels hold a move list and need no bound).
+#[must_use]
+pub fn agent_within(level: Level, seed: u64, options: Options, memory: usize) -> Box<dyn Agent> {
     let rng = Pcg32::seed_from_u64(seed);
     match level {
         Level::Random => Box::new(RandomAgent { rng }),
@@ -157,6 +164,7 @@ pub fn agent(level: Level, seed: u64, options: Options) -> Box<dyn Agent> {
             budget: options.budget,
             exploration: 0.15,
             scripts: options.scripts,
+            memory,
         }),
     }
 }

@@ -12,8 +12,8 @@ use crate::rules::{Catalog, Cell, Move, Play, Seat};
 use super::frame::{self, FrameError};
 use super::host::GameResult;
 use super::protocol::{
-    MAGIC, PROTOCOL, PackRef, Played, Seen, SessionToken, ToClient, ToHost, clean, other_version,
-    seat_of, welcome_version,
+    HOST_FULL, MAGIC, PROTOCOL, PackRef, Played, Seen, SessionToken, ToClient, ToHost, clean,
+    other_version, seat_of, welcome_version,
 };
 use super::sync::{Cache, Plan, bad_ref};
 
@@ -123,6 +123,13 @@ pub const RECONNECT_FIRST: Duration = Duration::from_millis(100);
 /// The longest wait between two reconnection attempts.
 pub const RECONNECT_CAP: Duration = Duration::from_secs(5);
 
+/// How long a client keeps connecting again to a host that turns it away because it is
+/// full (the host lets an address it turned away in before new connections for 30 s).
+pub const FULL_PATIENCE: Duration = Duration::from_secs(20);
+
+/// The pause before connecting again to a host that was full.
+pub const FULL_AGAIN: Duration = Duration::from_millis(200);
+
 /// The reconnection attempts since the connection was last steady.
 #[derive(Clone, Copy, Debug)]
 struct Streak {
@@ -197,8 +204,30 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connect to `addr` and shake hands as `name`; `resume` takes a seat back.
+    /// Connect to `addr` and shake hands as `name`; `resume` takes a seat back. A host
+    /// that turns the connection away because it is full is asked again every
+    /// [`FULL_AGAIN`] for up to [`FULL_PATIENCE`]: it lets a joiner who comes back in
+    /// before new connections.
     pub fn connect(
+        addr: SocketAddr,
+        name: &str,
+        resume: Option<SessionToken>,
+        timeout: Duration,
+    ) -> Result<Client, ClientError> {
+        let started = Instant::now();
+        loop {
+            match Client::connect_once(addr, name, resume, timeout) {
+                Err(ClientError::Bye(reason))
+                    if reason.starts_with(HOST_FULL) && started.elapsed() < FULL_PATIENCE =>
+                {
+                    std::thread::sleep(FULL_AGAIN);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn connect_once(
         addr: SocketAddr,
         name: &str,
         resume: Option<SessionToken>,

@@ -59,6 +59,10 @@ pub fn other_version(theirs: u32, side: &str) -> String {
 /// The first bytes of every `Hello`, so a stray connection is told apart at once.
 pub const MAGIC: &str = "tokensmith-lan";
 
+/// How a `Bye` turning a new connection away because the host is full begins: the client
+/// connects again (see `docs/protocol.md`, Limits).
+pub const HOST_FULL: &str = "the host is full";
+
 /// Longest text field a peer may send (names, reasons), in bytes.
 pub const MAX_TEXT: usize = 200;
 

@@ -1067,6 +1067,94 @@ fn a_joiner_who_takes_seconds_is_not_cut_by_a_churn_of_connections_from_many_add
     honest(&host, &catalog);
 }
 
+/// How long an honest joiner may take to get a seat while a churn keeps the host full.
+const CHURN_ADMISSION: Duration = Duration::from_secs(5);
+
+#[test]
+fn an_honest_joiner_gets_a_seat_within_seconds_during_a_churn_from_ever_new_addresses() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let content = content();
+    let catalog = Arc::clone(&content.catalog);
+    let mut cfg = config(&catalog);
+    cfg.max_connections = 16;
+    let host = Host::start(cfg, content).expect("host");
+    // Two churners open connections from ever new addresses, each saying Hello and then
+    // nothing, every few milliseconds, and let each go after a while: every connection
+    // is new (settling), so none may be closed for a first-time newcomer.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tried, refused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let churners: Vec<_> = [3u8, 4]
+        .into_iter()
+        .map(|net| {
+            let (stop, tried, refused) =
+                (Arc::clone(&stop), Arc::clone(&tried), Arc::clone(&refused));
+            let addr = host.addr();
+            std::thread::spawn(move || {
+                let mut held = std::collections::VecDeque::new();
+                let mut i: u32 = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    i += 1;
+                    let byte = |v: u32| u8::try_from(v % 250).unwrap_or(0);
+                    let ip = Ipv4Addr::new(127, net, byte(i / 250), 1 + byte(i));
+                    let mut s = Raw {
+                        stream: connect_from(ip, addr),
+                    };
+                    tried.fetch_add(1, Ordering::SeqCst);
+                    match s.hello("churn") {
+                        Ok(ToClient::Welcome { .. }) => held.push_back(s),
+                        _ => {
+                            refused.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                    if held.len() > 32 {
+                        held.pop_front();
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    // A newcomer that tries once is turned away: the churn holds every place.
+    let mut once = Raw::from(Ipv4Addr::new(127, 0, 0, 5), &host);
+    let reason = once.bye().expect("a Bye");
+    assert!(reason.contains("the host is full"), "{reason}");
+    // The honest joiner connects (coming back while it is turned away) and sits down.
+    let (tried_before, started) = (tried.load(Ordering::SeqCst), Instant::now());
+    let mut c = Client::connect(host.addr(), "honest", None, WAIT).expect("connect");
+    c.join(&keys(&catalog, "shifters")).expect("join");
+    loop {
+        assert!(
+            started.elapsed() < CHURN_ADMISSION,
+            "no seat within {CHURN_ADMISSION:?}"
+        );
+        match c.next(Duration::from_millis(100)) {
+            Ok(Some(Update::State { .. })) => break,
+            Ok(_) => {}
+            Err(e) => panic!("the joiner was cut: {e}"),
+        }
+    }
+    let seated = started.elapsed();
+    let churned = tried.load(Ordering::SeqCst) - tried_before;
+    stop.store(true, Ordering::SeqCst);
+    for c in churners {
+        let _ = c.join();
+    }
+    let rate =
+        f64::from(u32::try_from(churned).unwrap_or(u32::MAX)) / seated.as_secs_f64().max(0.001);
+    eprintln!(
+        "seated in {seated:?} while the churn made {churned} connections ({rate:.0} a second); {} of {} refused in all",
+        refused.load(Ordering::SeqCst),
+        tried.load(Ordering::SeqCst)
+    );
+    assert!(
+        refused.load(Ordering::SeqCst) > 0,
+        "the churn never found the host full"
+    );
+    drop(c);
+    honest(&host, &catalog);
+}
+
 #[test]
 fn every_valid_save_resumes_beside_finished_games_and_foreign_saves() {
     let saves = tempfile::tempdir().expect("tmp");

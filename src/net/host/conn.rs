@@ -3,7 +3,7 @@
 //! the host's register of open connections, with the limits per address and the rule
 //! that a connection holding no seat gives way to one that comes for a seat.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write as _;
 use std::net::{IpAddr, Shutdown, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::super::frame;
-use super::super::protocol::ToClient;
+use super::super::protocol::{HOST_FULL, ToClient};
 use super::lock;
 
 /// Frames one connection may have waiting to be written; a peer that lets more pile up
@@ -274,17 +274,35 @@ fn write_pack(mut out: &TcpStream, id: &str, bytes: &[u8]) -> bool {
 /// newcomer then.
 pub const SETTLING: Duration = Duration::from_secs(10);
 
+/// How long an address turned away because the host was full counts as coming back: its
+/// next connection within this time goes before first-time connections still settling.
+pub const RETURN_WINDOW: Duration = Duration::from_secs(30);
+
+/// Addresses remembered as turned away (the newest), so the memory stays bounded under a
+/// flood from ever new addresses.
+pub const TURNED_AWAY_MAX: usize = 4_096;
+
 /// The connection to close to make room, of those holding no seat and older than
 /// `settling`: one that has not asked for packs before one that has; of those, from the
-/// address holding the most; then the oldest. `None` (the newcomer is refused) when every
-/// other connection holds a seat or is still settling: a burst of new connections cannot
-/// push out a joiner who came a moment before it.
-fn pick_victim(conns: &HashMap<u64, Entry>, now: Instant, settling: Duration) -> Option<u64> {
+/// address holding the most; then the oldest. When every other connection holds a seat or
+/// is still settling, a newcomer from an address turned away for fullness within
+/// [`RETURN_WINDOW`] (`returning`) still gets the place of a settling first-time
+/// connection that has not asked for packs (of the address holding the most, the newest):
+/// a churn of connections from ever new addresses, each new, cannot keep out a joiner who
+/// comes back. `None` (the newcomer is refused) otherwise: a burst of new connections
+/// cannot push out a joiner who came a moment before it, and a connection that came back
+/// or is fetching is never closed for a newcomer while it settles.
+fn pick_victim(
+    conns: &HashMap<u64, Entry>,
+    now: Instant,
+    settling: Duration,
+    returning: bool,
+) -> Option<u64> {
     let mut per: HashMap<IpAddr, usize> = HashMap::new();
     for e in conns.values().filter(|e| !e.seated) {
         *per.entry(e.ip).or_default() += 1;
     }
-    conns
+    let settled = conns
         .iter()
         .filter(|(_, e)| !e.seated && now.saturating_duration_since(e.since) >= settling)
         .max_by_key(|(_, e)| {
@@ -294,7 +312,49 @@ fn pick_victim(conns: &HashMap<u64, Entry>, now: Instant, settling: Duration) ->
                 std::cmp::Reverse(e.since),
             )
         })
+        .map(|(id, _)| *id);
+    if settled.is_some() || !returning {
+        return settled;
+    }
+    conns
+        .iter()
+        .filter(|(_, e)| !e.seated && !e.fetching && !e.returning)
+        .max_by_key(|(_, e)| (per.get(&e.ip).copied().unwrap_or(0), e.since))
         .map(|(id, _)| *id)
+}
+
+/// Addresses lately turned away because the host was full, the newest
+/// [`TURNED_AWAY_MAX`].
+#[derive(Default)]
+struct TurnedAway {
+    order: VecDeque<(IpAddr, Instant)>,
+    at: HashMap<IpAddr, Instant>,
+}
+
+impl TurnedAway {
+    fn note(&mut self, ip: IpAddr, now: Instant) {
+        self.at.insert(ip, now);
+        self.order.push_back((ip, now));
+        while self.order.len() > TURNED_AWAY_MAX {
+            if let Some((old, at)) = self.order.pop_front()
+                && self.at.get(&old) == Some(&at)
+            {
+                self.at.remove(&old);
+            }
+        }
+    }
+
+    /// Whether `ip` was turned away within [`RETURN_WINDOW`].
+    fn returning(&self, ip: IpAddr, now: Instant) -> bool {
+        self.at
+            .get(&ip)
+            .is_some_and(|at| now.saturating_duration_since(*at) < RETURN_WINDOW)
+    }
+
+    /// `ip` is let in: its coming back is used up.
+    fn forget(&mut self, ip: IpAddr) {
+        self.at.remove(&ip);
+    }
 }
 
 /// The host's open connections.
@@ -308,6 +368,7 @@ pub struct Register {
 #[derive(Default)]
 struct Open {
     conns: HashMap<u64, Entry>,
+    turned_away: TurnedAway,
 }
 
 struct Entry {
@@ -316,6 +377,8 @@ struct Entry {
     seated: bool,
     /// It asked for the game's packs (a joiner on its way to a seat).
     fetching: bool,
+    /// It came from an address turned away for fullness (see [`pick_victim`]).
+    returning: bool,
     writer: Option<Writer>,
     stream: Arc<TcpStream>,
 }
@@ -356,30 +419,39 @@ impl Register {
         if mine >= limits.per_address {
             return Err(Refusal::Address(limits.per_address));
         }
+        let now = Instant::now();
+        let returning = open.turned_away.returning(ip, now);
         let mut evicted = None;
         if open.conns.len() >= limits.total {
-            let Some(victim) = pick_victim(&open.conns, Instant::now(), limits.settling) else {
+            let Some(victim) = pick_victim(&open.conns, now, limits.settling, returning) else {
+                open.turned_away.note(ip, now);
                 return Err(Refusal::Full);
             };
             if let Some(e) = open.conns.remove(&victim) {
                 match &e.writer {
-                    Some(w) => {
-                        w.bye("the host is full: connections without a seat make room for joiners")
-                    }
+                    Some(w) => w.bye(&format!(
+                        "{HOST_FULL}: connections without a seat make room for joiners"
+                    )),
                     None => {
                         let _ = e.stream.shutdown(Shutdown::Both);
                     }
                 }
+                // Turned away too: if it comes back, it goes before new connections.
+                open.turned_away.note(e.ip, now);
                 evicted = Some(e.ip);
             }
+        }
+        if returning {
+            open.turned_away.forget(ip);
         }
         open.conns.insert(
             id,
             Entry {
                 ip,
-                since: Instant::now(),
+                since: now,
                 seated: false,
                 fetching: false,
+                returning,
                 writer: None,
                 stream,
             },
@@ -428,5 +500,28 @@ impl Register {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flood from ever new addresses keeps only the newest turned away in memory, and
+    /// an address counts as coming back only within the window and until it is let in.
+    #[test]
+    fn turned_away_addresses_are_bounded_and_used_once() {
+        let mut away = TurnedAway::default();
+        let now = Instant::now();
+        let ip = |i: u32| IpAddr::from(std::net::Ipv4Addr::from(0x7f00_0000 + i));
+        for i in 0..10_000 {
+            away.note(ip(i), now);
+        }
+        assert!(away.order.len() <= TURNED_AWAY_MAX && away.at.len() <= TURNED_AWAY_MAX);
+        assert!(!away.returning(ip(0), now), "the oldest are forgotten");
+        assert!(away.returning(ip(9_999), now));
+        assert!(!away.returning(ip(9_999), now + RETURN_WINDOW));
+        away.forget(ip(9_999));
+        assert!(!away.returning(ip(9_999), now));
     }
 }

@@ -121,6 +121,9 @@ pub struct HostConfig {
     /// AI decisions that may think at once, all games together (at least 1; the others
     /// wait their turn, given out by address: see [`default_workers`]).
     pub ai_workers: usize,
+    /// Bytes one AI decision's search may hold ([`ai::DECISION_MEMORY`]): with at most
+    /// `ai_workers` decisions at once, the host's AI search holds at most their product.
+    pub ai_memory: usize,
     /// Pack transfers at once, all connections together (at least 1): a joiner beyond
     /// them waits up to 20 s for its turn, then is told to join again.
     pub max_transfers: usize,
@@ -173,6 +176,7 @@ impl HostConfig {
             max_tables: 128,
             max_tables_per_address: 32,
             ai_workers: think::default_workers(),
+            ai_memory: ai::DECISION_MEMORY,
             max_transfers: 8,
             fault_after_moves: None,
         }

@@ -16,8 +16,8 @@ use crate::rules::{Cell, Seat};
 
 use super::super::frame::{self, FrameError};
 use super::super::protocol::{
-    MAGIC, MAX_TO_HOST_FRAME, PROTOCOL, SessionToken, ToClient, ToHost, clean, hello_version,
-    other_version,
+    HOST_FULL, MAGIC, MAX_TO_HOST_FRAME, PROTOCOL, SessionToken, ToClient, ToHost, clean,
+    hello_version, other_version,
 };
 use super::conn::{Limits, Refusal, Writer};
 use super::table::ToGame;
@@ -96,7 +96,10 @@ impl Shared {
                 Err(Refusal::Address(n)) => Some(format!(
                     "your address has {n} connections open, the most one address may"
                 )),
-                Err(Refusal::Full) => Some("the host is full".to_string()),
+                Err(Refusal::Full) => Some(format!(
+                    "{HOST_FULL}: connect again within {} s; a joiner who comes back goes before new connections",
+                    super::conn::RETURN_WINDOW.as_secs()
+                )),
             };
             if let Some(reason) = refusal {
                 // A fresh socket's buffer takes this small frame without blocking.

@@ -631,7 +631,8 @@ impl Game<'_> {
             let obs = Observation::new(state, seat, &self.t.history, false);
             let seed =
                 self.t.seed ^ u64::from(state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let mut agent = ai::agent(level, seed, self.config().ai_options);
+            let config = self.config();
+            let mut agent = ai::agent_within(level, seed, config.ai_options, config.ai_memory);
             let Some(place) = self.shared.thinking.enter(self.t.owner) else {
                 // The host is stopping.
                 return;
