@@ -323,7 +323,7 @@ fn ask(
 /// of the input.
 fn typed_lines() -> std::sync::mpsc::Receiver<Option<String>> {
     let (tx, rx) = std::sync::mpsc::channel();
-    let spawned = crate::script::threads::spawn("stdin", move || {
+    let spawned = crate::script::threads::spawn_light("stdin", move || {
         let stdin = std::io::stdin();
         loop {
             let mut line = String::new();

@@ -214,7 +214,7 @@ impl Beacon {
         socket.set_read_timeout(Some(Duration::from_millis(300)))?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        crate::script::threads::spawn("lan-beacon", move || {
+        crate::script::threads::spawn_light("lan-beacon", move || {
             let mut buf = [0u8; MAX_DATAGRAM];
             let mut budget = AnswerQuota::default();
             while !flag.load(Ordering::SeqCst) {

@@ -1,5 +1,6 @@
 //! The one way Tokensmith starts a thread: with a name and the stack a script hook needs
-//! ([`THREAD_STACK`]). Any thread may come to run a hook — an AI decision, a content load
+//! ([`THREAD_STACK`]), or, for a thread that only moves bytes, a small one
+//! ([`spawn_light`]). Any thread may come to run a hook — an AI decision, a content load
 //! with load-time scripts, a deck checked against scripted cards — so none is left with
 //! the platform's default stack (2 MiB for Rust's threads, less on some systems), where a
 //! deep but legal hook would overflow before the script's own depth limit stops it.
@@ -25,6 +26,27 @@ where
     std::thread::Builder::new()
         .name(name.to_string())
         .stack_size(THREAD_STACK)
+        .spawn(f)
+}
+
+/// The stack of a thread that never runs a hook ([`spawn_light`]).
+pub const LIGHT_STACK: usize = 1024 * 1024;
+
+/// Start `f` on a new thread called `name` with a small stack ([`LIGHT_STACK`]): for the
+/// many threads that only move bytes and never run a hook or load content (a LAN
+/// connection's writer, the accept loop, the discovery beacon, a reader of stdin), so a
+/// host with hundreds of them does not reserve a hook stack for each.
+///
+/// # Errors
+/// When the system refuses the thread.
+pub fn spawn_light<F, T>(name: &str, f: F) -> std::io::Result<JoinHandle<T>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .stack_size(LIGHT_STACK)
         .spawn(f)
 }
 

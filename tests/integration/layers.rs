@@ -808,3 +808,88 @@ fn the_doc_code_check_sees_rust_blocks_but_not_text_or_closing_fences() {
         0
     );
 }
+
+/// Where threads may be started directly: the one helper, and the watchdog's own tiny
+/// thread (it never runs Lua). Simulations' rayon pools are built in `ai::simulate`.
+const THREADS_ALLOWED: &[&str] = &["src/script/threads.rs", "src/script/raw/watchdog.rs"];
+
+/// `file:line` of each thread started outside [`THREADS_ALLOWED`] (test modules aside),
+/// and of each rayon pool built outside `ai::simulate`.
+fn thread_problems(files: &[(PathBuf, String)]) -> Vec<String> {
+    let src = root().join("src");
+    let mut problems = Vec::new();
+    for (file, text) in files {
+        let rel = file.strip_prefix(root()).unwrap_or(file);
+        let rel_text = rel.to_string_lossy().replace('\\', "/");
+        if !file.starts_with(&src) || THREADS_ALLOWED.contains(&rel_text.as_str()) {
+            continue;
+        }
+        let code = without_strings(&code(text));
+        let code = code
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            let started = ["thread::Builder", "thread::spawn", "spawn_scoped("]
+                .iter()
+                .any(|w| line.contains(w))
+                && !line.contains("script::threads::");
+            if started {
+                problems.push(format!(
+                    "{}:{}: a thread started by hand: use crate::script::threads::spawn (it \
+                     names the thread and gives it the stack a hook needs)",
+                    file.display(),
+                    n + 1
+                ));
+            }
+            if line.contains("ThreadPoolBuilder") && rel_text != "src/ai/simulate.rs" {
+                problems.push(format!(
+                    "{}:{}: a rayon pool built outside ai::simulate (build pools there, with \
+                     script::THREAD_STACK)",
+                    file.display(),
+                    n + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_thread_is_started_with_the_stack_hooks_need() {
+    let problems = thread_problems(&sources());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_thread_check_sees_bare_spawns_but_not_the_helper_or_tests() {
+    let file = |rel: &str, text: &str| vec![(root().join(rel), text.to_string())];
+    assert_eq!(
+        thread_problems(&file(
+            "src/net/x.rs",
+            "let h = std::thread::spawn(move || 1);"
+        ))
+        .len(),
+        1
+    );
+    assert_eq!(
+        thread_problems(&file(
+            "src/app/x.rs",
+            "std::thread::Builder::new()\n    .name(\"x\".into())\n    .spawn(f);"
+        ))
+        .len(),
+        1
+    );
+    assert_eq!(
+        thread_problems(&file(
+            "src/app/x.rs",
+            "let h = crate::script::threads::spawn(\"x\", f);\n#[cfg(test)]\nmod tests {\n    fn t() { std::thread::spawn(|| 1); }\n}"
+        ))
+        .len(),
+        0
+    );
+    assert_eq!(
+        thread_problems(&file("src/ai/x.rs", "rayon::ThreadPoolBuilder::new()")).len(),
+        1
+    );
+}

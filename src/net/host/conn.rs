@@ -162,13 +162,11 @@ impl Writer {
         let watch = Arc::clone(writers);
         let transfers = Arc::clone(transfers);
         watch.up();
-        let spawned = std::thread::Builder::new()
-            .name("lan-write".into())
-            .spawn(move || {
-                drain(&out, &rx, &transfers);
-                let _ = out.shutdown(Shutdown::Both);
-                watch.down();
-            });
+        let spawned = crate::script::threads::spawn_light("lan-write", move || {
+            drain(&out, &rx, &transfers);
+            let _ = out.shutdown(Shutdown::Both);
+            watch.down();
+        });
         if let Err(e) = spawned {
             writers.down();
             return Err(e);

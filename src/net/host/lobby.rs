@@ -305,12 +305,10 @@ impl Shared {
     pub(super) fn spawn_game(self: &Arc<Self>, table: HostedGame, rx: Receiver<ToGame>) -> bool {
         let me = Arc::clone(self);
         self.games.up();
-        let spawned = std::thread::Builder::new()
-            .name("lan-game".into())
-            .spawn(move || {
-                table::run(&me, table, &rx);
-                me.games.down();
-            });
+        let spawned = crate::script::threads::spawn("lan-game", move || {
+            table::run(&me, table, &rx);
+            me.games.down();
+        });
         if spawned.is_err() {
             self.games.down();
         }

@@ -350,9 +350,7 @@ impl Host {
         });
         shared.resume_saved();
         let accept = Arc::clone(&shared);
-        std::thread::Builder::new()
-            .name("lan-accept".into())
-            .spawn(move || accept.accept(&listener))?;
+        crate::script::threads::spawn_light("lan-accept", move || accept.accept(&listener))?;
         Ok(Host {
             addr,
             events: rx,

@@ -113,12 +113,10 @@ impl Shared {
                 continue;
             }
             let me = Arc::clone(&self);
-            let spawned = std::thread::Builder::new()
-                .name("lan-conn".into())
-                .spawn(move || {
-                    me.serve(stream, peer, id);
-                    me.conns.remove(id);
-                });
+            let spawned = crate::script::threads::spawn("lan-conn", move || {
+                me.serve(stream, peer, id);
+                me.conns.remove(id);
+            });
             if spawned.is_err() {
                 self.conns.remove(id);
             }
