@@ -121,7 +121,6 @@ impl Shared {
     pub(super) fn join(
         self: &Arc<Self>,
         s: &mut Peer,
-        engine: &ai::Brain<'_>,
         (name, token): (&str, SessionToken),
         deck: &[Vec<String>],
         wanted: Option<Seat>,
@@ -136,7 +135,10 @@ impl Shared {
                 return Ok(());
             }
         };
-        if let Err(e) = engine.engine().check_deck(Seat::One, &stacks) {
+        // The deck rules are the rules core's alone: no script host is made for them (a
+        // connection holds none; the game's thread makes the one the game plays with).
+        let rules = crate::rules::Engine::new(&self.content.catalog, &crate::rules::NoHooks);
+        if let Err(e) = rules.check_deck(Seat::One, &stacks) {
             s.writer.send(&ToClient::DeckRefused {
                 reason: e.message(Whose::Deck),
             });

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use crate::ai::{self, Scripts};
 use crate::rules::{Cell, Seat};
 
 use super::super::frame::{self, FrameError};
@@ -250,14 +249,6 @@ impl Shared {
             self.conns.set_seated(s.id, true);
             s.seat = Some((tx, seat));
         }
-        // This thread's scripts, made when a deck first needs the engine.
-        let catalog = Arc::clone(&self.content.catalog);
-        let scripts: std::cell::OnceCell<Scripts> = std::cell::OnceCell::new();
-        let brain = || {
-            scripts
-                .get_or_init(|| ai::hooks_for(&catalog))
-                .brain(&catalog)
-        };
         loop {
             if self.stopped.load(Ordering::SeqCst) {
                 return Ok(());
@@ -296,7 +287,7 @@ impl Shared {
                 }
                 ToHost::Join { deck, seat } => {
                     let wanted = seat.and_then(super::super::protocol::seat_of);
-                    self.join(s, &brain(), (&name, token), &deck, wanted)?;
+                    self.join(s, (&name, token), &deck, wanted)?;
                 }
                 ToHost::Intent {
                     seq,
