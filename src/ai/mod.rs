@@ -16,9 +16,11 @@ mod eval;
 mod mcts;
 pub mod observe;
 pub mod quality;
+pub mod race;
 pub mod sequential;
 pub mod simulate;
 pub mod tune;
+pub mod variants;
 
 use std::time::Duration;
 

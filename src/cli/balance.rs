@@ -9,8 +9,8 @@ use super::context::{Context, named_deck};
 use crate::ai::balance::{self, BalanceReport, SequentialReport, Test};
 use crate::ai::sequential::Design;
 use crate::ai::simulate::DeckChoice;
-use crate::ai::tune;
 use crate::ai::{Budget, Level, Options};
+use crate::ai::{race, tune, variants};
 use crate::rules::{CardId, Catalog};
 
 /// `tokensmith balance`.
@@ -83,6 +83,12 @@ pub struct BalanceArgs {
     /// With `--tune`: the second AI level the answer is checked at.
     #[arg(long, value_enum, value_name = "LEVEL", requires = "tune")]
     pub check_ai: Option<LevelArg>,
+    /// Race the variants of this file (named sets of patches, written as a pack writes
+    /// them) on the same games, dropping those clearly farther from fair as the games
+    /// come in, and rank them; `--alpha` is the chance of dropping the one nearest to
+    /// fair, `--effect` the difference that no longer matters.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pack", "tune"])]
+    pub variants: Option<std::path::PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -111,14 +117,16 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(!cards.is_empty(), "the pack has no cards");
     let decks = decks(ctx, &catalog, &args.deck)?;
     let control = args.control.as_deref().map(card_id).transpose()?;
-    let sequential = args.sequential || args.tune.is_some();
+    let sequential = args.sequential || args.tune.is_some() || args.variants.is_some();
     let given = [
         ("alpha", args.alpha),
         ("beta", args.beta),
         ("effect", args.effect),
     ];
     if let Some((name, _)) = given.iter().find(|(_, v)| !sequential && v.is_some()) {
-        anyhow::bail!("--{name} sets the sequential test: give it with --sequential or --tune");
+        anyhow::bail!(
+            "--{name} sets the sequential test: give it with --sequential, --tune or --variants"
+        );
     }
     let design = sequential
         .then(|| {
@@ -131,6 +139,9 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     if let (Some(field), Some(design), [card]) = (&args.tune, &design, &cards[..]) {
         return tune(ctx, &catalog, *card, field, *design, &decks, control, args);
+    }
+    if let (Some(file), Some(design), [card]) = (&args.variants, &design, &cards[..]) {
+        return race(ctx, &catalog, *card, file, *design, &decks, control, args);
     }
     let per_card = u64::from(args.games) * 2 * decks.len() as u64;
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -266,6 +277,137 @@ fn tune(
         tuned(&mut out, &report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `balance CARD --variants FILE`: the variants raced and ranked.
+#[allow(clippy::too_many_arguments)]
+fn race(
+    ctx: &Context,
+    catalog: &Catalog,
+    card: CardId,
+    file: &std::path::Path,
+    design: Design,
+    decks: &[DeckChoice],
+    control: Option<CardId>,
+    args: &BalanceArgs,
+) -> anyhow::Result<ExitCode> {
+    let variants = variants::read(file)?;
+    let options = ctx.play_options();
+    let entrants = variants
+        .iter()
+        .map(|v| {
+            Ok(race::Entrant {
+                name: v.name.clone(),
+                changes: v.changes(),
+                content: variants::patched(&options, catalog, file, v)?,
+            })
+        })
+        .collect::<Result<Vec<_>, variants::VariantsError>>()?;
+    let decks = match control {
+        Some(c) if args.deck.is_empty() => fitting(catalog, card, c, decks)?,
+        _ => decks.to_vec(),
+    };
+    let test = Test {
+        card,
+        control,
+        decks: decks.clone(),
+        opponents: decks,
+        games: args.games.max(1),
+        level: args.ai.into(),
+        seed: args.seed,
+        threads: args.threads,
+        options: Options {
+            budget: Budget::Iterations(args.iterations.max(1)),
+            omniscient: false,
+            scripts: crate::ai::ScriptLimits::DEFAULT,
+        },
+    };
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {pos} games {msg}") {
+            bar.set_style(style);
+        }
+        bar.set_message(format!("racing {} variants", entrants.len()));
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let report = race::race(catalog, &test, &design, &entrants, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        raced(&mut out, &report, args)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A race in words: how it ran, the ranking, and each variant's patches.
+fn raced(
+    out: &mut impl std::io::Write,
+    r: &race::RaceReport,
+    args: &BalanceArgs,
+) -> std::io::Result<()> {
+    let level = Level::from(args.ai).name();
+    writeln!(
+        out,
+        "{}: {} variants raced against {} ({level} vs {level}, both seats; alpha {}%, effect {} points)",
+        r.card,
+        r.variants.len(),
+        r.control,
+        100.0 * r.alpha,
+        100.0 * r.effect
+    )?;
+    let shared = r.variants.iter().filter(|s| s.shared_control).count();
+    writeln!(
+        out,
+        "stopped after {} rounds: {}; {} games in {:.1} s ({shared} of {} variants shared the control games)",
+        r.rounds,
+        r.stopped.words(),
+        r.games,
+        r.seconds,
+        r.variants.len()
+    )?;
+    writeln!(
+        out,
+        "{:>4}  {:<24} {:>8} {:>17} {:>6}  verdict",
+        "rank", "variant", "effect", "95% CI", "pairs"
+    )?;
+    for s in &r.variants {
+        let dropped = s
+            .dropped
+            .as_ref()
+            .map(|d| {
+                format!(
+                    "; dropped at round {}, farther from fair than '{}'",
+                    d.round,
+                    crate::rules::echo(&d.by)
+                )
+            })
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{:>4}  {:<24} {:>8} {:>17} {:>6}  {}{dropped}",
+            s.rank,
+            crate::rules::echo_within(&s.name, 24),
+            pct(s.effect),
+            format!("{} to {}", bound(s.ci95[0]), bound(s.ci95[1])),
+            s.pairs,
+            s.verdict.words()
+        )?;
+    }
+    writeln!(out, "variants:")?;
+    for s in &r.variants {
+        let changes = if s.changes.is_empty() {
+            "the content as loaded".to_string()
+        } else {
+            s.changes.join("; ")
+        };
+        writeln!(out, "  {}: {changes}", crate::rules::echo(&s.name))?;
+    }
+    Ok(())
 }
 
 /// `LO..HI`, whole numbers.

@@ -27,6 +27,8 @@
 //!   only files that exist.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `balance_science`: sequential paired tests that stop when the verdict is known.
+//! - `balance_race`: variants raced on shared control games and ranked; the variants
+//!   file refused at its place when bad or hostile.
 //! - `ai_scripts`: the AI against hostile scripts: a script budget per decision, runaway
 //!   cards remembered per game (the same report for any thread count).
 //! - `cluster`: `simulate plan`'s job files: its shards merge into the one-machine report,
@@ -55,6 +57,7 @@
 mod adversarial;
 mod ai;
 mod ai_scripts;
+mod balance_race;
 mod balance_science;
 mod cli;
 #[cfg(feature = "client")]
