@@ -17,6 +17,7 @@ mod mcts;
 pub mod observe;
 pub mod quality;
 pub mod race;
+pub mod report;
 pub mod sequential;
 pub mod simulate;
 pub mod tune;

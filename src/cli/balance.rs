@@ -89,6 +89,10 @@ pub struct BalanceArgs {
     /// fair, `--effect` the difference that no longer matters.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["pack", "tune"])]
     pub variants: Option<std::path::PathBuf>,
+    /// Also write a self-contained HTML page with plots to this file: each card's effect
+    /// with its interval, the tuning curve, or the race.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -186,6 +190,16 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
     }
     bar.finish_and_clear();
     results.sort_by(|a, b| b.effect.total_cmp(&a.effect));
+    if let Some(path) = &args.report {
+        write_report(
+            path,
+            &crate::ai::report::balance(
+                &results,
+                Level::from(args.ai).name(),
+                args.pack.as_deref(),
+            ),
+        )?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         if args.pack.is_some() {
@@ -269,6 +283,9 @@ fn tune(
     };
     let report = tune::tune(catalog, &job, &make, &|| bar.inc(1))?;
     bar.finish_and_clear();
+    if let Some(path) = &args.report {
+        write_report(path, &crate::ai::report::tune(&report))?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -334,6 +351,12 @@ fn race(
     };
     let report = race::race(catalog, &test, &design, &entrants, &|| bar.inc(1))?;
     bar.finish_and_clear();
+    if let Some(path) = &args.report {
+        write_report(
+            path,
+            &crate::ai::report::race(&report, Level::from(args.ai).name()),
+        )?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -407,6 +430,21 @@ fn raced(
         };
         writeln!(out, "  {}: {changes}", crate::rules::echo(&s.name))?;
     }
+    Ok(())
+}
+
+/// Write the HTML report `html` to `path`, atomically (its folder made if missing), and
+/// say where on the standard error.
+pub(super) fn write_report(path: &std::path::Path, html: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let shown = crate::fsutil::shown(path);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot make the folder of the report {shown}"))?;
+    }
+    crate::fsutil::write_atomic(path, html.as_bytes())
+        .with_context(|| format!("cannot write the report {shown}"))?;
+    eprintln!("report written to {shown}");
     Ok(())
 }
 

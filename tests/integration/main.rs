@@ -29,6 +29,8 @@
 //! - `balance_science`: sequential paired tests that stop when the verdict is known.
 //! - `balance_race`: variants raced on shared control games and ranked; the variants
 //!   file refused at its place when bad or hostile.
+//! - `report`: `--report FILE.html` of balance and simulate: every chart drawn in
+//!   headless Chromium, hostile names shown as text.
 //! - `ai_scripts`: the AI against hostile scripts: a script budget per decision, runaway
 //!   cards remembered per game (the same report for any thread count).
 //! - `cluster`: `simulate plan`'s job files: its shards merge into the one-machine report,
@@ -88,6 +90,7 @@ mod reload;
 mod remap;
 mod replay;
 mod replays;
+mod report;
 mod scenarios;
 mod script_state;
 mod scripts;
