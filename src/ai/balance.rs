@@ -274,12 +274,12 @@ pub fn swap_fits(
 }
 
 /// One deck of a test: the deck with the card in its slot and with the control there.
-struct Arm {
-    deck: String,
-    control: String,
-    with: Vec<Vec<CardId>>,
-    without: Vec<Vec<CardId>>,
-    seed: u64,
+pub(super) struct Arm {
+    pub(super) deck: String,
+    pub(super) control: String,
+    pub(super) with: Vec<Vec<CardId>>,
+    pub(super) without: Vec<Vec<CardId>>,
+    pub(super) seed: u64,
 }
 
 /// What one deck's games gave so far.
@@ -292,7 +292,11 @@ struct Tally {
 
 /// The decks of `test` made ready: the card and the control put in the slot, both
 /// checked against the deck rules. `plain` is the control made for the test, if any.
-fn arms(catalog: &Catalog, test: &Test, plain: Option<CardId>) -> Result<Vec<Arm>, BalanceError> {
+pub(super) fn arms(
+    catalog: &Catalog,
+    test: &Test,
+    plain: Option<CardId>,
+) -> Result<Vec<Arm>, BalanceError> {
     if test.decks.is_empty() || test.opponents.is_empty() {
         return Err(BalanceError::NoDecks);
     }
@@ -333,7 +337,7 @@ fn arms(catalog: &Catalog, test: &Test, plain: Option<CardId>) -> Result<Vec<Arm
 
 /// The seed of round `round` of a deck whose seed is `seed`: round 0 is the deck's own
 /// seed (a fixed-size test is one round), later rounds new runs of seeds (SplitMix64).
-fn round_seed(seed: u64, round: u32) -> u64 {
+pub(super) fn round_seed(seed: u64, round: u32) -> u64 {
     if round == 0 {
         return seed;
     }
@@ -354,10 +358,41 @@ fn play_arm(
     shard: Option<(u32, u32)>,
     tick: &(dyn Fn() + Sync),
 ) -> (Vec<f64>, Vec<f64>) {
-    let config = |stacks: &Vec<Vec<CardId>>| Config {
+    (
+        play_deck(
+            catalog,
+            test,
+            &arm.deck,
+            &arm.with,
+            (seed, games, shard),
+            tick,
+        ),
+        play_deck(
+            catalog,
+            test,
+            &arm.deck,
+            &arm.without,
+            (seed, games, shard),
+            tick,
+        ),
+    )
+}
+
+/// Play `games` games of the deck `stacks` (called `deck`) against `test`'s opponents
+/// with `seed`, taking each seat in turn (only `shard`'s games, when it is given): its
+/// points game by game.
+pub(super) fn play_deck(
+    catalog: &Catalog,
+    test: &Test,
+    deck: &str,
+    stacks: &[Vec<CardId>],
+    (seed, games, shard): (u64, u32, Option<(u32, u32)>),
+    tick: &(dyn Fn() + Sync),
+) -> Vec<f64> {
+    let config = Config {
         deck_a: DeckChoice {
-            id: arm.deck.clone(),
-            stacks: stacks.clone(),
+            id: deck.to_string(),
+            stacks: stacks.to_vec(),
             per_game: false,
         },
         decks_b: test.opponents.clone(),
@@ -370,15 +405,12 @@ fn play_arm(
         max_moves: MAX_MOVES,
         shard,
     };
-    (
-        outcomes(catalog, &config(&arm.with), tick),
-        outcomes(catalog, &config(&arm.without), tick),
-    )
+    outcomes(catalog, &config, tick)
 }
 
 /// The games per deck of one round of a sequential test: every opponent in both seats,
 /// repeated to at least 10 games.
-fn round_games(opponents: usize) -> u32 {
+pub(super) fn round_games(opponents: usize) -> u32 {
     let cycle = u32::try_from(opponents.max(1))
         .unwrap_or(u32::MAX / 4)
         .saturating_mul(if opponents.is_multiple_of(2) { 1 } else { 2 });
@@ -387,7 +419,7 @@ fn round_games(opponents: usize) -> u32 {
 
 /// The content the test plays with (`derived` when a plain control was made) and that
 /// control.
-fn control_content(catalog: &Catalog, test: &Test) -> Option<(Catalog, CardId)> {
+pub(super) fn control_content(catalog: &Catalog, test: &Test) -> Option<(Catalog, CardId)> {
     match test.control {
         Some(_) => None,
         None => with_plain_control(catalog, test.card),

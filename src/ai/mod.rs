@@ -16,9 +16,12 @@ mod eval;
 mod mcts;
 pub mod observe;
 pub mod quality;
+pub mod race;
+pub mod report;
 pub mod sequential;
 pub mod simulate;
 pub mod tune;
+pub mod variants;
 
 use std::time::Duration;
 

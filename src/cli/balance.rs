@@ -11,8 +11,8 @@ use super::context::{Context, named_deck};
 use crate::ai::balance::{self, BalanceReport, SequentialReport, Test};
 use crate::ai::sequential::Design;
 use crate::ai::simulate::DeckChoice;
-use crate::ai::tune;
 use crate::ai::{Budget, Level, Options};
+use crate::ai::{race, tune, variants};
 use crate::rules::{CardId, Catalog};
 
 mod shard;
@@ -139,6 +139,16 @@ pub struct BalanceArgs {
     /// With `--tune`: the second AI level the answer is checked at.
     #[arg(long, value_enum, value_name = "LEVEL", requires = "tune")]
     pub check_ai: Option<LevelArg>,
+    /// Race the variants of this file (named sets of patches, written as a pack writes
+    /// them) on the same games, dropping those clearly farther from fair as the games
+    /// come in, and rank them; `--alpha` is the chance of dropping the one nearest to
+    /// fair, `--effect` the difference that no longer matters.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pack", "tune"])]
+    pub variants: Option<std::path::PathBuf>,
+    /// Also write a self-contained HTML page with plots to this file: each card's effect
+    /// with its interval, the tuning curve, or the race.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -147,15 +157,15 @@ pub struct BalanceArgs {
     /// takes K and N from a Slurm array job, a Kubernetes Indexed Job or an AWS Batch
     /// array job (the last two with TOKENSMITH_SHARD_COUNT set).
     #[arg(long, value_name = "K/N|auto", value_parser = cluster::parse_shard,
-          conflicts_with_all = ["sequential", "tune"])]
+          conflicts_with_all = ["sequential", "tune", "variants"])]
     pub shard: Option<cluster::ShardArg>,
     /// Write the shard's games, as JSON, to this file (atomically; its folder is made):
     /// what `balance merge` reads. A `{shard}` in the name becomes the shard's number.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["sequential", "tune"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["sequential", "tune", "variants"])]
     pub out: Option<PathBuf>,
     /// Keep this file up to date with the games done (JSON, rewritten at most once a
     /// second; `{shard}` as in `--out`): what `balance status` reads.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["sequential", "tune"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["sequential", "tune", "variants"])]
     pub progress: Option<PathBuf>,
     /// Refuse to play unless the packs, decks and cards make this content hash (the one
     /// `balance plan` saw), so a machine with other packs plays nothing.
@@ -166,14 +176,16 @@ pub struct BalanceArgs {
 /// `tokensmith balance`.
 pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
     let catalog = ctx.play_catalog()?;
-    let sequential = args.sequential || args.tune.is_some();
+    let sequential = args.sequential || args.tune.is_some() || args.variants.is_some();
     let given = [
         ("alpha", args.alpha),
         ("beta", args.beta),
         ("effect", args.effect),
     ];
     if let Some((name, _)) = given.iter().find(|(_, v)| !sequential && v.is_some()) {
-        anyhow::bail!("--{name} sets the sequential test: give it with --sequential or --tune");
+        anyhow::bail!(
+            "--{name} sets the sequential test: give it with --sequential, --tune or --variants"
+        );
     }
     let design = sequential
         .then(|| {
@@ -191,6 +203,18 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
             &catalog,
             *card,
             field,
+            *design,
+            &chosen.decks,
+            chosen.control,
+            args,
+        );
+    }
+    if let (Some(file), Some(design), [card]) = (&args.variants, &design, &chosen.cards[..]) {
+        return race(
+            ctx,
+            &catalog,
+            *card,
+            file,
             *design,
             &chosen.decks,
             chosen.control,
@@ -221,9 +245,10 @@ pub fn run(ctx: &Context, args: &BalanceArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     print_results(
         results,
-        args.pack.is_some(),
+        args.pack.as_deref(),
         Level::from(args.ai).name(),
         args.json,
+        args.report.as_deref(),
     )
 }
 
@@ -306,13 +331,19 @@ fn games_bar(games: u64) -> indicatif::ProgressBar {
 
 /// Print the results of a test: one card's report, or (`table`) a pack's cards strongest
 /// first; as text (`level` names both sides' AI) or JSON.
+/// With `report`, also as an HTML page.
 fn print_results(
     mut results: Vec<BalanceReport>,
-    table: bool,
+    pack: Option<&str>,
     level: &str,
     json: bool,
+    report: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
+    let table = pack.is_some();
     results.sort_by(|a, b| b.effect.total_cmp(&a.effect));
+    if let Some(path) = report {
+        write_report(path, &crate::ai::report::balance(&results, level, pack))?;
+    }
     let mut out = std::io::stdout().lock();
     if json {
         if table {
@@ -396,6 +427,9 @@ fn tune(
     };
     let report = tune::tune(catalog, &job, &make, &|| bar.inc(1))?;
     bar.finish_and_clear();
+    if let Some(path) = &args.report {
+        write_report(path, &crate::ai::report::tune(&report))?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -404,6 +438,158 @@ fn tune(
         tuned(&mut out, &report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `balance CARD --variants FILE`: the variants raced and ranked.
+#[allow(clippy::too_many_arguments)]
+fn race(
+    ctx: &Context,
+    catalog: &Catalog,
+    card: CardId,
+    file: &std::path::Path,
+    design: Design,
+    decks: &[DeckChoice],
+    control: Option<CardId>,
+    args: &BalanceArgs,
+) -> anyhow::Result<ExitCode> {
+    let variants = variants::read(file)?;
+    let options = ctx.play_options();
+    let entrants = variants
+        .iter()
+        .map(|v| {
+            Ok(race::Entrant {
+                name: v.name.clone(),
+                changes: v.changes(),
+                content: variants::patched(&options, catalog, file, v)?,
+            })
+        })
+        .collect::<Result<Vec<_>, variants::VariantsError>>()?;
+    let decks = match control {
+        Some(c) if args.deck.is_empty() => fitting(catalog, card, c, decks)?,
+        _ => decks.to_vec(),
+    };
+    let test = Test {
+        card,
+        control,
+        decks: decks.clone(),
+        opponents: decks,
+        games: args.games.max(1),
+        level: args.ai.into(),
+        seed: args.seed,
+        threads: args.threads,
+        options: Options {
+            budget: Budget::Iterations(args.iterations.max(1)),
+            omniscient: false,
+            scripts: crate::ai::ScriptLimits::DEFAULT,
+        },
+    };
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {pos} games {msg}") {
+            bar.set_style(style);
+        }
+        bar.set_message(format!("racing {} variants", entrants.len()));
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let report = race::race(catalog, &test, &design, &entrants, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    if let Some(path) = &args.report {
+        write_report(
+            path,
+            &crate::ai::report::race(&report, Level::from(args.ai).name()),
+        )?;
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        raced(&mut out, &report, args)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A race in words: how it ran, the ranking, and each variant's patches.
+fn raced(
+    out: &mut impl std::io::Write,
+    r: &race::RaceReport,
+    args: &BalanceArgs,
+) -> std::io::Result<()> {
+    let level = Level::from(args.ai).name();
+    writeln!(
+        out,
+        "{}: {} variants raced against {} ({level} vs {level}, both seats; alpha {}%, effect {} points)",
+        r.card,
+        r.variants.len(),
+        r.control,
+        100.0 * r.alpha,
+        100.0 * r.effect
+    )?;
+    let shared = r.variants.iter().filter(|s| s.shared_control).count();
+    writeln!(
+        out,
+        "stopped after {} rounds: {}; {} games in {:.1} s ({shared} of {} variants shared the control games)",
+        r.rounds,
+        r.stopped.words(),
+        r.games,
+        r.seconds,
+        r.variants.len()
+    )?;
+    writeln!(
+        out,
+        "{:>4}  {:<24} {:>8} {:>17} {:>6}  verdict",
+        "rank", "variant", "effect", "95% CI", "pairs"
+    )?;
+    for s in &r.variants {
+        let dropped = s
+            .dropped
+            .as_ref()
+            .map(|d| {
+                format!(
+                    "; dropped at round {}, farther from fair than '{}'",
+                    d.round,
+                    crate::rules::echo(&d.by)
+                )
+            })
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{:>4}  {:<24} {:>8} {:>17} {:>6}  {}{dropped}",
+            s.rank,
+            crate::rules::echo_within(&s.name, 24),
+            pct(s.effect),
+            format!("{} to {}", bound(s.ci95[0]), bound(s.ci95[1])),
+            s.pairs,
+            s.verdict.words()
+        )?;
+    }
+    writeln!(out, "variants:")?;
+    for s in &r.variants {
+        let changes = if s.changes.is_empty() {
+            "the content as loaded".to_string()
+        } else {
+            s.changes.join("; ")
+        };
+        writeln!(out, "  {}: {changes}", crate::rules::echo(&s.name))?;
+    }
+    Ok(())
+}
+
+/// Write the HTML report `html` to `path`, atomically (its folder made if missing), and
+/// say where on the standard error.
+pub(super) fn write_report(path: &std::path::Path, html: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let shown = crate::fsutil::shown(path);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot make the folder of the report {shown}"))?;
+    }
+    crate::fsutil::write_atomic(path, html.as_bytes())
+        .with_context(|| format!("cannot write the report {shown}"))?;
+    eprintln!("report written to {shown}");
+    Ok(())
 }
 
 /// `LO..HI`, whole numbers.

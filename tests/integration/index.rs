@@ -737,7 +737,7 @@ fn an_index_over_http_installs_revalidates_with_headers_only_and_refuses_slow_or
 }
 
 /// Chromium (or Chrome) for the page test: `TOKENSMITH_BROWSER`, else the usual names.
-fn browser() -> Option<PathBuf> {
+pub fn browser() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("TOKENSMITH_BROWSER") {
         return Some(PathBuf::from(path));
     }
@@ -756,7 +756,7 @@ fn browser() -> Option<PathBuf> {
 }
 
 /// Run the headless browser on `url` with `extra` arguments; its standard output.
-fn headless(browser: &Path, data: &Path, url: &str, extra: &[&str]) -> String {
+pub fn headless(browser: &Path, data: &Path, url: &str, extra: &[&str]) -> String {
     let mut command = std::process::Command::new(browser);
     command.args([
         "--headless",

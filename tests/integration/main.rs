@@ -28,6 +28,10 @@
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
 //! - `balance_science`: sequential paired tests that stop when the verdict is known.
 //! - `balance_screen`: the client's Balance screen (judge, tune, live chart, Stop).
+//! - `balance_race`: variants raced on shared control games and ranked; the variants
+//!   file refused at its place when bad or hostile.
+//! - `report`: `--report FILE.html` of balance and simulate: every chart drawn in
+//!   headless Chromium, hostile names shown as text.
 //! - `ai_scripts`: the AI against hostile scripts: a script budget per decision, runaway
 //!   cards remembered per game (the same report for any thread count).
 //! - `cluster`: `simulate plan`'s job files: its shards merge into the one-machine report,
@@ -56,6 +60,7 @@
 mod adversarial;
 mod ai;
 mod ai_scripts;
+mod balance_race;
 mod balance_science;
 #[cfg(feature = "client")]
 mod balance_screen;
@@ -88,6 +93,7 @@ mod reload;
 mod remap;
 mod replay;
 mod replays;
+mod report;
 mod scenarios;
 mod script_state;
 mod scripts;

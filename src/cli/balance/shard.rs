@@ -162,7 +162,13 @@ pub(super) fn run(
     if shard.1 == 1 {
         // The whole test: its report, as a test on one machine prints it.
         let reports = balance::merge_shards(std::slice::from_ref(&document))?;
-        return print_results(reports, args.pack.is_some(), &document.run.ai, args.json);
+        return print_results(
+            reports,
+            args.pack.as_deref(),
+            &document.run.ai,
+            args.json,
+            args.report.as_deref(),
+        );
     }
     if args.json {
         let mut stdout = std::io::stdout().lock();
@@ -217,7 +223,7 @@ pub(super) fn merge(given: &[PathBuf], json: bool, out: Option<&Path>) -> anyhow
             cluster::write_json(path, r)?;
         }
     }
-    print_results(reports, table, &run.ai, json)
+    print_results(reports, run.pack.as_deref(), &run.ai, json, None)
 }
 
 fn sorted(mut reports: Vec<balance::BalanceReport>) -> Vec<balance::BalanceReport> {
@@ -278,6 +284,7 @@ pub(super) fn plan(ctx: &Context, args: &PlanArgs) -> anyhow::Result<ExitCode> {
     for (given, option) in [
         (run.sequential, "--sequential"),
         (run.tune.is_some(), "--tune"),
+        (run.variants.is_some(), "--variants"),
     ] {
         anyhow::ensure!(
             !given,

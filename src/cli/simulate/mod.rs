@@ -191,6 +191,10 @@ pub struct SimulateArgs {
     /// `{shard}` in the name becomes the shard's number.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Also write a self-contained HTML page with plots to this file: the distributions
+    /// of game length, lead changes and decisiveness, and the cards' pick rates.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
     /// Keep this file up to date with the games done (JSON, rewritten at most once a
     /// second; `{shard}` as in `--out`): what `simulate status` reads.
     #[arg(long, value_name = "FILE")]
@@ -372,6 +376,16 @@ pub fn run(ctx: &Context, args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &out {
         cluster::write_json(path, &report)?;
+    }
+    if let Some(path) = &args.report {
+        let title = format!(
+            "{} ({}) against {} ({})",
+            args.deck_a.as_deref().unwrap_or("?"),
+            crate::ai::Level::from(args.ai_a).name(),
+            args.deck_b.join(", "),
+            crate::ai::Level::from(args.ai_b).name()
+        );
+        super::balance::write_report(path, &crate::ai::report::simulate(&report, &title))?;
     }
     if let Some(p) = &progress {
         p.finish();
