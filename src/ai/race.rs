@@ -192,6 +192,23 @@ pub fn race(
     entrants: &[Entrant],
     tick: &(dyn Fn() + Sync),
 ) -> Result<RaceReport, BalanceError> {
+    let running = std::sync::atomic::AtomicBool::new(false);
+    race_until(catalog, test, design, entrants, tick, &running)
+}
+
+/// [`race`] that ends with [`BalanceError::Stopped`] at the end of the round in which
+/// `stop` is set (a screen's Stop button).
+///
+/// # Errors
+/// As [`race`], and [`BalanceError::Stopped`].
+pub fn race_until(
+    catalog: &Catalog,
+    test: &Test,
+    design: &Design,
+    entrants: &[Entrant],
+    tick: &(dyn Fn() + Sync),
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<RaceReport, BalanceError> {
     let started = std::time::Instant::now();
     let derived = control_content(catalog, test);
     let base = derived.as_ref().map_or(catalog, |(c, _)| c);
@@ -249,6 +266,9 @@ pub fn race(
         }
         played += n;
         round += 1;
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(BalanceError::Stopped);
+        }
         if (control.iter().map(Vec::len).max().unwrap_or(0) as u64) < MIN_PAIRS {
             continue;
         }

@@ -1,5 +1,6 @@
 //! The Balance screen: pick a card, then judge it (a sequential paired test: is it too
-//! strong?) or tune one of its whole-number fields (what value makes it fair?), on a
+//! strong?), tune one of its whole-number fields (what value makes it fair?) or race a
+//! file of variants (which is nearest to fair?), on a
 //! worker thread with a progress line, a live chart of the effect against the value, and
 //! Stop; a found value opens in the sandbox as a patch of the content
 //! (`ai::balance`, `ai::tune`; docs/ai.md, "Judging one card").
@@ -40,6 +41,7 @@ pub enum BalanceAction {
 enum Mode {
     Judge,
     Tune,
+    Race,
 }
 
 /// What a finished run gave.
@@ -47,6 +49,7 @@ enum Outcome {
     Judged(BalanceReport),
     /// The tuning, and the content with the card at its fair value (when there is one).
     Tuned(TuneReport, Option<(i64, Arc<Catalog>)>),
+    Raced(crate::ai::race::RaceReport),
 }
 
 /// What the worker tells the screen.
@@ -79,6 +82,8 @@ pub struct BalanceScreen {
     games: u32,
     effect: f64,
     seed: u64,
+    /// The variants file a race reads.
+    variants: String,
     running: Option<Running>,
     /// The curve so far (tuning): the level and each point.
     points: Vec<(String, Point)>,
@@ -97,6 +102,7 @@ impl Default for BalanceScreen {
             games: 200,
             effect: 5.0,
             seed: 1,
+            variants: String::new(),
             running: None,
             points: Vec::new(),
             outcome: None,
@@ -213,6 +219,7 @@ impl BalanceScreen {
                 let label = match self.mode {
                     Mode::Judge => "Judge",
                     Mode::Tune => "Tune",
+                    Mode::Race => "Race",
                 };
                 if ui.button(label).clicked() {
                     self.start(catalog, options, card);
@@ -269,6 +276,7 @@ impl BalanceScreen {
                     ));
                 }
             }
+            Some(Ok(Outcome::Raced(r))) => raced(ui, r),
             Some(Err(e)) => {
                 ui.colored_label(theme::DANGER, e);
             }
@@ -281,6 +289,11 @@ impl BalanceScreen {
         ui.horizontal(|ui| {
             ui.radio_value(&mut self.mode, Mode::Judge, "Judge: is it too strong?");
             ui.radio_value(&mut self.mode, Mode::Tune, "Tune: what value is fair?");
+            ui.radio_value(
+                &mut self.mode,
+                Mode::Race,
+                "Race: which variant is fairest?",
+            );
         });
         egui::Grid::new("balance settings")
             .num_columns(2)
@@ -313,6 +326,17 @@ impl BalanceScreen {
                 ui.add(egui::DragValue::new(&mut self.seed))
                     .labelled_by(label.id);
                 ui.end_row();
+                if self.mode == Mode::Race {
+                    let label = ui.label("Variants file");
+                    ui.add(
+                        egui::TextEdit::singleline(&mut self.variants)
+                            .hint_text("path/to/variants.yaml")
+                            .desired_width(360.0),
+                    )
+                    .labelled_by(label.id)
+                    .on_hover_text("Named sets of patches, written as a pack writes them (docs/ai.md, \"Racing variants\")");
+                    ui.end_row();
+                }
                 if self.mode == Mode::Tune {
                     let label = ui.label("Field");
                     ui.horizontal(|ui| {
@@ -414,7 +438,7 @@ impl BalanceScreen {
             },
         };
         let field = match self.mode {
-            Mode::Judge => None,
+            Mode::Judge | Mode::Race => None,
             Mode::Tune => match tune::Field::parse(self.field.trim()) {
                 Ok(f) => Some(f),
                 Err(e) => {
@@ -434,18 +458,38 @@ impl BalanceScreen {
         let (catalog, options) = (Arc::clone(catalog), options.clone());
         let (worker_stop, worker_games) = (Arc::clone(&stop), Arc::clone(&games));
         let name = catalog.card(card).meta.id.clone();
-        let what = match &field {
-            None => format!("judging {name}"),
-            Some(f) => format!("tuning {name} {}", f.name()),
+        let variants =
+            (self.mode == Mode::Race).then(|| std::path::PathBuf::from(self.variants.trim()));
+        if variants.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+            self.outcome = Some(Err(
+                "Give the variants file to race (a YAML file of named patches).".into(),
+            ));
+            return;
+        }
+        let what = match (&field, &variants) {
+            (Some(f), _) => format!("tuning {name} {}", f.name()),
+            (None, Some(_)) => format!("racing variants of {name}"),
+            (None, None) => format!("judging {name}"),
         };
-        let most = field
-            .is_none()
+        let most = (field.is_none() && variants.is_none())
             .then(|| u64::from(test.games) * 2 * decks.len() as u64);
         let spawned = crate::script::threads::spawn("balance", move || {
             let tick = || {
                 worker_games.fetch_add(1, Ordering::Relaxed);
             };
             let result = match field {
+                None if variants.is_some() => {
+                    let file = variants.unwrap_or_default();
+                    race_run(
+                        &catalog,
+                        &options,
+                        &file,
+                        &test,
+                        &design,
+                        &tick,
+                        &worker_stop,
+                    )
+                }
                 None => judge(&catalog, &test, &design, &tick, &worker_stop),
                 Some(field) => {
                     let level = test.level;
@@ -595,6 +639,81 @@ fn tune_run(
         None => None,
     };
     Ok(Outcome::Tuned(report, fair))
+}
+
+/// A race of the variants in `file`, each a patch of the content loaded with `options`.
+fn race_run(
+    catalog: &Catalog,
+    options: &LoadOptions,
+    file: &std::path::Path,
+    test: &Test,
+    design: &Design,
+    tick: &(dyn Fn() + Sync),
+    stop: &AtomicBool,
+) -> Result<Outcome, String> {
+    use crate::ai::{race, variants};
+    let read = variants::read(file).map_err(|e| e.to_string())?;
+    let entrants = read
+        .iter()
+        .map(|v| {
+            Ok(race::Entrant {
+                name: v.name.clone(),
+                changes: v.changes(),
+                content: variants::patched(options, catalog, file, v)?,
+            })
+        })
+        .collect::<Result<Vec<_>, variants::VariantsError>>()
+        .map_err(|e| e.to_string())?;
+    race::race_until(catalog, test, design, &entrants, tick, stop)
+        .map(Outcome::Raced)
+        .map_err(|e| match e {
+            BalanceError::Stopped => "Stopped.".to_string(),
+            e => e.to_string(),
+        })
+}
+
+fn raced(ui: &mut Ui, r: &crate::ai::race::RaceReport) {
+    ui.label(
+        RichText::new(format!(
+            "{}: {} variants raced against {}; {} after {} games ({:.1} s)",
+            r.card,
+            r.variants.len(),
+            r.control,
+            r.stopped.words(),
+            r.games,
+            r.seconds
+        ))
+        .strong(),
+    );
+    egui::Grid::new("balance race")
+        .striped(true)
+        .show(ui, |ui| {
+            for h in [
+                "rank",
+                "variant",
+                "effect",
+                "95% interval",
+                "verdict",
+                "pairs",
+                "",
+            ] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for s in &r.variants {
+                ui.label(s.rank.to_string());
+                ui.label(&s.name).on_hover_text(s.changes.join("\n"));
+                ui.label(pct(s.effect));
+                ui.label(format!("{} to {}", pct(s.ci95[0]), pct(s.ci95[1])));
+                ui.colored_label(verdict_color(s.verdict), s.verdict.words());
+                ui.label(s.pairs.to_string());
+                match &s.dropped {
+                    Some(d) => ui.weak(format!("dropped in round {} (by {})", d.round, d.by)),
+                    None => ui.label(""),
+                };
+                ui.end_row();
+            }
+        });
 }
 
 fn pct(x: f64) -> String {

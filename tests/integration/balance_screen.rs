@@ -1,6 +1,6 @@
 //! The client's Balance screen, driven through its accessibility labels: a card judged on
-//! a worker thread (the verdict, the pairs and the saving), and a tuning followed on the
-//! live chart and stopped.
+//! a worker thread (the verdict, the pairs and the saving), a tuning followed on the live
+//! chart and stopped, and a race of two variants ranked.
 
 use egui_kittest::kittest::Queryable as _;
 use tokensmith::app::{App, Library};
@@ -10,7 +10,7 @@ use crate::client::{harness_for, run_until};
 use crate::support::TempPacks;
 
 #[test]
-fn the_balance_screen_judges_a_card_and_follows_and_stops_a_tuning() {
+fn the_balance_screen_judges_follows_and_stops_a_tuning_and_races_variants() {
     let packs = TempPacks::new(&PROBE);
     let mut h = harness_for(App::new(Library::load(probe_options(&packs))));
     h.run();
@@ -63,4 +63,44 @@ fn the_balance_screen_judges_a_card_and_follows_and_stops_a_tuning() {
         "Stop says so at once"
     );
     assert!(h.query_by_label("Tune").is_some(), "ready again");
+
+    // A race of two variants of plain_four: at its copy's value, and far too strong.
+    let file = packs.path().join("variants.yaml");
+    std::fs::write(
+        &file,
+        "variants:\n  - name: fair copy\n    cards:\n      - { id: probe:plain_four, value: 2 }\n  - name: far too strong\n    cards:\n      - { id: probe:plain_four, value: 15 }\n",
+    )
+    .expect("write the variants");
+    let mut h = harness_for(App::new(Library::load(probe_options(&packs))));
+    h.run();
+    h.get_by_label("Balance").click();
+    h.run();
+    h.get_by_label("search cards").click();
+    h.run();
+    h.get_by_label("search cards").type_text("plain_four");
+    h.run();
+    h.get_by_label_contains("(4)").click();
+    h.run();
+    h.get_by_label("Race: which variant is fairest?").click();
+    h.run();
+    h.get_by_label("Variants file").click();
+    h.run();
+    h.get_by_label("Variants file")
+        .type_text(&file.to_string_lossy());
+    h.run();
+    h.get_by_label("Race").click();
+    h.step();
+    run_until(&mut h, "the ranking", |h| {
+        h.query_by_label_contains("variants raced against")
+            .is_some()
+            || h.query_by_label_contains("Stopped").is_some()
+    });
+    assert!(
+        h.query_by_label_contains("2 variants raced against")
+            .is_some(),
+        "the race's summary"
+    );
+    for name in ["fair copy", "far too strong"] {
+        assert!(h.query_by_label(name).is_some(), "{name} is ranked");
+    }
 }
