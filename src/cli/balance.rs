@@ -288,31 +288,44 @@ fn chosen(ctx: &Context, catalog: &Catalog, args: &BalanceArgs) -> anyhow::Resul
 
 /// The fixed-size tests of `args`, one a card.
 fn tests(catalog: &Catalog, args: &BalanceArgs, chosen: &Chosen) -> anyhow::Result<Vec<Test>> {
-    let mut tests = Vec::with_capacity(chosen.cards.len());
-    for &card in &chosen.cards {
-        let decks = match chosen.control {
-            // The default decks where the control fits: a deck holding it already would
-            // hold it twice. Decks given with --deck are used as given (or refused).
-            Some(c) if args.deck.is_empty() => fitting(catalog, card, c, &chosen.decks)?,
-            _ => chosen.decks.clone(),
-        };
-        tests.push(Test {
-            card,
-            control: chosen.control,
-            decks: decks.clone(),
-            opponents: decks,
-            games: args.games.max(1),
-            level: args.ai.into(),
-            seed: args.seed,
-            threads: args.threads,
-            options: Options {
-                budget: Budget::Iterations(args.iterations.max(1)),
-                omniscient: false,
-                scripts: crate::ai::ScriptLimits::DEFAULT,
-            },
-        });
-    }
-    Ok(tests)
+    chosen
+        .cards
+        .iter()
+        .map(|&card| test_of(catalog, args, card, chosen.control, &chosen.decks))
+        .collect()
+}
+
+/// The test of `card` against `control` in `decks` with `args`' games, level, seed and
+/// budget. With a control given and no `--deck`, only the decks where the card and the
+/// control both fit the same slot (the others named on the standard error).
+fn test_of(
+    catalog: &Catalog,
+    args: &BalanceArgs,
+    card: CardId,
+    control: Option<CardId>,
+    decks: &[DeckChoice],
+) -> anyhow::Result<Test> {
+    let decks = match control {
+        // A deck holding the control already would hold it twice. Decks given with
+        // --deck are used as given (or refused).
+        Some(c) if args.deck.is_empty() => fitting(catalog, card, c, decks)?,
+        _ => decks.to_vec(),
+    };
+    Ok(Test {
+        card,
+        control,
+        decks: decks.clone(),
+        opponents: decks,
+        games: args.games.max(1),
+        level: args.ai.into(),
+        seed: args.seed,
+        threads: args.threads,
+        options: Options {
+            budget: Budget::Iterations(args.iterations.max(1)),
+            omniscient: false,
+            scripts: crate::ai::ScriptLimits::DEFAULT,
+        },
+    })
 }
 
 /// A progress bar of `games` games on a terminal (hidden elsewhere).
@@ -388,26 +401,8 @@ fn tune(
     if check != main {
         levels.push(check);
     }
-    let decks = match control {
-        Some(c) if args.deck.is_empty() => fitting(catalog, card, c, decks)?,
-        _ => decks.to_vec(),
-    };
     let job = tune::Job {
-        test: Test {
-            card,
-            control,
-            decks: decks.clone(),
-            opponents: decks,
-            games: args.games.max(1),
-            level: main,
-            seed: args.seed,
-            threads: args.threads,
-            options: Options {
-                budget: Budget::Iterations(args.iterations.max(1)),
-                omniscient: false,
-                scripts: crate::ai::ScriptLimits::DEFAULT,
-            },
-        },
+        test: test_of(catalog, args, card, control, decks)?,
         field: field.clone(),
         range,
         design,
@@ -464,25 +459,7 @@ fn race(
             })
         })
         .collect::<Result<Vec<_>, variants::VariantsError>>()?;
-    let decks = match control {
-        Some(c) if args.deck.is_empty() => fitting(catalog, card, c, decks)?,
-        _ => decks.to_vec(),
-    };
-    let test = Test {
-        card,
-        control,
-        decks: decks.clone(),
-        opponents: decks,
-        games: args.games.max(1),
-        level: args.ai.into(),
-        seed: args.seed,
-        threads: args.threads,
-        options: Options {
-            budget: Budget::Iterations(args.iterations.max(1)),
-            omniscient: false,
-            scripts: crate::ai::ScriptLimits::DEFAULT,
-        },
-    };
+    let test = test_of(catalog, args, card, control, decks)?;
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let bar = indicatif::ProgressBar::new_spinner();
         if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {pos} games {msg}") {

@@ -11,35 +11,17 @@ use tokensmith::ai::variants;
 use tokensmith::ai::{Level, Options, balance};
 use tokensmith::rules::Catalog;
 
-use crate::balance_science::{PROBE, probe_catalog};
-use crate::support::{TempPacks, root, tokensmith};
+use crate::balance_science::{PROBE, probe_catalog, probe_options};
+use crate::support::{TempPacks, tokensmith};
 
 /// Three variants of `plain_four` whose order is known by construction: at value 2 it
 /// is `plain_two`, the control (no effect at all); at 9 and at 15 it is a bigger plain
 /// token, clearly stronger, and 15 more so than 9.
 pub const THREE: &str = "variants:\n  - name: fifteen\n    cards:\n      - { id: probe:plain_four, value: 15 }\n  - name: two\n    cards:\n      - { id: probe:plain_four, value: 2 }\n  - name: nine\n    cards:\n      - { id: probe:plain_four, value: 9 }\n";
 
-fn options(packs: &TempPacks) -> tokensmith::content::LoadOptions {
-    tokensmith::content::LoadOptions {
-        folders: vec![
-            tokensmith::content::PackFolder {
-                path: root().join("content"),
-                required: true,
-            },
-            tokensmith::content::PackFolder {
-                path: packs.path().to_path_buf(),
-                required: true,
-            },
-        ],
-        only: None,
-        rules_patch: None,
-        order: Vec::new(),
-    }
-}
-
 fn entrants(packs: &TempPacks, catalog: &Catalog, text: &str) -> Vec<Entrant> {
     let file = Path::new("variants.yaml");
-    let options = options(packs);
+    let options = probe_options(packs);
     variants::parse(file, text)
         .expect("reads")
         .iter()
