@@ -317,21 +317,13 @@ impl App {
                 Some("Packs cannot be installed: this session has no pack folders.".into());
             return;
         };
-        let mut lines = Vec::new();
-        let mut all_ok = true;
-        for path in &dropped {
-            let (ok, line) = packs.install(path, false);
-            all_ok &= ok;
-            lines.push(line);
-        }
         let mut screen = match std::mem::replace(&mut self.screen, Screen::Menu) {
             Screen::Mods(m) => m,
             _ => Box::new(mods::ModsScreen::new(packs)),
         };
-        screen.refresh(packs);
-        screen.status = Some((all_ok, lines.join(" ")));
+        // Installed on a worker; the Mods screen says what happened when it is done.
+        screen.install(packs, dropped, false);
         self.screen = Screen::Mods(screen);
-        self.apply_pack_set();
     }
 
     /// The profile's settings as last read or saved.
@@ -625,9 +617,7 @@ impl App {
                         None
                     }
                     mods::ModsAction::Install(path, replace) => {
-                        let (ok, line) = packs.install(&path, replace);
-                        screen.status = Some((ok, line));
-                        mods_changed = true;
+                        screen.install(packs, vec![path], replace);
                         None
                     }
                     mods::ModsAction::Remove(id) => {

@@ -6,7 +6,7 @@
 //! set" and "Use a shared set" (`shared_set.rs`). Changes to
 //! the set are applied by the app through the live-reload path.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use egui::{Id, RichText, Sense, Stroke, Ui};
 
@@ -42,16 +42,41 @@ impl Packs {
         set::load_options(&self.folders, &Selection::Set(self.set.clone()))
     }
 
-    /// Install `source` (an archive or a pack folder) into the profile; a line saying
-    /// what happened, and whether it worked.
-    pub fn install(&self, source: &Path, replace: bool) -> (bool, String) {
-        let Some(profile) = &self.profile else {
-            return (
-                false,
-                "No profile folder: packs cannot be installed in this session.".into(),
-            );
+    /// Install `sources` (archives or folders) on a worker thread: unpacking and checking
+    /// a pack can take a while, and the window keeps drawing meanwhile. The result comes
+    /// through [`Installing::poll`].
+    ///
+    /// # Errors
+    /// Without a profile folder, or when the thread cannot start.
+    pub fn start_install(
+        &self,
+        sources: Vec<PathBuf>,
+        replace: bool,
+    ) -> Result<Installing, String> {
+        let Some(profile) = self.profile.clone() else {
+            return Err(NO_PROFILE.into());
         };
-        match Store::new(profile).install(source, replace, set::outside_store(&self.folders)) {
+        let elsewhere = set::outside_store(&self.folders);
+        let (tx, rx) = std::sync::mpsc::channel();
+        crate::script::threads::spawn("pack-install", move || {
+            let store = Store::new(&profile);
+            let done: Vec<Result<crate::packs::Installed, String>> = sources
+                .iter()
+                .map(|s| {
+                    store
+                        .install(s, replace, &elsewhere)
+                        .map_err(|e| e.to_string())
+                })
+                .collect();
+            let _ = tx.send(done);
+        })
+        .map_err(|e| format!("Not installed: cannot start installing: {e}"))?;
+        Ok(Installing { rx })
+    }
+
+    /// What an install did, in words (whether it worked, and the line to show).
+    fn installed(&self, done: Result<crate::packs::Installed, String>) -> (bool, String) {
+        match done {
             Ok(done) => {
                 let what = match &done.replaced {
                     Some(old) => format!("Replaced {} {old} with {}", done.id, done.version),
@@ -72,6 +97,37 @@ impl Packs {
     }
 }
 
+const NO_PROFILE: &str = "No profile folder: packs cannot be installed in this session.";
+
+/// Packs being installed on a worker thread ([`Packs::start_install`]).
+pub struct Installing {
+    rx: std::sync::mpsc::Receiver<Vec<Result<crate::packs::Installed, String>>>,
+}
+
+impl Installing {
+    /// Once the installs have ended: whether all worked, and what each did, in words.
+    pub fn poll(&self, packs: &Packs) -> Option<(bool, String)> {
+        let done = match self.rx.try_recv() {
+            Ok(done) => done,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return None,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                return Some((
+                    false,
+                    "Not installed: the install ended without a word".into(),
+                ));
+            }
+        };
+        let said: Vec<(bool, String)> = done.into_iter().map(|d| packs.installed(d)).collect();
+        Some((
+            said.iter().all(|(ok, _)| *ok),
+            said.into_iter()
+                .map(|(_, l)| l)
+                .collect::<Vec<_>>()
+                .join(" "),
+        ))
+    }
+}
+
 /// What the Mods screen asks of the app.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ModsAction {
@@ -87,7 +143,8 @@ pub enum ModsAction {
     Remove(String),
     /// A change was refused; say why.
     Refused(String),
-    /// An install from the indexes ended: whether it worked, and what happened.
+    /// An install ended (a file, a drop, the indexes or a shared set): whether it worked,
+    /// and what happened.
     IndexInstalled(bool, String),
 }
 
@@ -119,6 +176,8 @@ pub struct ModsScreen {
     set_tab: super::shared_set::SetTab,
     /// For each pack, the packs that play and require it directly.
     required_by: std::collections::BTreeMap<String, Vec<String>>,
+    /// Packs being installed from a file or a drop.
+    installing: Option<Installing>,
 }
 
 /// A pack row being dragged (its id).
@@ -140,6 +199,7 @@ impl ModsScreen {
             browse: super::browse::Browse::default(),
             set_tab: super::shared_set::SetTab::default(),
             required_by: std::collections::BTreeMap::new(),
+            installing: None,
         };
         s.refresh(packs);
         s
@@ -185,9 +245,32 @@ impl ModsScreen {
         &self.report
     }
 
+    /// Install `sources` on a worker thread ([`Packs::start_install`]); the screen says
+    /// so until they are in.
+    pub fn install(&mut self, packs: &Packs, sources: Vec<PathBuf>, replace: bool) {
+        match packs.start_install(sources, replace) {
+            Ok(job) => {
+                self.installing = Some(job);
+                self.status = Some((true, "Installing…".into()));
+            }
+            Err(e) => self.status = Some((false, e)),
+        }
+    }
+
     /// Draw the screen; what the user asked for.
     pub fn show(&mut self, ui: &mut Ui, packs: &mut Packs) -> ModsAction {
         let mut action = ModsAction::Stay;
+        if let Some(job) = &self.installing {
+            match job.poll(packs) {
+                Some((ok, line)) => {
+                    self.installing = None;
+                    action = ModsAction::IndexInstalled(ok, line);
+                }
+                None => ui
+                    .ctx()
+                    .request_repaint_after(std::time::Duration::from_millis(50)),
+            }
+        }
         egui::Panel::top("mods-bar").show(ui, |ui| {
             ui.add_space(4.0);
             ui.horizontal(|ui| {
@@ -252,7 +335,9 @@ impl ModsScreen {
                     &mut self.replace,
                     "replace an installed pack with the same id",
                 );
-                let ready = !self.path.trim().is_empty() && packs.profile.is_some();
+                let ready = !self.path.trim().is_empty()
+                    && packs.profile.is_some()
+                    && self.installing.is_none();
                 if ui
                     .add_enabled(ready, egui::Button::new("Install"))
                     .clicked()

@@ -651,6 +651,14 @@ fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_th
     h.input_mut()
         .dropped_files
         .push(std::sync::Arc::new(Dropped(zip.clone())));
+    h.step();
+    // Installed on a worker thread: the Mods screen says so, then what happened.
+    run_until(&mut h, "the install", |h| {
+        h.state()
+            .mods()
+            .and_then(|m| m.status.as_ref())
+            .is_some_and(|(_, line)| line != "Installing…")
+    });
     h.run();
     let status = h
         .state()
