@@ -54,6 +54,9 @@ pub struct SandboxScreen {
     preview: Option<((Move, usize), Result<Preview, String>)>,
     selected_event: Option<(Moment, usize)>,
     message: Option<String>,
+    /// What the content is, when it is not the loaded packs as they are (a patch from the
+    /// Balance screen); until the content changes.
+    note: Option<String>,
     /// The last "Replay with new rules", with the reload it was made after.
     replay: Option<(u64, ReplayReport)>,
     saving: SaveTo,
@@ -79,6 +82,7 @@ impl SandboxScreen {
             preview: None,
             selected_event: None,
             message: None,
+            note: None,
             replay: None,
             saving: SaveTo::default(),
             save: None,
@@ -98,7 +102,7 @@ impl SandboxScreen {
     /// the loaded packs as they are).
     #[must_use]
     pub fn with_note(mut self, note: String) -> SandboxScreen {
-        self.message = Some(note);
+        self.note = Some(note);
         self
     }
 
@@ -126,6 +130,8 @@ impl SandboxScreen {
     pub fn adopt(&mut self, catalog: Arc<Catalog>) -> Result<(), Vec<String>> {
         let map = IdMap::new(self.sandbox.catalog(), &catalog);
         self.sandbox.adopt(catalog, &map)?;
+        // The packs as they are now: a patch the sandbox was opened with is gone.
+        self.note = None;
         self.card = self.card.and_then(|c| map.card(c));
         self.hint = None;
         self.preview = None;
@@ -371,6 +377,9 @@ impl SandboxScreen {
     }
 
     fn board(&mut self, ui: &mut Ui) {
+        if let Some(n) = &self.note {
+            ui.colored_label(theme::HINT, n);
+        }
         if let Some(m) = &self.message {
             ui.colored_label(theme::DANGER, m);
         }
