@@ -133,16 +133,9 @@ fn greedy_move(
 }
 
 fn round_trip(catalog: &Arc<Catalog>, save: bool) {
-    let content = Content::new(
-        Arc::clone(catalog),
-        &folders(Path::new("/nonexistent")).all(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let content = bench_content(catalog);
     let saves = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let mut config = HostConfig::new(
-        "bench",
-        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-    );
+    let mut config = bench_config();
     if save {
         config.save_dir = Some(saves.path().to_path_buf());
     }
@@ -191,15 +184,8 @@ fn round_trip(catalog: &Arc<Catalog>, save: bool) {
 }
 
 fn concurrent(catalog: &Arc<Catalog>, n: u32) {
-    let content = Content::new(
-        Arc::clone(catalog),
-        &folders(Path::new("/nonexistent")).all(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut config = HostConfig::new(
-        "bench",
-        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-    );
+    let content = bench_content(catalog);
+    let mut config = bench_config();
     config.ai = Some(Level::Greedy);
     config.ai_deck = catalog
         .deck(
@@ -295,14 +281,7 @@ fn pack_sync() {
     let content =
         Content::new(Arc::clone(&catalog), &folders.all()).unwrap_or_else(|e| panic!("{e}"));
     let packing = t.elapsed();
-    let host = Host::start(
-        HostConfig::new(
-            "bench",
-            "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-        ),
-        content,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let host = Host::start(bench_config(), content).unwrap_or_else(|e| panic!("{e}"));
     let mut fetches = Vec::new();
     let mut loads = Vec::new();
     let mut size = 0;
@@ -381,23 +360,12 @@ fn siege(catalog: &Arc<Catalog>) {
         n.min(room * n / 1_384)
     };
     let (idle_n, ping_n, abandoned_n) = (scale(1_000), scale(256), scale(128));
-    let content = Content::new(
-        Arc::clone(catalog),
-        &folders(Path::new("/nonexistent")).all(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut config = HostConfig::new(
-        "bench",
-        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-    );
+    let content = bench_content(catalog);
+    let mut config = bench_config();
     config.ai = Some(Level::Greedy);
     // Everything comes from 127.0.0.1 and is held for the whole measure: the limits are
     // raised so that the host carries all of it.
-    config.max_connections = idle_n + ping_n + abandoned_n + 16;
-    config.max_connections_per_address = config.max_connections;
-    config.max_tables = abandoned_n + 8;
-    config.max_tables_per_address = config.max_tables;
-    config.handshake = Duration::from_secs(600);
+    hold_everything(&mut config, idle_n + ping_n + abandoned_n, abandoned_n);
     let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
     let addr = host.addr();
     let started = Instant::now();
@@ -517,15 +485,8 @@ fn huge_join(stacks: u32) -> Vec<u8> {
 fn allocation(catalog: &Arc<Catalog>) {
     use std::io::Write as _;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    let content = Content::new(
-        Arc::clone(catalog),
-        &folders(Path::new("/nonexistent")).all(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut config = HostConfig::new(
-        "bench",
-        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-    );
+    let content = bench_content(catalog);
+    let mut config = bench_config();
     config.ai = Some(Level::Greedy);
     let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
     let addr = host.addr();
@@ -605,15 +566,8 @@ fn view_after(client: &mut Client, moves: u32) -> tokensmith::net::Seen {
 
 fn fairness(catalog: &Arc<Catalog>, workers: Option<usize>, ai_memory: usize) {
     const ATTACKS: usize = 127;
-    let content = Content::new(
-        Arc::clone(catalog),
-        &folders(Path::new("/nonexistent")).all(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut config = HostConfig::new(
-        "bench",
-        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-    );
+    let content = bench_content(catalog);
+    let mut config = bench_config();
     config.ai = Some(Level::Hard);
     config.ai_options = Options {
         budget: tokensmith::ai::Budget::Time(Duration::from_millis(50)),
@@ -756,22 +710,11 @@ fn per_connection(catalog: &Arc<Catalog>) {
     const READERS: usize = 64;
     const IDLE: usize = 256;
     const FLOODERS: usize = 64;
-    let mut content = Content::new(
-        Arc::clone(catalog),
-        &folders(Path::new("/nonexistent")).all(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut content = bench_content(catalog);
     content.set_archive("bulk", vec![7u8; 3 << 20]);
-    let mut config = HostConfig::new(
-        "bench",
-        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-    );
+    let mut config = bench_config();
     config.ai = Some(Level::Greedy);
-    config.max_connections = READERS + IDLE + FLOODERS + 16;
-    config.max_connections_per_address = config.max_connections;
-    config.max_tables = FLOODERS + 8;
-    config.max_tables_per_address = config.max_tables;
-    config.handshake = Duration::from_secs(600);
+    hold_everything(&mut config, READERS + IDLE + FLOODERS, FLOODERS);
     let host = Host::start(config, content).unwrap_or_else(|e| panic!("{e}"));
     let addr = host.addr();
     std::thread::sleep(Duration::from_millis(300));
@@ -1011,4 +954,32 @@ fn main() {
     per_connection(&catalog);
     fairness(&catalog, None, capped);
     fairness(&catalog, Some(100_000), capped);
+}
+
+/// The content every bench host serves: the catalog, no pack files.
+fn bench_content(catalog: &Arc<Catalog>) -> Content {
+    Content::new(
+        Arc::clone(catalog),
+        &folders(Path::new("/nonexistent")).all(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A bench host's configuration on a free loopback port, the limits as shipped.
+fn bench_config() -> HostConfig {
+    HostConfig::new(
+        "bench",
+        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+    )
+}
+
+/// Raise `config`'s limits so the host carries `connections` connections and `tables`
+/// games from one address (everything here comes from 127.0.0.1), with room to spare,
+/// and gives each connection ten minutes to say who it is.
+fn hold_everything(config: &mut HostConfig, connections: usize, tables: usize) {
+    config.max_connections = connections + 16;
+    config.max_connections_per_address = config.max_connections;
+    config.max_tables = tables + 8;
+    config.max_tables_per_address = config.max_tables;
+    config.handshake = Duration::from_secs(600);
 }

@@ -102,6 +102,16 @@ fn array_task(array: &Path, k: u32, n: u32) {
     assert!(out.status.success(), "shard {k}: {}", text(&out.stderr));
 }
 
+/// Each shard's planned games, as a status says them.
+fn games_planned(status: &serde_json::Value) -> Vec<u64> {
+    status["each"]
+        .as_array()
+        .expect("each")
+        .iter()
+        .filter_map(|s| s["games_planned"].as_u64())
+        .collect()
+}
+
 fn status(dir: &Path) -> serde_json::Value {
     let out = run(&["simulate", "status", dir.to_str().expect("utf-8"), "--json"]);
     serde_json::from_str(&ok(&out)).expect("status JSON")
@@ -148,12 +158,7 @@ fn a_plans_shards_run_as_array_tasks_merge_into_the_one_machine_report() {
     }
     let st = status(&dir);
     // Shard 1 plays games 0, 3, 6, 9; shards 2 and 3 three each.
-    let planned: Vec<u64> = st["each"]
-        .as_array()
-        .expect("each")
-        .iter()
-        .filter_map(|s| s["games_planned"].as_u64())
-        .collect();
+    let planned = games_planned(&st);
     assert_eq!(planned, [4, 3, 3]);
     assert_eq!(st["games_done"].as_u64(), Some(10));
     let out = run_script(&dir.join("slurm/merge.sbatch"), &[]);
@@ -329,12 +334,7 @@ fn a_balance_tests_shards_merge_into_the_one_machine_report() {
         array_task(&array, k, 3);
     }
     let st = status(&dir);
-    let planned: Vec<u64> = st["each"]
-        .as_array()
-        .expect("each")
-        .iter()
-        .filter_map(|s| s["games_planned"].as_u64())
-        .collect();
+    let planned = games_planned(&st);
     // Game numbers 0 and 3, 1 and 4, 2: each in two decks with the card and the control.
     assert_eq!(planned, [8, 8, 4], "{st}");
     assert_eq!(st["games_done"].as_u64(), Some(20), "{st}");

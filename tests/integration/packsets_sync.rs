@@ -368,6 +368,27 @@ fn the_replays_screen_gets_a_replay_s_packs_on_a_worker_and_plays_it() {
     assert!(!enabled(&w, "second").contains("alpha"));
 }
 
+/// The client of `who` on the Mods screen's Set tab with `text` pasted.
+#[cfg(feature = "client")]
+fn pasted_on_the_set_tab(
+    w: &World,
+    who: &str,
+    text: &str,
+) -> egui_kittest::Harness<'static, tokensmith::app::App> {
+    use egui_kittest::kittest::Queryable as _;
+    let mut h = crate::client::harness_for(app_for(w, who));
+    h.run();
+    h.get_by_label("Mods").click();
+    h.run();
+    h.get_by_label("Set").click();
+    h.run();
+    h.get_by_label("paste a shared set").click();
+    h.run();
+    h.get_by_label("paste a shared set").type_text(text);
+    h.run();
+    h
+}
+
 /// A world where the player "first" installed and enabled beta (which requires alpha),
 /// and the lock file of that set.
 #[cfg(feature = "client")]
@@ -414,16 +435,7 @@ fn the_mods_screen_shows_who_requires_what_and_shares_and_uses_a_set() {
     drop(h);
 
     w.player_with("second", "index");
-    let mut h = crate::client::harness_for(app_for(&w, "second"));
-    h.run();
-    h.get_by_label("Mods").click();
-    h.run();
-    h.get_by_label("Set").click();
-    h.run();
-    h.get_by_label("paste a shared set").click();
-    h.run();
-    h.get_by_label("paste a shared set").type_text(&shared);
-    h.run();
+    let mut h = pasted_on_the_set_tab(&w, "second", &shared);
     let typed = h
         .get_by_label("paste a shared set")
         .accesskit_node()
@@ -467,16 +479,7 @@ fn a_refused_paste_on_the_set_tab_says_why_and_changes_nothing() {
         (tampered.as_str(), "not the abababababab the lock names"),
         ("hello, here is my set", "the pasted set"),
     ] {
-        let mut h = crate::client::harness_for(app_for(&w, "second"));
-        h.run();
-        h.get_by_label("Mods").click();
-        h.run();
-        h.get_by_label("Set").click();
-        h.run();
-        h.get_by_label("paste a shared set").click();
-        h.run();
-        h.get_by_label("paste a shared set").type_text(pasted);
-        h.run();
+        let mut h = pasted_on_the_set_tab(&w, "second", pasted);
         h.get_by_label("Show plan").click();
         crate::client::run_until(&mut h, "the refusal", |h| {
             h.query_by_label_contains(says).is_some()
