@@ -342,6 +342,11 @@ fn games_bar(games: u64) -> indicatif::ProgressBar {
     bar
 }
 
+/// Order a pack's results as its table shows them: the strongest card first.
+fn strongest_first(results: &mut [BalanceReport]) {
+    results.sort_by(|a, b| b.effect.total_cmp(&a.effect));
+}
+
 /// Print the results of a test: one card's report, or (`table`) a pack's cards strongest
 /// first; as text (`level` names both sides' AI) or JSON.
 /// With `report`, also as an HTML page.
@@ -353,7 +358,7 @@ fn print_results(
     report: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
     let table = pack.is_some();
-    results.sort_by(|a, b| b.effect.total_cmp(&a.effect));
+    strongest_first(&mut results);
     if let Some(path) = report {
         write_report(path, &crate::ai::report::balance(&results, level, pack))?;
     }

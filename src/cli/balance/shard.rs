@@ -212,23 +212,19 @@ pub(super) fn merge(given: &[PathBuf], json: bool, out: Option<&Path>) -> anyhow
         })?;
         shards.push(shard);
     }
-    let reports = balance::merge_shards(&shards)
+    let mut reports = balance::merge_shards(&shards)
         .map_err(|e| cluster::merge_refusal(&files, e.shard_file(), &e, "the first shard"))?;
     let run = &shards[0].run;
     let table = run.pack.is_some();
+    super::strongest_first(&mut reports);
     if let Some(path) = out {
         if table {
-            cluster::write_json(path, &sorted(reports.clone()))?;
+            cluster::write_json(path, &reports)?;
         } else if let Some(r) = reports.first() {
             cluster::write_json(path, r)?;
         }
     }
     print_results(reports, run.pack.as_deref(), &run.ai, json, None)
-}
-
-fn sorted(mut reports: Vec<balance::BalanceReport>) -> Vec<balance::BalanceReport> {
-    reports.sort_by(|a, b| b.effect.total_cmp(&a.effect));
-    reports
 }
 
 /// `balance plan`.
