@@ -17,32 +17,10 @@ use crate::content::discover::{
 };
 use crate::rules::MoveLimits;
 
-/// Every function of `ctx` (called `ctx:name(…)`); a test checks it against the table.
-pub(super) const CTX_METHODS: &[&str] = &[
-    "add_score",
-    "damage",
-    "empty",
-    "extra_turn",
-    "height",
-    "log",
-    "move",
-    "on_board",
-    "random",
-    "remove",
-    "score",
-    "seat_at",
-    "set_type",
-    "set_value",
-    "spawn",
-    "target",
-    "target_count",
-    "targets",
-    "token",
-    "tokens",
-    "type_at",
-    "value_at",
-    "width",
-];
+/// The names of `ctx`'s functions (called `ctx:name(…)`), in the table's order.
+pub(super) fn ctx_names() -> impl Iterator<Item = &'static str> + Clone {
+    CTX.iter().map(|r| r.name)
+}
 
 /// The fields set on `ctx` for each hook call (`ctx.seat`).
 pub(super) const CTX_FIELDS: &[&str] = &["seat", "opponent", "x", "y"];
@@ -173,13 +151,42 @@ const BAD_SEAT: &str = "a seat is 1 or 2";
 const CHEAP: &str = "16 instructions";
 const PER_TABLE: &str = "16 instructions, and 16 more per table it builds";
 
-/// What a changing call on an empty cell returns.
-fn hit(what: &'static str) -> Vec<Field> {
-    vec![f("done", "boolean", what)]
+/// What a changing call on a cell returns: false when the cell is empty.
+const HIT_EMPTY: &[Field] = &[f("done", "boolean", "false if the cell is empty")];
+
+/// One function of `ctx`: the one table the API description, the registration of the
+/// general functions (`ctx::make`), the record-and-replay layer (`memo.rs`) and the fast
+/// entries (`fast.rs`) are made from or checked against.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Row {
+    pub name: &'static str,
+    /// The arguments after `ctx`.
+    pub params: &'static [Param],
+    /// What it returns, in order (empty: nothing).
+    pub returns: &'static [Field],
+    /// Whether it changes the game (an error in the read-only hooks).
+    pub changes: bool,
+    pub doc: &'static str,
+    /// Errors it gives besides a bad argument.
+    pub errors: &'static [&'static str],
+    /// What a call is charged against the instruction budget.
+    pub cost: &'static str,
+    /// Whether a hook call's record holds its calls ([`super::memo::Op`]), so the call
+    /// can be replayed; a call of a function without spoils the record.
+    pub recorded: bool,
+    /// Whether it has a fast entry for plain integer arguments (`fast.rs`), beside the
+    /// general function every method has.
+    pub fast: bool,
 }
 
-fn methods() -> Vec<Method> {
-    let read = |name, params, returns, doc, errors: Vec<&'static str>| Method {
+const fn read(
+    name: &'static str,
+    params: &'static [Param],
+    returns: &'static [Field],
+    doc: &'static str,
+    errors: &'static [&'static str],
+) -> Row {
+    Row {
         name,
         params,
         returns,
@@ -187,226 +194,310 @@ fn methods() -> Vec<Method> {
         doc,
         errors,
         cost: CHEAP,
-    };
-    let change = |name, params, returns, doc, errors: Vec<&'static str>| Method {
-        name,
-        params,
-        returns,
+        recorded: true,
+        fast: true,
+    }
+}
+
+const fn change(
+    name: &'static str,
+    params: &'static [Param],
+    returns: &'static [Field],
+    doc: &'static str,
+    errors: &'static [&'static str],
+) -> Row {
+    Row {
         changes: true,
-        doc,
-        errors,
-        cost: CHEAP,
-    };
-    vec![
-        read(
-            "width",
-            vec![],
-            vec![f("width", "integer", "columns")],
-            "The board's width.",
-            vec![],
-        ),
-        read(
-            "height",
-            vec![],
-            vec![f("height", "integer", "rows")],
-            "The board's height.",
-            vec![],
-        ),
-        read(
-            "on_board",
-            vec![X, Y],
-            vec![f("on_board", "boolean", "")],
-            "Whether the cell is on the board.",
-            vec![],
-        ),
-        read(
+        ..read(name, params, returns, doc, errors)
+    }
+}
+
+impl Row {
+    /// Without a fast entry.
+    const fn general_only(self) -> Row {
+        Row {
+            fast: false,
+            ..self
+        }
+    }
+
+    /// Never recorded: a call of it spoils the hook call's record.
+    const fn unrecorded(self) -> Row {
+        Row {
+            recorded: false,
+            ..self
+        }
+    }
+
+    /// Charged per table it builds.
+    const fn per_table(self) -> Row {
+        Row {
+            cost: PER_TABLE,
+            ..self
+        }
+    }
+}
+
+/// Every function of `ctx`, in the order the description lists them.
+pub(super) const CTX: &[Row] = &[
+    read(
+        "width",
+        &[],
+        &[f("width", "integer", "columns")],
+        "The board's width.",
+        &[],
+    ),
+    read(
+        "height",
+        &[],
+        &[f("height", "integer", "rows")],
+        "The board's height.",
+        &[],
+    ),
+    read(
+        "on_board",
+        &[X, Y],
+        &[f("on_board", "boolean", "")],
+        "Whether the cell is on the board.",
+        &[],
+    ),
+    read(
+        "token",
+        &[X, Y],
+        &[f(
             "token",
-            vec![X, Y],
-            vec![f(
-                "token",
-                "Token?",
-                "nil for an empty cell or one off the board",
-            )],
-            "The token on a cell (a copy), or nil.",
-            vec![],
-        ),
-        read(
-            "empty",
-            vec![X, Y],
-            vec![f("empty", "boolean", "false off the board")],
-            "Whether the cell is on the board and holds no token (no table is made).",
-            vec![],
-        ),
-        read(
-            "seat_at",
-            vec![X, Y],
-            vec![f(
-                "seat",
-                "integer?",
-                "1 or 2; nil for an empty cell or one off the board",
-            )],
-            "The seat of the token on a cell, or nil (no table is made).",
-            vec![],
-        ),
-        read(
-            "value_at",
-            vec![X, Y],
-            vec![f(
-                "value",
-                "integer?",
-                "nil for an empty cell or one off the board",
-            )],
-            "The value of the token on a cell, or nil (no table is made).",
-            vec![],
-        ),
-        read(
-            "type_at",
-            vec![X, Y],
-            vec![f(
+            "Token?",
+            "nil for an empty cell or one off the board",
+        )],
+        "The token on a cell (a copy), or nil.",
+        &[],
+    ),
+    read(
+        "empty",
+        &[X, Y],
+        &[f("empty", "boolean", "false off the board")],
+        "Whether the cell is on the board and holds no token (no table is made).",
+        &[],
+    ),
+    read(
+        "seat_at",
+        &[X, Y],
+        &[f(
+            "seat",
+            "integer?",
+            "1 or 2; nil for an empty cell or one off the board",
+        )],
+        "The seat of the token on a cell, or nil (no table is made).",
+        &[],
+    ),
+    read(
+        "value_at",
+        &[X, Y],
+        &[f(
+            "value",
+            "integer?",
+            "nil for an empty cell or one off the board",
+        )],
+        "The value of the token on a cell, or nil (no table is made).",
+        &[],
+    ),
+    read(
+        "type_at",
+        &[X, Y],
+        &[f(
+            "type",
+            "string?",
+            "without the pack prefix; nil for an empty cell or one off the board",
+        )],
+        "The type of the token on a cell, or nil (no table is made).",
+        &[],
+    ),
+    read(
+        "tokens",
+        &[],
+        &[f("tokens", "Token[]", "row by row from the top left")],
+        "Every token on the board.",
+        &[],
+    )
+    .per_table()
+    .general_only()
+    .unrecorded(),
+    read(
+        "score",
+        &[SEAT],
+        &[f("score", "integer", "")],
+        "A seat's score.",
+        &[BAD_SEAT],
+    ),
+    read(
+        "targets",
+        &[],
+        &[f(
+            "cells",
+            "Cell[]",
+            "in area order; empty outside on_place",
+        )],
+        "The on-board cells of the card's area.",
+        &[],
+    )
+    .per_table()
+    .general_only(),
+    read(
+        "target_count",
+        &[],
+        &[f("count", "integer", "0 outside on_place")],
+        "How many cells ctx:targets() would list.",
+        &[],
+    ),
+    read(
+        "target",
+        &[p("i", "integer", "from 1")],
+        &[
+            f("x", "integer?", "nil past the last"),
+            f("y", "integer?", "nil past the last"),
+        ],
+        "The i-th cell of ctx:targets() as two numbers.",
+        &[],
+    ),
+    change(
+        "damage",
+        &[X, Y, p("n", "integer", "0 or more")],
+        HIT_EMPTY,
+        "Lowers the token's value by n; at 0 or below it is destroyed (its on_destroyed runs).",
+        &[OFF_BOARD, "damage must be 0 or more"],
+    ),
+    change(
+        "set_value",
+        &[X, Y, p("value", "integer", "0 or below destroys it")],
+        HIT_EMPTY,
+        "Sets the token's value.",
+        &[OFF_BOARD],
+    ),
+    change(
+        "move",
+        &[
+            X,
+            Y,
+            p("tx", "integer", "destination column"),
+            p("ty", "integer", "destination row"),
+        ],
+        &[f(
+            "done",
+            "boolean",
+            "false when the destination holds a token",
+        )],
+        "Moves the token; a destination off the board removes it.",
+        &[OFF_BOARD, "there is no token at (x, y) to move"],
+    ),
+    change(
+        "remove",
+        &[X, Y],
+        HIT_EMPTY,
+        "Takes the token off the board (no on_destroyed).",
+        &[OFF_BOARD],
+    ),
+    change(
+        "spawn",
+        &[X, Y, p("spec", "SpawnSpec", "required, may be empty: {}")],
+        &[f("done", "boolean", "false if the cell is taken")],
+        "Creates a token on an empty cell.",
+        &[
+            OFF_BOARD,
+            BAD_SEAT,
+            "unknown token type",
+            "a missing spec table",
+        ],
+    ),
+    change(
+        "set_type",
+        &[
+            X,
+            Y,
+            p(
                 "type",
-                "string?",
-                "without the pack prefix; nil for an empty cell or one off the board",
-            )],
-            "The type of the token on a cell, or nil (no table is made).",
-            vec![],
-        ),
-        Method {
-            cost: PER_TABLE,
-            ..read(
-                "tokens",
-                vec![],
-                vec![f("tokens", "Token[]", "row by row from the top left")],
-                "Every token on the board.",
-                vec![],
-            )
-        },
-        read(
-            "score",
-            vec![SEAT],
-            vec![f("score", "integer", "")],
-            "A seat's score.",
-            vec![BAD_SEAT],
-        ),
-        Method {
-            cost: PER_TABLE,
-            ..read(
-                "targets",
-                vec![],
-                vec![f(
-                    "cells",
-                    "Cell[]",
-                    "in area order; empty outside on_place",
-                )],
-                "The on-board cells of the card's area.",
-                vec![],
-            )
-        },
-        read(
-            "target_count",
-            vec![],
-            vec![f("count", "integer", "0 outside on_place")],
-            "How many cells ctx:targets() would list.",
-            vec![],
-        ),
-        read(
-            "target",
-            vec![p("i", "integer", "from 1")],
-            vec![
-                f("x", "integer?", "nil past the last"),
-                f("y", "integer?", "nil past the last"),
-            ],
-            "The i-th cell of ctx:targets() as two numbers.",
-            vec![],
-        ),
-        change(
-            "damage",
-            vec![X, Y, p("n", "integer", "0 or more")],
-            hit("false if the cell is empty"),
-            "Lowers the token's value by n; at 0 or below it is destroyed (its on_destroyed runs).",
-            vec![OFF_BOARD, "damage must be 0 or more"],
-        ),
-        change(
-            "set_value",
-            vec![X, Y, p("value", "integer", "0 or below destroys it")],
-            hit("false if the cell is empty"),
-            "Sets the token's value.",
-            vec![OFF_BOARD],
-        ),
-        change(
-            "move",
-            vec![
-                X,
-                Y,
-                p("tx", "integer", "destination column"),
-                p("ty", "integer", "destination row"),
-            ],
-            hit("false when the destination holds a token"),
-            "Moves the token; a destination off the board removes it.",
-            vec![OFF_BOARD, "there is no token at (x, y) to move"],
-        ),
-        change(
-            "remove",
-            vec![X, Y],
-            hit("false if the cell is empty"),
-            "Takes the token off the board (no on_destroyed).",
-            vec![OFF_BOARD],
-        ),
-        change(
-            "spawn",
-            vec![X, Y, p("spec", "SpawnSpec", "required, may be empty: {}")],
-            hit("false if the cell is taken"),
-            "Creates a token on an empty cell.",
-            vec![
-                OFF_BOARD,
-                BAD_SEAT,
-                "unknown token type",
-                "a missing spec table",
-            ],
-        ),
-        change(
-            "set_type",
-            vec![
-                X,
-                Y,
-                p(
-                    "type",
-                    "string",
-                    "a token type id, optionally with its pack prefix",
-                ),
-            ],
-            hit("false if the cell is empty"),
-            "Changes the token's type, keeping owner and value; no hook runs.",
-            vec![OFF_BOARD, "unknown token type"],
-        ),
-        change(
-            "extra_turn",
-            vec![SEAT],
-            vec![],
-            "Banks an extra turn for the seat.",
-            vec![BAD_SEAT],
-        ),
-        change(
-            "add_score",
-            vec![SEAT, p("n", "integer", "negative to take away")],
-            vec![],
-            "Adds n to the seat's score.",
-            vec![BAD_SEAT],
-        ),
-        change(
-            "random",
-            vec![p("n", "integer", "at least 1")],
-            vec![f("number", "integer", "from 1 to n")],
-            "A whole number from the game's seeded generator.",
-            vec!["random(n) needs n of at least 1"],
-        ),
-        change(
-            "log",
-            vec![p("text", "string|number", "one line")],
-            vec![],
-            "Writes a line to the game's log (a `log` event).",
-            vec!["the move logged more than rules.limits.log_bytes bytes"],
-        ),
-    ]
+                "string",
+                "a token type id, optionally with its pack prefix",
+            ),
+        ],
+        HIT_EMPTY,
+        "Changes the token's type, keeping owner and value; no hook runs.",
+        &[OFF_BOARD, "unknown token type"],
+    )
+    .general_only(),
+    change(
+        "extra_turn",
+        &[SEAT],
+        &[],
+        "Banks an extra turn for the seat.",
+        &[BAD_SEAT],
+    ),
+    change(
+        "add_score",
+        &[SEAT, p("n", "integer", "negative to take away")],
+        &[],
+        "Adds n to the seat's score.",
+        &[BAD_SEAT],
+    ),
+    // A draw moves the game's generator: a call that draws is never replayed.
+    change(
+        "random",
+        &[p("n", "integer", "at least 1")],
+        &[f("number", "integer", "from 1 to n")],
+        "A whole number from the game's seeded generator.",
+        &["random(n) needs n of at least 1"],
+    )
+    .unrecorded(),
+    change(
+        "log",
+        &[p("text", "string|number", "one line")],
+        &[],
+        "Writes a line to the game's log (a `log` event).",
+        &["the move logged more than rules.limits.log_bytes bytes"],
+    )
+    .general_only()
+    .unrecorded(),
+];
+
+/// The row of `name`; naming a function the table lacks fails the build where it is
+/// used in a constant (`const ROW: &Row = row("…")`).
+pub(super) const fn row(name: &str) -> &'static Row {
+    let mut i = 0;
+    while i < CTX.len() {
+        if same(CTX[i].name, name) {
+            return &CTX[i];
+        }
+        i += 1;
+    }
+    panic!("not a ctx function of api::CTX")
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+fn methods() -> Vec<Method> {
+    CTX.iter()
+        .map(|r| Method {
+            name: r.name,
+            params: r.params.to_vec(),
+            returns: r.returns.to_vec(),
+            changes: r.changes,
+            doc: r.doc,
+            errors: r.errors.to_vec(),
+            cost: r.cost,
+        })
+        .collect()
 }
 
 fn hooks() -> Vec<Hook> {
@@ -844,7 +935,8 @@ mod tests {
         let slot = Rc::new(super::super::ctx::CallSlot::default());
         let table = super::super::ctx::make(&lua, &slot, &budget).unwrap();
         let methods: mlua::Table = table.metatable().unwrap().raw_get("__index").unwrap();
-        super::super::fast::install(&lua, &methods, (&slot, &budget), (&[], &[])).unwrap();
+        super::super::raw::keep_names(&lua, &[], &[]).unwrap();
+        super::super::fast::install(&lua, &methods, (&slot, &budget)).unwrap();
         let ctx = super::super::ctx::CtxTable::new(&lua, table.clone()).unwrap();
         let at = crate::rules::Cell::new(1, 2);
         ctx.set_fields(

@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, Value};
 
+use super::api::{self, Row};
 use super::memo::Op;
 pub(super) use super::raw::fast::MAX_NAME;
 use super::raw::{Change, Lender, MainThread, Now, Target};
@@ -427,14 +428,27 @@ pub(super) const CALL_INSTRUCTIONS: u64 = 16;
 pub(super) const CALL_COST: f64 = CALL_INSTRUCTIONS as f64;
 
 /// Charge a `ctx` call's fixed cost, [`CALL_INSTRUCTIONS`], like [`charge`].
-pub(super) fn charge_call(
-    lua: &Lua,
-    budget: &super::sandbox::ScriptBudget,
-    what: &str,
-) -> mlua::Result<()> {
+fn charge_call(lua: &Lua, budget: &super::sandbox::ScriptBudget, what: &str) -> mlua::Result<()> {
     budget
         .charge_whole(CALL_INSTRUCTIONS)
         .map_err(|o| overrun(lua, o, what))
+}
+
+/// What every `ctx` call does first, through its general function or its fast entry
+/// alike: charge the call, and spoil the hook call's record when the function has none
+/// (its row in [`api::CTX`]).
+#[inline]
+pub(super) fn prologue(
+    lua: &Lua,
+    budget: &super::sandbox::ScriptBudget,
+    slot: &CallSlot,
+    row: &Row,
+) -> mlua::Result<()> {
+    charge_call(lua, budget, row.name)?;
+    if !row.recorded {
+        slot.memo.spoil();
+    }
+    Ok(())
 }
 
 /// Charge `cost` for a `ctx` call's work: an error (which refuses the move) when the
@@ -468,31 +482,6 @@ fn key_name(key: &Value) -> String {
 }
 
 /// Build the `ctx` table for a state; its functions act on `slot`, charged to `budget`.
-/// The `ctx` functions whose calls a hook call's record holds (see `memo.rs`): their
-/// bodies below record themselves. Any other spoils the record.
-const RECORDED: &[&str] = &[
-    "width",
-    "height",
-    "on_board",
-    "token",
-    "empty",
-    "seat_at",
-    "value_at",
-    "type_at",
-    "score",
-    "target_count",
-    "target",
-    "targets",
-    "damage",
-    "set_value",
-    "move",
-    "remove",
-    "spawn",
-    "set_type",
-    "extra_turn",
-    "add_score",
-];
-
 pub(super) fn make(
     lua: &Lua,
     slot: &Rc<CallSlot>,
@@ -520,28 +509,29 @@ pub(super) fn make(
     meta.raw_set("__metatable", false)?;
     ctx.set_metatable(Some(meta))?;
 
+    let mut registered = 0;
     // A method's first argument is `ctx` itself (`ctx:damage(…)`), or whatever a script
     // passes instead: it is read as a truth value, the one conversion that accepts any
     // value without taking a reference to it (most of the cost of a short call otherwise).
     macro_rules! func {
         ($name:literal, |$lua:ident, $slot:ident, $args:tt : $ty:ty| $body:expr) => {{
+            // Its row of the one table (a name the table lacks fails the build).
+            const ROW: &Row = api::row($name);
             let $slot = Rc::clone(slot);
             let budget = Rc::clone(budget);
             methods.raw_set(
-                $name,
+                ROW.name,
                 lua.create_function(move |$lua, (_ctx, $args): (bool, $ty)| {
                     // A fast entry that failed hands its error here to be raised.
                     if let Some(error) = $slot.take_stash() {
                         return Err(error);
                     }
-                    charge_call($lua, &budget, $name)?;
-                    if !RECORDED.contains(&$name) {
-                        $slot.memo.spoil();
-                    }
+                    prologue($lua, &budget, &$slot, ROW)?;
                     let $slot = &$slot;
                     $body
                 })?,
             )?;
+            registered += 1;
         }};
     }
     // What a ctx call that builds one table per token or cell is charged per table.
@@ -682,6 +672,13 @@ pub(super) fn make(
                 .map_err(Refusal::Rules)
         })
     });
+    // Every row has its function (each `func!` names a distinct row, checked above).
+    if registered != api::CTX.len() {
+        return Err(mlua::Error::RuntimeError(format!(
+            "ctx: {registered} functions for the {} of the API table (a bug: please report it)",
+            api::CTX.len()
+        )));
+    }
     Ok(ctx)
 }
 
@@ -993,8 +990,8 @@ pub(super) fn add_score(lua: &Lua, s: &CallSlot, n: i64, amount: i64) -> mlua::R
 }
 
 pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
-    // A draw moves the game's generator: a call that draws is never replayed.
-    s.memo.spoil();
+    // A draw moves the game's generator: a call that draws is never replayed (its row
+    // says so, and the prologue spoils the record).
     s.effects(lua, "random", |fx| fx.random(n).map_err(Refusal::Rules))
 }
 

@@ -7,7 +7,7 @@
 
 use mlua::{Function, Lua};
 
-use super::api::{CTX_FIELDS, CTX_METHODS};
+use super::api::{CTX_FIELDS, ctx_names};
 use crate::content::yaml::Loc;
 
 /// A parsed script, or where parsing was stopped by the load's clock.
@@ -217,12 +217,13 @@ pub(super) fn ctx_name_hint(text: &str) -> Option<String> {
         .iter()
         .find_map(|open| text.rfind(open).map(|at| &text[at + open.len()..]))?;
     let name = rest.split('\'').next()?;
-    if CTX_METHODS.contains(&name) || CTX_FIELDS.contains(&name) {
+    let is_method = |n: &str| ctx_names().any(|m| m == n);
+    if is_method(name) || CTX_FIELDS.contains(&name) {
         return None;
     }
-    let candidates = CTX_METHODS.iter().chain(CTX_FIELDS).copied();
+    let candidates = ctx_names().chain(CTX_FIELDS.iter().copied());
     let near = crate::rules::nearest(name, candidates)?;
-    let written = if CTX_METHODS.contains(&near.as_str()) {
+    let written = if is_method(&near) {
         format!("ctx:{near}(…)")
     } else {
         format!("ctx.{near}")
@@ -304,9 +305,9 @@ pub fn dot_calls(source: &str) -> Vec<(u32, u32, &'static str)> {
         let code = line.split("--").next().unwrap_or("");
         for (at, _) in code.match_indices("ctx.") {
             let after = &code[at + 4..];
-            let Some(&name) = CTX_METHODS.iter().find(|m| {
+            let Some(name) = ctx_names().find(|m| {
                 after
-                    .strip_prefix(**m)
+                    .strip_prefix(*m)
                     .is_some_and(|r| r.trim_start().starts_with('('))
             }) else {
                 continue;

@@ -410,14 +410,10 @@ impl PackState {
             .collect();
         let cards: Vec<&str> = catalog.cards().iter().map(|c| c.meta.id.as_str()).collect();
 
+        raw::keep_names(&lua, &types, &cards)?;
         // The functions scripts call most get fast entries (their general twins stay).
         if let Some(meta) = table.metatable() {
-            fast::install(
-                &lua,
-                &meta.raw_get("__index")?,
-                (&slot, &budget),
-                (&types, &cards),
-            )?;
+            fast::install(&lua, &meta.raw_get("__index")?, (&slot, &budget))?;
         }
         let ctx = ctx::CtxTable::new(&lua, table)?;
         let caller = raw::Caller::new(&lua, &ctx.table)?;

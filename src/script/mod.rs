@@ -76,10 +76,12 @@ const STACK_SEGMENT: usize = 8 * 1024 * 1024;
 /// thinking, simulation workers, reloads); deeper calls continue on segments anyway.
 pub const THREAD_STACK: usize = 16 * 1024 * 1024;
 
-/// The names of ctx's functions (`ctx:name(…)`), for tools and tests.
+/// The names of ctx's functions (`ctx:name(…)`), sorted, for tools and tests.
 #[must_use]
-pub fn ctx_functions() -> &'static [&'static str] {
-    api::CTX_METHODS
+pub fn ctx_functions() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = api::ctx_names().collect();
+    names.sort_unstable();
+    names
 }
 
 /// Load packs and compile their scripts: [`content::load`] plus every script problem as a

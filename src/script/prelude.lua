@@ -670,26 +670,17 @@ function getmetatable(v)
   return mt
 end
 
--- The message of a host error object, without the host's wording and traceback.
-local function error_text(e)
-  local s = raw_tostring(e)
-  local cut = raw_find(s, "\nstack traceback:", 1, true)
-  if cut then s = raw_sub(s, 1, cut - 1) end
-  local at = raw_find(s, "runtime error: ", 1, true)
-  if at then s = raw_sub(s, at + 15) end
-  return s
-end
-
 -- Once the budget is spent, or memory ran out, no pcall may catch that: it re-raises.
 -- `caught` also tells the host an error was caught (a call that caught one is not replayed: it may have been
 -- running out of memory, which a replay would not meet). Errors from ctx calls arrive as
--- host objects; scripts get their message.
+-- host objects; scripts get their message, which `caught` gives (made by the host, not
+-- charged: its traceback, cut off, depends on how the call was made, not on the script).
 local function checked(ok, ...)
   if not ok then
-    if caught((...)) then raw_error((...), 0) end
-    local e = ...
-    if raw_type(e) == "userdata" then
-      return false, error_text(e), select(2, ...)
+    local stop, text = caught((...))
+    if stop then raw_error((...), 0) end
+    if text then
+      return false, text, select(2, ...)
     end
   end
   return ok, ...
@@ -702,9 +693,9 @@ end
 function xpcall(f, handler, ...)
   -- A spent budget skips the handler: it would run where the count cannot stop it.
   local function guarded(e)
-    if caught(e) then return e end
-    if raw_type(e) == "userdata" then e = error_text(e) end
-    return handler(e)
+    local stop, text = caught(e)
+    if stop then return e end
+    return handler(text or e)
   end
   return checked(raw_xpcall(f, guarded, ...))
 end

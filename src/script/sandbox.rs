@@ -797,9 +797,15 @@ pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Resul
     math.raw_set("randomseed", mlua::Value::Nil)?;
 
     let flag = Rc::clone(budget);
-    let caught = lua.create_function(move |_, e: mlua::Value| {
+    // An error a script caught: whether it must be raised again (a spent budget), and
+    // the message of a host error object, without the host's wording and traceback.
+    let caught = lua.create_function(move |lua, e: mlua::Value| {
         flag.note_caught(is_memory_value(&e));
-        Ok(flag.exceeded().is_some())
+        let text = match &e {
+            mlua::Value::Error(error) => Some(lua.create_string(error_text(&error.to_string()))?),
+            _ => None,
+        };
+        Ok((flag.exceeded().is_some(), text))
     })?;
     let account = Rc::clone(budget);
     let charge = lua.create_function(move |lua, (cost, what): (f64, Option<String>)| {
@@ -844,6 +850,16 @@ pub(super) fn new_state(budget: &Rc<ScriptBudget>, memory: usize) -> mlua::Resul
     install_hook(&lua, budget)?;
     lua.set_memory_limit(memory)?;
     Ok((lua, freeze))
+}
+
+/// The message of a host error's text: what comes before its traceback, after
+/// mlua's "runtime error: ".
+fn error_text(text: &str) -> &str {
+    let text = text
+        .split_once("\nstack traceback:")
+        .map_or(text, |(message, _)| message);
+    text.split_once("runtime error: ")
+        .map_or(text, |(_, message)| message)
 }
 
 /// Whether an error value a script caught is running out of memory: Lua's own (its

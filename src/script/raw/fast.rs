@@ -87,6 +87,11 @@ impl<E: Env> Entry<E> {
             env: PhantomData,
         }
     }
+
+    /// The method's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
 }
 
 /// What the entries of a state reach: its environment, and the state's `Lua` handle as
