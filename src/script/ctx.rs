@@ -26,7 +26,7 @@ use crate::rules::{
 /// The slot the host fills for the duration of one hook call.
 pub(super) struct CallSlot {
     /// What the hook call under way lent (nothing outside one).
-    lender: Lender,
+    pub(super) lender: Lender,
     script: Cell<ScriptId>,
     /// A bad ctx call in this hook call, kept even if the script caught it.
     failure: std::cell::RefCell<Option<HookError>>,
@@ -72,7 +72,10 @@ impl CallSlot {
         result
     }
 
-    fn view<R>(&self, f: impl FnOnce(&GameView<'_>) -> mlua::Result<R>) -> mlua::Result<R> {
+    pub(super) fn view<R>(
+        &self,
+        f: impl FnOnce(&GameView<'_>) -> mlua::Result<R>,
+    ) -> mlua::Result<R> {
         self.lender.read(|now| match now {
             Now::Idle => Err(outside()),
             Now::Effects(fx) => f(&fx.view()),
@@ -392,7 +395,7 @@ impl CallSlot {
     }
 }
 
-fn cell(x: i64, y: i64) -> BoardCell {
+pub(super) fn cell(x: i64, y: i64) -> BoardCell {
     let c = |v: i64| i32::try_from(v).unwrap_or(i32::MAX);
     BoardCell::new(c(x), c(y))
 }
@@ -722,7 +725,7 @@ pub(super) fn empty(s: &CallSlot, x: i64, y: i64) -> mlua::Result<bool> {
 }
 
 /// Whether `at` is on `board` and holds no token (what `ctx:empty` says).
-fn is_empty(board: &crate::rules::Board, at: BoardCell) -> bool {
+pub(super) fn is_empty(board: &crate::rules::Board, at: BoardCell) -> bool {
     board.contains(at) && board.get(at).is_none()
 }
 
@@ -995,167 +998,7 @@ pub(super) fn random(lua: &Lua, s: &CallSlot, n: i64) -> mlua::Result<i64> {
     s.effects(lua, "random", |fx| fx.random(n).map_err(Refusal::Rules))
 }
 
-/// Make the recorded call `op` again through `s` (a replay: nothing is recorded, a change
-/// takes the recorded line): whether it returned what it returned before.
-/// Whether a plain read of the board, `op`, gives on `board` what it gave; `None` for any
-/// other call. Read straight off the board, not through its `ctx` function: nothing is
-/// recorded during a replay, and a replay's reads before its first change all see one
-/// board (looked up once for them).
-fn read_on(board: &crate::rules::Board, op: Op) -> Option<bool> {
-    match op {
-        Op::Token { x, y, out } => Some(board.get(cell(x, y)) == out),
-        Op::Before { x, y, taken } => Some(board.get(cell(x, y)).is_some() == taken),
-        Op::OnBoard { x, y, out } => Some(board.contains(cell(x, y)) == out),
-        Op::Empty { x, y, out } => Some(is_empty(board, cell(x, y)) == out),
-        Op::SeatAt { x, y, out } => Some(board.get(cell(x, y)).map(|t| t.seat) == out),
-        Op::ValueAt { x, y, out } => Some(board.get(cell(x, y)).map(|t| t.value) == out),
-        Op::TypeAt { x, y, out } => Some(board.get(cell(x, y)).map(|t| t.kind) == out),
-        _ => None,
-    }
-}
-
-fn again(op: Op, lua: &Lua, s: &CallSlot) -> bool {
-    let at = |line: u32| s.memo.line.set(Some(line));
-    match op {
-        Op::Token { .. }
-        | Op::OnBoard { .. }
-        | Op::Before { .. }
-        | Op::Empty { .. }
-        | Op::SeatAt { .. }
-        | Op::ValueAt { .. }
-        | Op::TypeAt { .. } => s
-            .view(|v| Ok(read_on(v.state.board(), op)))
-            .ok()
-            .flatten()
-            .unwrap_or(false),
-        Op::Width(out) => width(s).ok() == Some(out),
-        Op::Height(out) => height(s).ok() == Some(out),
-        Op::Score { n, out } => score(lua, s, n).ok() == Some(out),
-        Op::TargetCount(out) => target_count(s).ok() == Some(out),
-        Op::Target { i, out } => target(s, i).ok() == Some(out),
-        Op::Damage { x, y, n, out, line } => {
-            at(line);
-            damage(lua, s, x, y, n).ok() == Some(out)
-        }
-        Op::SetValue {
-            x,
-            y,
-            value,
-            out,
-            line,
-        } => {
-            at(line);
-            set_value(lua, s, x, y, value).ok() == Some(out)
-        }
-        Op::Move {
-            from,
-            to,
-            out,
-            line,
-        } => {
-            at(line);
-            move_token(lua, s, from.0, from.1, to.0, to.1).ok() == Some(out)
-        }
-        Op::Remove { x, y, out, line } => {
-            at(line);
-            remove(lua, s, x, y).ok() == Some(out)
-        }
-        Op::ExtraTurn { n, line } => {
-            at(line);
-            extra_turn(lua, s, n).is_ok()
-        }
-        Op::Targets { area, origin } => target_source(s).ok() == Some((area, origin)),
-        Op::Spawn {
-            at: (x, y),
-            seat,
-            value,
-            kind,
-            out,
-            line,
-        } => {
-            at(line);
-            spawn(lua, s, x, y, Spawned::Resolved(seat, value, kind)).ok() == Some(out)
-        }
-        Op::SetType {
-            at: (x, y),
-            kind,
-            out,
-            line,
-        } => {
-            at(line);
-            set_type(lua, s, x, y, Kind::Id(kind)).ok() == Some(out)
-        }
-        Op::AddScore { n, amount, line } => {
-            at(line);
-            add_score(lua, s, n, amount).is_ok()
-        }
-    }
-}
-
 impl CallSlot {
-    /// Play back, on the effects or view this slot points at, the first of `variants`
-    /// whose reads before its first change give what they gave, if `affords` its cost:
-    /// its index when every `ctx` call went as recorded. When a call after a change did
-    /// not, everything the replay changed is undone through `checkpoint` (kept at the
-    /// first change), and so is the failure a refused change marked, and no other
-    /// variant is tried.
-    pub(super) fn replay(
-        &self,
-        lua: &Lua,
-        variants: &super::memo::Variants,
-        affords: impl Fn(u64) -> bool,
-        checkpoint: &mut crate::rules::Checkpoint,
-    ) -> Option<usize> {
-        // The reads before a record's first change all see one board: it is looked up
-        // once for them, and the plain board reads are checked against it directly.
-        let reads_again = |ops: &[Op]| {
-            self.view(|v| {
-                let board = v.state.board();
-                Ok(ops
-                    .iter()
-                    .all(|&op| read_on(board, op).unwrap_or_else(|| again(op, lua, self))))
-            })
-            .unwrap_or(false)
-        };
-        let (index, entry) = variants.0.iter().enumerate().find_map(|(i, e)| {
-            let e = e.as_ref()?;
-            (affords(e.cost) && reads_again(&e.ops[..e.reads])).then_some((i, e))
-        })?;
-        if entry.changes {
-            self.checkpoint(checkpoint);
-        }
-        let same = entry.ops[entry.reads..]
-            .iter()
-            .all(|&op| again(op, lua, self));
-        self.memo.line.set(None);
-        if same {
-            return Some(index);
-        }
-        self.rollback(checkpoint);
-        let _ = self.take_failure();
-        None
-    }
-}
-
-impl CallSlot {
-    /// Keep what the current effects can change in `into` (nothing in a read-only hook).
-    pub(super) fn checkpoint(&self, into: &mut crate::rules::Checkpoint) {
-        self.lender.read(|now| {
-            if let Now::Effects(fx) = now {
-                fx.checkpoint(into);
-            }
-        });
-    }
-
-    /// Put the current effects back as [`CallSlot::checkpoint`] kept them.
-    pub(super) fn rollback(&self, from: &crate::rules::Checkpoint) {
-        self.lender.change(|now| {
-            if let Change::Effects(fx) = now {
-                fx.rollback(from);
-            }
-        });
-    }
-
     /// `f` of the current effects (to read their area); `none` in a read-only hook,
     /// which has no area.
     fn with_effects<R>(&self, none: R, f: impl FnOnce(&Effects<'_>) -> R) -> mlua::Result<R> {

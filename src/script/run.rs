@@ -32,9 +32,45 @@ impl Script {
     }
 }
 
+/// A hook error of `hook` of script `s`. A text Lua gave already says where
+/// (`file:line: `) or at least which script; any other is put in this script and hook.
+fn failure(
+    s: &Script,
+    hook: Hook,
+    kind: HookErrorKind,
+    place: Option<ScriptPlace>,
+    text: String,
+) -> HookError {
+    let from_lua = lua_place(&text);
+    if from_lua.is_some() || text.starts_with(&s.name) {
+        HookError::at(kind, place.or(from_lua), text)
+    } else {
+        let text = format!("{}: in {}: {text}", s.name, hook.name());
+        HookError::at(kind, place, text)
+    }
+}
+
+/// A hook call made ready to run: its script, the script's state and the function.
+struct Ready<'h> {
+    script: ScriptId,
+    s: &'h Script,
+    state: &'h PackState,
+    function: &'h mlua::RegistryKey,
+}
+
+/// What a hook call that ran in Lua left besides its result: the record to keep (its
+/// key, the `ctx` calls and what they cost) when the call may be replayed.
+type Recorded = Option<(memo::Key, Box<[memo::Op]>, u64)>;
+
 impl ScriptHost {
     /// Run `hook` of `script` with `target` lent to `ctx`. `passed` names the call for
     /// replaying it.
+    ///
+    /// The steps: [`ScriptHost::prepare`] finds the hook and puts the script's state
+    /// back; the budget is entered; a recorded call is replayed when it can be
+    /// ([`ScriptHost::replay`]); else the hook runs in Lua ([`ScriptHost::run_lua`]) and
+    /// its outcome becomes the call's result or a [`HookError`]
+    /// ([`ScriptHost::classify`]).
     #[allow(clippy::too_many_arguments)]
     fn call(
         &self,
@@ -45,6 +81,38 @@ impl ScriptHost {
         args: call::Args,
         mut target: Target<'_, '_>,
     ) -> Result<Option<Value>, HookError> {
+        let Some(ready) = self.prepare(script, hook)? else {
+            return Ok(None);
+        };
+        self.budget
+            .enter(hook.name(), ready.state.instructions)
+            .map_err(|e| failure(ready.s, hook, HookErrorKind::Limit, None, e.to_string()))?;
+        // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
+        // shares the ctx table: give the outer call its fields back afterwards.
+        let outermost = ready.state.depth.get() == 0;
+        // Only an outermost call of a script without state is replayed or recorded: its
+        // count starts from zero, and it depends on nothing but its arguments and ctx.
+        let key = passed
+            .filter(|_| outermost && ready.s.snapshot.is_none() && self.memo.enabled())
+            .map(|(me, number)| memo::Key::new(script, hook as u8, fields, me, number));
+        if let Some(k) = &key
+            && let Some(done) = self.replay(&ready, hook, k, &mut target)
+        {
+            return done;
+        }
+        let saved = (!outermost).then(|| ready.state.slot.fields.get());
+        let (result, recorded) = self.run_lua(&ready, hook, fields, key, args, &mut target);
+        self.budget.leave();
+        let result = self.classify(&ready, hook, result, recorded);
+        if let Some(fields) = saved {
+            ready.state.slot.fields.set(fields);
+        }
+        result
+    }
+
+    /// Find `hook` of `script` (`None`: the script has no such hook) and put the
+    /// script's state back when an earlier move's hooks left it changed.
+    fn prepare(&self, script: ScriptId, hook: Hook) -> Result<Option<Ready<'_>>, HookError> {
         if !self.memo.starting() {
             // A change a replay made again would start this hook: the replay is undone
             // and its call runs in Lua instead (nothing of this one has run).
@@ -75,74 +143,80 @@ impl ScriptHost {
             }
             s.serial.set(self.serial.get());
         }
-        // A text Lua gave already says where (`file:line: `) or at least which script;
-        // any other is put in this script and hook.
-        let fail = |kind: HookErrorKind, place: Option<ScriptPlace>, text: String| {
-            let from_lua = lua_place(&text);
-            if from_lua.is_some() || text.starts_with(&s.name) {
-                HookError::at(kind, place.or(from_lua), text)
-            } else {
-                let text = format!("{}: in {}: {text}", s.name, hook.name());
-                HookError::at(kind, place, text)
-            }
-        };
-        self.budget
-            .enter(hook.name(), state.instructions)
-            .map_err(|e| fail(HookErrorKind::Limit, None, e.to_string()))?;
-        // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
-        // shares the ctx table: give the outer call its fields back afterwards.
-        let outermost = state.depth.get() == 0;
-        // Only an outermost call of a script without state is replayed or recorded: its
-        // count starts from zero, and it depends on nothing but its arguments and ctx.
-        let key = passed
-            .filter(|_| outermost && s.snapshot.is_none() && self.memo.enabled())
-            .map(|(me, number)| memo::Key::new(script, hook as u8, fields, me, number));
-        if let Some(k) = &key
-            && let Some(variants) = self.memo.get(k)
-        {
-            let replayed = state.slot.lend(&mut target, script, || {
-                state.slot.replay(
-                    &state.lua,
-                    &variants,
-                    |cost| self.budget.affords(cost),
-                    &mut self.memo.replaying(),
-                )
-            });
-            self.memo.replayed(replayed.is_some());
-            if let Some(entry) = replayed.and_then(|i| {
-                self.memo.promote(k, i);
-                variants.0[i].as_ref()
-            }) {
-                let charged = self.budget.charge_whole(entry.cost);
-                self.budget.leave();
-                return match charged {
-                    Ok(()) => Ok(Some(entry.returned.value())),
-                    Err(o) => {
-                        // Replayed, the call ran no line of its own: the overrun (the
-                        // move's clock, whose last reading came before) is put at the
-                        // hook's first line.
-                        let place = s.first_line(hook);
-                        let text = match &place {
-                            Some(p) => format!("{}:{}: {}", p.script, p.line, o.describe()),
-                            None => o.describe(),
-                        };
-                        Err(fail(HookErrorKind::Limit, place, text))
-                    }
+        Ok(Some(Ready {
+            script,
+            s,
+            state,
+            function,
+        }))
+    }
+
+    /// Play the call named `key` back from one of its records, when one goes as
+    /// recorded (`memo.rs`): the call's result, the budget left. `None`: no record
+    /// went, nothing of the call has run, and the budget is still entered.
+    fn replay(
+        &self,
+        ready: &Ready<'_>,
+        hook: Hook,
+        key: &memo::Key,
+        target: &mut Target<'_, '_>,
+    ) -> Option<Result<Option<Value>, HookError>> {
+        let variants = self.memo.get(key)?;
+        let state = ready.state;
+        let replayed = state.slot.lend(target, ready.script, || {
+            state.slot.replay(
+                &state.lua,
+                &variants,
+                |cost| self.budget.affords(cost),
+                &mut self.memo.replaying(),
+            )
+        });
+        self.memo.replayed(replayed.is_some());
+        let entry = replayed.and_then(|i| {
+            self.memo.promote(key, i);
+            variants.0[i].as_ref()
+        })?;
+        let charged = self.budget.charge_whole(entry.cost);
+        self.budget.leave();
+        Some(match charged {
+            Ok(()) => Ok(Some(entry.returned.value())),
+            Err(o) => {
+                // Replayed, the call ran no line of its own: the overrun (the move's
+                // clock, whose last reading came before) is put at the hook's first line.
+                let place = ready.s.first_line(hook);
+                let text = match &place {
+                    Some(p) => format!("{}:{}: {}", p.script, p.line, o.describe()),
+                    None => o.describe(),
                 };
+                Err(failure(ready.s, hook, HookErrorKind::Limit, place, text))
             }
-        }
+        })
+    }
+
+    /// Run the hook in Lua (recording its `ctx` calls when `key` names it): its result,
+    /// and the record to keep if it may be replayed. The budget stays entered.
+    fn run_lua(
+        &self,
+        ready: &Ready<'_>,
+        hook: Hook,
+        fields: (crate::rules::Seat, Option<Cell>),
+        key: Option<memo::Key>,
+        args: call::Args,
+        target: &mut Target<'_, '_>,
+    ) -> (mlua::Result<Value>, Recorded) {
+        let (s, state) = (ready.s, ready.state);
+        let outermost = state.depth.get() == 0;
         let before = (self.budget.used(), self.memo.calls(), self.budget.caught());
         if key.is_some() {
             state.slot.memo.start();
         }
-        let saved = (!outermost).then(|| state.slot.fields.get());
         state.depth.set(state.depth.get() + 1);
         if s.snapshot.is_some() {
             s.dirty.set(true);
         }
         // However deep hooks nest, across however many packs, the call never runs out of
         // native stack: it continues on a fresh segment when the thread's is low.
-        let result = state.slot.lend(&mut target, script, || {
+        let result = state.slot.lend(target, ready.script, || {
             stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
                 // ctx's fields for this call; an outermost call also counts its
                 // instructions from zero, whatever ran before it in this state.
@@ -157,7 +231,7 @@ impl ScriptHost {
                     // are ignored.
                     let wants = matches!(hook, Hook::Income | Hook::Evaluate);
                     self.budget.guard(state.ctx.main(), || {
-                        state.caller.call(function, args, wants)
+                        state.caller.call(ready.function, args, wants)
                     })
                 })
             })
@@ -169,17 +243,26 @@ impl ScriptHost {
             // run out of memory, which depends on more than its arguments).
             .filter(|_| self.memo.calls() == before.1 && self.budget.caught() == before.2)
             .map(|(k, ops)| (k, ops, self.budget.used().saturating_sub(before.0)));
-        self.budget.leave();
-        // A bad ctx call the script caught still fails the hook (read-only hooks too),
-        // and so does a spent budget, whatever the script did with the error.
+        (result, recorded)
+    }
+
+    /// What a hook call that ran in Lua gives: its value (keeping its record), or the
+    /// error that fails it. A bad `ctx` call the script caught still fails the hook
+    /// (read-only hooks too), and so does a spent budget, whatever the script did with
+    /// the error.
+    fn classify(
+        &self,
+        ready: &Ready<'_>,
+        hook: Hook,
+        result: mlua::Result<Value>,
+        recorded: Recorded,
+    ) -> Result<Option<Value>, HookError> {
+        let state = ready.state;
         let exceeded = self.budget.exceeded();
-        let failure = state.slot.take_failure();
+        let failure_kept = state.slot.take_failure();
         let result = match result {
             // The common case: the hook ran to its end and nothing failed.
-            Ok(value) if failure.is_none() && exceeded.is_none() => {
-                if let Some(fields) = saved {
-                    state.slot.fields.set(fields);
-                }
+            Ok(value) if failure_kept.is_none() && exceeded.is_none() => {
                 if let Some((k, ops, cost)) = recorded {
                     self.memo.keep(k, ops, cost, &value);
                 }
@@ -189,7 +272,7 @@ impl ScriptHost {
         };
         // A bad ctx call fails the hook whatever the script did with its error: its kind
         // and place are the hook's.
-        let (result, known, place) = match (result, failure, exceeded) {
+        let (result, known, place) = match (result, failure_kept, exceeded) {
             (Ok(_), Some(failure), _) => (
                 Err(mlua::Error::RuntimeError(failure.message)),
                 Some(failure.kind),
@@ -206,9 +289,6 @@ impl ScriptHost {
                 failure.and_then(|f| f.place),
             ),
         };
-        if let Some(fields) = saved {
-            state.slot.fields.set(fields);
-        }
         result.map(Some).map_err(|e| {
             let kind = if is_memory(&e) || exceeded.is_some() {
                 HookErrorKind::Limit
@@ -230,7 +310,7 @@ impl ScriptHost {
                     memory::mib(state.cap)
                 ));
             }
-            fail(kind, place, text)
+            failure(ready.s, hook, kind, place, text)
         })
     }
 
