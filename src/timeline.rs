@@ -3,6 +3,13 @@
 //! a game's history: the sandbox (which undoes, redoes and carries its game over to
 //! reloaded content), a game in the client (which only ever adds moves), and what builds
 //! on them (saved replays, network games). No screen and no I/O: rules values only.
+//!
+//! A [`Timeline`] is a start state with its opening events, the [`Step`]s taken from it
+//! (an [`Action`] — a move, or an [`Edit`] by hand from the sandbox — its events, the
+//! state after it and the catalog its events were made with) and a cursor.
+//! [`Timeline::carry_over`] moves it to changed content through an `IdMap`, all or nothing,
+//! saying what is missing. A LAN joiner [`Timeline::record`]s the steps the host played,
+//! with the host's events and state.
 
 use std::sync::Arc;
 

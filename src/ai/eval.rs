@@ -1,5 +1,9 @@
 //! The generic evaluation of a position, for any content: it only reads scores, incomes
 //! and the board through the engine, so a new card or script needs no AI code.
+//!
+//! The value: the score margin plus the income margin times an estimate of the moves left,
+//! plus the packs' `ai.lua` heuristics; a finished game is a win or a loss beyond any of
+//! those.
 
 use super::Brain;
 use crate::rules::{GameState, Seat};

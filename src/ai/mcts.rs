@@ -8,6 +8,9 @@
 //! Anytime: a time budget per move, or an iteration budget for reproducible runs. Two
 //! trees are searched at once (root parallelism) and their root statistics merged, each
 //! thread with its own script host.
+//!
+//! A node's searched moves give every card in hand an equal share of its places; the trees
+//! count the bytes they hold and stop growing at the decision's cap ([`DECISION_MEMORY`]).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

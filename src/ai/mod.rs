@@ -7,6 +7,13 @@
 //! (information-set MCTS). Every agent sees only an [`Observation`]: never the opponent's
 //! hidden stack order unless `omniscient` is set.
 //!
+//! [`hooks_for`] gives a catalog's [`Scripts`] for the calling thread (a host made once per
+//! thread and catalog, since a Lua state cannot be shared between threads); a [`Brain`] is
+//! the engine plus the packs' `ai.lua` heuristics, and remembers runaway cards for its own
+//! life (one game), never per thread, so results do not depend on the thread count.
+//! [`ScriptLimits`] is one decision's script budget; a decision that spends it counts as
+//! cut. A test checks that every level decides alike whatever the hidden order.
+//!
 //! Must not: read files, touch the UI, or special-case any ability or token type.
 
 mod agents;

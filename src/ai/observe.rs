@@ -5,6 +5,16 @@
 //! An [`Observation`] is built from the true state and holds only public information; the
 //! opponent's unknown cards are filled in by [`Observation::determinize`], which samples a
 //! full state consistent with everything seen.
+//!
+//! A [`History`] holds the public plays of a game, each with the position it was made from
+//! (both seats' stacks emptied: nothing hidden), the newest 512 positions at most. A client,
+//! which gets the plays and not their positions, builds its history with
+//! [`History::follow`]: a play's position is the state seen one move before it.
+//! `determinize` draws from a belief that weighs the loaded decks still consistent with the
+//! plays against "another deck", and each unseen stack top by the cards the opponent passed
+//! over while it was on offer. A [`Position`] keeps what each card was worth there as it is
+//! rated, for one catalog `stamp`. Rating is metered per decision (simulated plays, a share
+//! of the script instructions), and a later decision goes on where the last one stopped.
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 

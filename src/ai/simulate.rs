@@ -1,5 +1,11 @@
 //! AI-versus-AI games for balance work, in parallel, identical for a given seed whatever
 //! the thread count, with per-card statistics.
+//!
+//! Each game has its own seed (derived from the run's and the game's number) and its own
+//! agents, and results are collected in game order. A run can be split into shards
+//! (`--shard K/N`, or read from a scheduler's array job by [`shard_from_env`]); [`merge`]
+//! adds the shards' raw sums into the whole run's report, and refuses shards of another run
+//! or of other content ([`RunInfo::content`]), a shard given twice and missing ones.
 
 use std::time::Instant;
 

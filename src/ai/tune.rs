@@ -9,6 +9,9 @@
 //! are tested until a too-strong and a too-weak value bound the fair ones. Each point is
 //! a sequential test, so values far from fair cost few games and the games go to the
 //! values near it.
+//!
+//! The search runs at the main AI level and, when it differs, a check level; the report says
+//! when their fair values disagree.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,6 +5,13 @@
 //! The commands' modules use `context` (what they share: the profile, the pack folders,
 //! which packs play), `args` (the options they share) and `cluster` (running on a
 //! cluster), never this file or each other.
+//!
+//! Commands run on a thread with `script::THREAD_STACK`, the stack hooks are given
+//! everywhere; the client stays on the main thread for its event loop. `pack new` and the
+//! `pack` commands that use indexes are dispatched from here to `new_pack` and `index`.
+//! clap stays in this module: no type outside it derives anything of clap (`LevelArg` is
+//! the command line's `ai::Level`, converted with `From`), so the other layers do not
+//! depend on the command line's parser.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

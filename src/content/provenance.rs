@@ -1,6 +1,10 @@
 //! Who sets what: every field of every entry and rule, with the pack, file and place that
 //! set it and the value as written. Packs that set the same field are the conflict
 //! report's input (`tokensmith pack conflicts`): the last in load order wins.
+//!
+//! Fields set by more than one pack become `Loaded::conflicts`. [`order_decides`] is the one
+//! test of whether the load order picks the played value (a conflict) or the last pack
+//! requires the others (an override); the load's warnings about patches use it too.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -7,7 +7,7 @@
 //! the platform's cache folder (`unpack`); a folder that is there already with the same
 //! hash is used as it is. `--content DIR` (a designer's own base content) and a
 //! `content/` folder in the working folder (a checkout of the source) take precedence,
-//! as `Globals` decides.
+//! as the command line's `content_folder` decides.
 //!
 //! Must not: write anywhere but its own hash-named folder, or use a folder whose files
 //! differ from the shipped ones.

@@ -6,6 +6,11 @@
 //! pipe or a device), without ever blocking on one, and only up to a cap given by the
 //! caller; links are never followed inside packs and profiles. Must not: follow a link,
 //! wait on a special file, or read past its cap.
+//!
+//! Keeping: [`move_aside`] and [`copy_aside`] keep a file under a free name and never replace
+//! another. A profile folder that is a link is refused. [`sync_tree`] and [`sync_dir`] flush
+//! what was written to disk ([`sync_dir`]'s one `syncfs` call is the crate's one `unsafe`
+//! outside `src/script/raw`: no safe binding exists).
 
 pub mod lock;
 

@@ -1,6 +1,11 @@
 //! Authors' keys: an ed25519 signing key kept in the author's profile
 //! (`PROFILE/keys/author.key`), the public keys an index carries (`keys/ID.pub`), and the
 //! key each installed pack id was first signed with (`PROFILE/index-pins.json`).
+//!
+//! The author key is never replaced: `key rotate` makes a new one and keeps the move, signed
+//! by the old key, for `pack publish` to put into indexes. Signatures are verified strictly
+//! ([`verify`]); key moves and revocations are read from an index, and a pin follows a
+//! pack's key only along a signed move.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -9,6 +9,8 @@
 //! refused (a lock never adds an index).
 //!
 //! Must not: change anything before every step of a sync is planned, fetched and checked.
+//!
+//! [`apply`] carries a planned sync out; `pack sync` and the Mods screen's Set tab share it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

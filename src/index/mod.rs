@@ -12,6 +12,9 @@
 //!
 //! Must not: unpack an archive whose size, hash and signature were not checked first, or
 //! trust a path, id or version from an index without checking it.
+//!
+//! [`Entry::message`] is the text an author signs; [`Location`] is where an index is read
+//! from (a folder or a web address), hidden behind one type from the rest.
 
 pub mod fresh;
 pub mod html;

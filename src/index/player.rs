@@ -8,6 +8,9 @@
 //! declares against its signed entry, before anything is unpacked), then install under
 //! the profile lock, pack by pack, each pack's pin written before the pack is put in
 //! place: a kill at any step leaves no pack without its pin.
+//!
+//! Packs are placed through `packs::Store::install_expecting`; when one fails, the packs
+//! the install placed new are taken out again, and then their pins.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -1,5 +1,11 @@
 //! The author's side of an index: publishing a version (its archive, its signed entry,
 //! the author's public key, the summary) and yanking one.
+//!
+//! `publish` refuses a version that exists with other content, a pack id another key signed
+//! unless a key move leads to the publisher's key, links in the index folder and web
+//! addresses (publish into a folder, then copy it to the server); [`yank`] is signed by the
+//! key that signed the entry. After each change by the owner the snapshot and timestamp
+//! are signed anew.
 
 use std::path::Path;
 

@@ -1,6 +1,10 @@
 //! A connection to a host: the handshake, pack sync, taking a seat, sending intents
 //! and receiving what the seat may see. Blocking, with every read bounded; the desktop
 //! client runs it on a thread of its own.
+//!
+//! A client connects again for a while to a host that turns it away because it is full,
+//! `fetch`es the host's packs it lacks, and after a drop [`Client::reconnect`]s with its
+//! seat's token and a growing back-off. [`play_with_ai`] is `join --ai`.
 
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

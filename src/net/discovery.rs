@@ -9,6 +9,9 @@
 //! that probed within the last [`REPEAT_WINDOW`] too: a searcher probes several times
 //! while it waits, so a flood of probes forged from ever new addresses (one each) spends
 //! only the other half and cannot hide the host from a real searcher.
+//!
+//! [`Beacon::start_at`] answers from the address the host listens on, so a searcher lists
+//! only an address the host accepts.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::Arc;

@@ -2,6 +2,9 @@
 //! (the desktop client): the handshake, pack sync after the player accepts, loading the
 //! game's content, taking a seat, then moves out and views in — and reconnecting with
 //! the seat's token after a drop.
+//!
+//! While it waits for the player (to accept the host's packs, to choose a deck of the
+//! game's), the host keeps hearing pings.
 
 use std::any::Any;
 use std::net::SocketAddr;

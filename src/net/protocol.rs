@@ -1,6 +1,13 @@
 //! The messages (docs/protocol.md is their reference). Every id on the wire is a
 //! catalog key (`pack:id`), never an index: two machines agree on names, not on the
 //! order their loaders numbered things in.
+//!
+//! [`Seen`] is one seat's view (what `ai::Observation` allows), which [`Seen::restore`]
+//! turns back into a `GameState`. What a host decodes from a client is bounded while
+//! decoding: collections and texts are refused at their length prefix, before anything of
+//! their size is allocated. [`PROTOCOL`] is the version; [`hello_version`] and
+//! [`welcome_version`] read it from a message's first fields alone, so peers of different
+//! versions name both instead of failing to decode.
 
 use serde::{Deserialize, Serialize};
 

@@ -4,6 +4,11 @@
 //! Built archives hold one folder named after the pack id, its files in byte order of
 //! their paths, no folder entries, every timestamp 1980-01-01 00:00, permissions
 //! `rw-r--r--` and deflate compression: the same files give the same bytes.
+//!
+//! `check` reads every entry before anything is unpacked (after `zipcheck` has held the
+//! central directory to the local headers, the reader must see the same entries), and
+//! [`Checked::unpack`] creates each file new, holds it to its declared size and returns the
+//! content hash of what was written.
 
 use std::io::{Cursor, Read as _, Write as _};
 use std::path::{Path, PathBuf};

@@ -3,6 +3,9 @@
 //! current order), told apart into conflicts the load order decides and intended
 //! overrides of required packs; packs whose requirements are missing or of another
 //! version, and pack ids found twice.
+//!
+//! `has_conflicts` (the command's exit code) leaves out the overrides: they play the same
+//! in every order.
 
 use std::collections::BTreeMap;
 

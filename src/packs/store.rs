@@ -6,6 +6,11 @@
 //! Whatever point a crash or kill stops at, [`Store::recover`] (run before every
 //! operation) finishes the change or takes it back: the old pack or the new one, never
 //! neither or a mix.
+//!
+//! [`Store::install_expecting`] also holds the unpacked pack to an expected id, version and
+//! content hash before it is placed. A replaced version is kept in `packs-previous/` for
+//! [`Store::rollback`]; [`Store::remove`] moves a pack to `packs-removed/`, deleting nothing.
+//! Every change holds the profile's exclusive lock.
 
 use std::path::{Path, PathBuf};
 

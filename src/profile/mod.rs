@@ -12,6 +12,13 @@
 //! - A file that cannot be read is set aside (`NAME.yaml.corrupt`, numbered if taken)
 //!   with a message saying where it went; it is never overwritten or deleted.
 //! - `settings.yaml` holds the default deck and the client's preferences ([`Settings`]).
+//!
+//! A deck file of a newer format is left as it is and not listed. An invalid
+//! `settings.yaml` is set aside and the defaults used; a newer or unreadable one is left
+//! alone (settings are then not saved). [`SavedDeck::resolve`] looks cards up in a catalog
+//! and lists the missing ones without dropping them. Failures are a [`ProfileError`]:
+//! callers match on its kind. [`ProfileLock`] (from `fsutil::lock`, a layer below both the
+//! profile and `packs::Store`) is taken by the command line and `packs::Store`.
 
 use std::path::{Path, PathBuf};
 

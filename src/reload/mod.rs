@@ -14,6 +14,8 @@
 //! Reloading is a whole new load (`script::load`): packs, patches and scripts are checked
 //! together, exactly as at start-up. This layer knows nothing of the UI; it takes a
 //! callback to wake whoever waits for reloads.
+//!
+//! `validate --watch` and the client both use the [`Watcher`].
 
 mod diff;
 

@@ -3,6 +3,12 @@
 //! Cells are stored as parallel arrays (value, type, card, seat) plus a bitset of the
 //! occupied cells. Walking the tokens visits only tokens, "is the board full" is a
 //! population count, and income is a branch-free pass over the values.
+//!
+//! Every change of a cell keeps the board's caches current: each seat's base income (the sum
+//! of `token_income(value, 0, multiplier)`, the same function both income passes use), and
+//! bitsets of each seat's tokens and of the tokens with an aura, a turret, a script or an
+//! income multiplier. After the catalog a game is played with is swapped, `rebind` makes
+//! them again.
 
 use super::catalog::Catalog;
 pub(crate) use super::ids::WORDS;

@@ -2,6 +2,9 @@
 //! dense integer ids, with the indexes the engine's inner loops read, made once by
 //! [`Catalog::new`]: per token type its packed facts and its aura's reach, per card
 //! whether it may bring a script onto the board.
+//!
+//! Each catalog has a `stamp` of its own, by which caches made from one (the AI's ratings,
+//! the per-thread script hosts) tell it from another.
 
 use super::defs::{
     AbilityDef, Area, AreaDef, CardDef, DeckDef, Effect, PackInfo, Ruleset, ScriptDef, TokenTypeDef,

@@ -1,5 +1,7 @@
 //! Events and definitions in words, for logs, the command line, the client's browser,
 //! reload diffs and "why did this happen". Plain text only: the client lays it out.
+//!
+//! A script is named only by `ScriptDef::name`.
 
 use super::board::Token;
 use super::catalog::Catalog;

@@ -10,6 +10,9 @@
 //! at four points (an ability's `on_place`, a token type's `between_turns`, `income` and
 //! `on_destroyed`), and only for entries whose definition names a script. With no scripts
 //! in the catalog the engine never calls it, so [`NoHooks`] costs nothing.
+//!
+//! A move's caps live here too: its events (`rules.limits.events`), its log text
+//! (`rules.limits.log_bytes`) and how deep hooks may nest (`rules.limits.hook_depth`).
 
 use rand::RngExt;
 

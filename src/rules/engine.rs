@@ -3,6 +3,23 @@
 //!
 //! A move is all or nothing: a refused move changes nothing, and a move whose script hook
 //! fails is rolled back (state and events) before the error is returned.
+//!
+//! The legality check runs before any change. Only a move that may run a hook (a token with
+//! a script on the board, or a card that may bring one: `Catalog::may_bring_scripts`)
+//! snapshots the state, which a failing hook restores; every other move takes the path of
+//! content without scripts. The rules' own fixed steps (placing the played token, scoring,
+//! the end check, passing the turn, the opening token) write the state directly rather than
+//! through [`Effects`](super::Effects): they run once per move in a fixed order with no hook
+//! inside them, so `Effects`' nesting, caps and attribution have nothing to do there.
+//!
+//! Each rule is written once: the card a move plays is [`Engine::card_played`]; the
+//! sandbox's "any seat may play" is [`Engine::play_any_seat`], used by the sandbox, the
+//! scenarios, their writer and replays. Whom an aura reaches is decided in two passes kept
+//! equal by property tests (tests/integration/properties.rs): the fast one of
+//! [`Engine::incomes`] (the board's cached sums and the catalog's reach bitsets) and
+//! `for_each_aura_bonus` (token by token, which `income` hooks and boards not of the
+//! content's size need). An engine's catalog and hooks are read, never set, so what it works
+//! out from them once cannot go stale.
 
 use rand::RngExt;
 

@@ -1,6 +1,9 @@
 //! What a script hook's failure is ([`HookError`]: its kind, its place, its text) and the
 //! steps of a move that each get a fresh script budget ([`BudgetStep`]). The hooks themselves
 //! are the [`Hooks`](super::Hooks) trait, beside the `Effects` they receive.
+//!
+//! A `HookError`'s place ([`ScriptPlace`]) is given by whoever makes it, when known;
+//! callers match on its kind, never on its text.
 
 /// A script failed: the move is refused and the state stays as it was. Callers match on
 /// [`HookError::kind`] and read [`HookError::place`]; `message` is the text to show.

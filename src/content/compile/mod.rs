@@ -3,6 +3,10 @@
 //!
 //! `entries.rs` compiles areas, token types, abilities, cards and decks; `rules.rs` merges
 //! the rules layers into a `Ruleset`; `grid.rs` reads area pictures.
+//!
+//! Script sources are read here, each capped per file, per pack and for the whole set
+//! (`fsutil::MAX_SCRIPT_FILE`, `MAX_PACK_SCRIPTS`, `MAX_SET_SCRIPTS`), since a pack from
+//! another machine may be written to exhaust a load.
 
 mod entries;
 mod grid;

@@ -2,6 +2,12 @@
 //! owner never writes to a socket itself and two threads never write to one socket; and
 //! the host's register of open connections, with the limits per address and the rule
 //! that a connection holding no seat gives way to one that comes for a seat.
+//!
+//! A writer's queue is bounded: a client that does not read is cut, and pack archives go out
+//! one [`PACK_CHUNK`] (64 KiB) at a time. The register spares a new connection while it
+//! settles ([`SETTLING`]), closes a seatless one that has not asked for packs before one
+//! fetching them, and lets an address turned away for fullness in before new connections
+//! ([`RETURN_WINDOW`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write as _;

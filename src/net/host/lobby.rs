@@ -3,6 +3,10 @@
 //! held only to decide. Seating and reconnects, fair eviction of paused games, what
 //! discovery announces, starting a game's owner thread, and taking up the saved games
 //! when the host starts.
+//!
+//! Eviction ends a game that does not move (paused since a player dropped, or with no move
+//! for a while), of the address holding the most games first, an idle game before a paused
+//! one.
 
 use std::collections::HashMap;
 use std::net::IpAddr;

@@ -9,6 +9,9 @@
 //! added, written after every move and read back through the replay's own checks when
 //! the host restarts. A finished game's replay, without the seats' tokens, is kept in
 //! the save folder's `finished/`.
+//!
+//! The owner keeps the move clock: a player to move who lets it run out loses, and so does
+//! one who concedes.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
