@@ -8,6 +8,12 @@
 //! this description both ways, so the two cannot drift apart.
 //!
 //! Must not: describe anything the sandbox does not offer.
+//!
+//! `CTX` is the one table of `ctx`'s functions (name, parameters, returns, docs, cost,
+//! whether its calls are recorded for replay, whether it has a fast entry): the description
+//! (`describe`, `tokensmith api --json`, the editor definitions, the lint), the registration
+//! in `ctx.rs`, the fast entries and the diagnostics are made from it or checked against it
+//! at build time. *Why:* five lists drift apart.
 
 use serde::Serialize;
 

@@ -5,6 +5,12 @@
 //! hooks, a `GameView`) to the call's slot ([`CallSlot::lend`]); the functions reach the
 //! game through it and every change goes through the engine's primitives, tagged with the
 //! script and the line of the call.
+//!
+//! The per-call fields (`seat`, `x`, `y`, …) live in the `CallSlot` and are read through a
+//! metatable: nothing is written into Lua at each hook call, and every assignment to `ctx`
+//! is refused. Outside a hook call, `ctx` refuses to work. Token and cell tables are made by
+//! `raw/stack.rs`. Every function begins with `prologue` (charge, and spoil the replay
+//! record when its row has none), through its general function and its fast entry alike.
 
 use std::cell::Cell;
 use std::collections::HashMap;

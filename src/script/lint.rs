@@ -17,6 +17,9 @@
 //! Must not: run any script code, or walk recursively along a chain of binary operators
 //! (its length is bounded only by the file's size; Lua's own parser bounds every other
 //! nesting at 200 levels, and only scripts Lua compiled are checked).
+//!
+//! Zero warnings on every script of the repository but those wrong on purpose (a test).
+//! Long operator chains are walked without recursion, on a stack sized by the source.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

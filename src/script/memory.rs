@@ -11,6 +11,11 @@
 //! states never hold more than [`PROCESS_MEMORY`] between them; `simulate` runs as many
 //! workers as fit.
 //!
+//! *Why:* every thread that runs scripts has its own host, so per-pack caps alone multiply
+//! by packs and threads. Running out of memory is an overrun no `pcall` keeps (the prelude's
+//! `pcall` tells the budget the error it caught), and buffers the host grows for a script
+//! (`gsub`'s result) lower the state's limit while they live.
+//!
 //! [`ScriptHost`]: super::ScriptHost
 
 use std::sync::atomic::{AtomicUsize, Ordering};

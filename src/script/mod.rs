@@ -9,6 +9,12 @@
 //!
 //! Must not: change the game except through `rules::Effects`, or let a script reach files,
 //! the clock, randomness outside the game's generator, or another pack's state.
+//!
+//! Loading a content set's scripts is bounded: script sources are capped per file, per
+//! pack and per set when read (in `content::compile`); one budget (`LOAD_INSTRUCTIONS` and
+//! the clock `LOAD_PACK`) covers all the top levels of a pack, parsing included, within one
+//! clock for the whole set (`LOAD_SET`). *Why:* a LAN host or an installed archive may send
+//! a pack written to make loading hang.
 
 pub mod api;
 mod ctx;
@@ -25,6 +31,7 @@ mod place;
 // The one room of `unsafe` code: every call into Lua's C API, behind a safe API.
 #[allow(unsafe_code)]
 mod raw;
+mod replay;
 mod run;
 mod sandbox;
 pub mod threads;

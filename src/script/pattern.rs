@@ -7,6 +7,8 @@
 //!
 //! `gmatch`'s iterator keeps its position in Lua upvalues (a small Lua closure calls
 //! [`gmatch_step`]), where the host's capture and restore of a script's state see it.
+//!
+//! Unit tests compare it with Lua's C functions.
 
 use std::rc::Rc;
 

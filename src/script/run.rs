@@ -3,6 +3,17 @@
 //! budget, and a failure turned into a [`HookError`].
 //!
 //! Must not: compile scripts or make states (that is [`super::host`]).
+//!
+//! A call lends `ctx` its target (the engine's `Effects`, or a `GameView` for `income` and
+//! `evaluate`) and runs within the move's budget and the pack's memory; a failure becomes a
+//! `HookError` with its kind and its place. A script's state is put back (the `restore` of
+//! its upvalues) before the first hook call of that script in each move after its hooks
+//! ran, and before each hook call made outside a move, counted against that move's budget
+//! and clock; a failure putting it back refuses that move only. Hook calls continue on a
+//! fresh stack segment (`stacker::maybe_grow`, `STACK_RED_ZONE`, `STACK_SEGMENT`) when the
+//! thread's stack is low (the client's main thread, whose size is the system's choice).
+//! `ScriptHost::heuristics` calls a pack's `ai.lua` (`evaluate`): not part of `rules::Hooks`,
+//! since the engine never calls it.
 
 use mlua::Value;
 

@@ -1,6 +1,25 @@
 //! One sandboxed Lua state: only `string`, `table`, `math` (without `random`) and the safe
 //! base functions; an instruction budget per hook call that `pcall` cannot swallow; a
 //! memory cap; deterministic iteration, sorting and printing (see `prelude.lua`).
+//!
+//! The state is deterministic (sorted `pairs`/`next`, a stable `table.sort`, no addresses,
+//! NaN printed one way) and read-only; a script's globals are frozen after its top level;
+//! the prelude's `capture`/`restore` save and put back what hooks can reach. The debug
+//! library is loaded only for the prelude and removed before any pack script runs. Garbage
+//! collection is generational (the incremental collector falls behind the pattern of a
+//! move: a little garbage each time state is put back). `__index`/`__newindex` chains are at
+//! most 8 tables (`setmetatable` refuses longer ones), since Lua follows them inside one
+//! instruction.
+//!
+//! `ScriptBudget` holds the instruction counts and clocks of a move's steps and of a load:
+//! one instruction count per step of a move shared by every pack's hooks, a per-call cap, a
+//! clock per move and a nesting depth across packs (the caps on events and log text are
+//! `rules::Effects`'). The counts are read at every charge point; the clock at a move's
+//! first charge and then after each fixed amount of charged work (a clock read costs more
+//! than a short `ctx` call), and an AI decision's deadline also at every eighth hook call's
+//! start. Library calls are charged by their worst case before they run, and work the host
+//! does for a script is bounded by its argument's size first. An overrun is sticky through
+//! `pcall`/`xpcall`: the script cannot catch it and go on.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -457,8 +457,8 @@ fn the_codemap_names_only_files_that_exist() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// Where `unsafe` code may be: the one room of the script host, and the one file lock.
-/// Everything else denies it (`#![deny(unsafe_code)]` in src/lib.rs and src/main.rs).
+/// Where `unsafe` code may be: the one room of the script host, and the one `syncfs` call of
+/// `fsutil::sync_dir`. Everything else denies it (`#![deny(unsafe_code)]` in src/lib.rs and src/main.rs).
 const UNSAFE_ALLOWED: &[&str] = &["src/script/raw/", "src/fsutil/mod.rs"];
 
 /// The text without string and character literals (each left as `""`), so a message

@@ -12,6 +12,9 @@
 //! call: the pushes before it only read the registry or push plain values, and a result
 //! or an error is handed to mlua through a registry entry that exists already (setting
 //! an existing key allocates nothing).
+//!
+//! A token hook's `self` is made from the token as plain data by a light C function, in a
+//! protected call of its own.
 
 use std::cell::RefCell;
 use std::ffi::c_int;

@@ -1,4 +1,8 @@
 //! Making a sandbox's state and parsing a script into it.
+//!
+//! The state is made with the debug library's five functions the prelude needs (the
+//! `debug` global is gone before anyone gets the state), and a script is parsed a piece at a
+//! time (so the load's clock is read between pieces).
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value, ffi};
 

@@ -10,6 +10,9 @@
 //! Invariant: a push only pushes and raw-sets (no metamethod runs); running out of memory
 //! raises a Lua error (a long jump) that the protected call around it catches, and no
 //! frame of this module holds anything that needs dropping when it does.
+//!
+//! The keys table is kept in the registry, made with the state from the catalog; a fast
+//! entry holds it as an upvalue.
 
 use std::ffi::{CStr, c_int, c_void};
 

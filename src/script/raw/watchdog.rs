@@ -19,6 +19,10 @@
 //! Only a thread already past its deadline is ever interrupted, so the instruction count
 //! of any script that stays in time is untouched: the count stays deterministic.
 //!
+//! A thread's deadline is published when a move's clock runs under Lua: by
+//! `ScriptBudget::guard` before each Lua call, or at once when the clock starts inside Lua;
+//! replays (which run no Lua) need no watchdog. The signal is `SIGURG`.
+//!
 //! [`HOOK_EVERY`]: crate::script::sandbox::HOOK_EVERY
 
 use std::cell::Cell;
