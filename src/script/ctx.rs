@@ -437,7 +437,7 @@ pub(super) const CALL_INSTRUCTIONS: u64 = 16;
 pub(super) const CALL_COST: f64 = CALL_INSTRUCTIONS as f64;
 
 /// Charge a `ctx` call's fixed cost, [`CALL_INSTRUCTIONS`], like [`charge`].
-fn charge_call(lua: &Lua, budget: &super::sandbox::ScriptBudget, what: &str) -> mlua::Result<()> {
+fn charge_call(lua: &Lua, budget: &super::budget::ScriptBudget, what: &str) -> mlua::Result<()> {
     budget
         .charge_whole(CALL_INSTRUCTIONS)
         .map_err(|o| overrun(lua, o, what))
@@ -449,7 +449,7 @@ fn charge_call(lua: &Lua, budget: &super::sandbox::ScriptBudget, what: &str) -> 
 #[inline]
 pub(super) fn prologue(
     lua: &Lua,
-    budget: &super::sandbox::ScriptBudget,
+    budget: &super::budget::ScriptBudget,
     slot: &CallSlot,
     row: &Row,
 ) -> mlua::Result<()> {
@@ -464,7 +464,7 @@ pub(super) fn prologue(
 /// budget is spent or the move's time is up.
 pub(super) fn charge(
     lua: &Lua,
-    budget: &super::sandbox::ScriptBudget,
+    budget: &super::budget::ScriptBudget,
     cost: f64,
     what: &str,
 ) -> mlua::Result<()> {
@@ -473,7 +473,7 @@ pub(super) fn charge(
 
 /// The error of a `ctx` call that found the budget spent, which also refuses the move.
 #[cold]
-fn overrun(lua: &Lua, o: super::sandbox::Overrun, what: &str) -> mlua::Error {
+fn overrun(lua: &Lua, o: super::budget::Overrun, what: &str) -> mlua::Error {
     let error = located(lua, &format!("ctx:{what}: {}", o.describe()));
     if let Some(slot) = lua.app_data_ref::<Rc<CallSlot>>() {
         slot.poison(lua, &error, HookErrorKind::Limit);
@@ -494,7 +494,7 @@ fn key_name(key: &Value) -> String {
 pub(super) fn make(
     lua: &Lua,
     slot: &Rc<CallSlot>,
-    budget: &Rc<super::sandbox::ScriptBudget>,
+    budget: &Rc<super::budget::ScriptBudget>,
 ) -> mlua::Result<Table> {
     // The functions live in a table scripts only read through ctx's metatable, so no
     // script can replace them; the per-call fields are read from the slot through that
@@ -1070,7 +1070,7 @@ impl CtxTable {
             opponent: mover.other().number(),
             at: origin.map(|at| (at.x, at.y)),
         });
-        !restart || self.main.restart_countdown(super::sandbox::HOOK_EVERY)
+        !restart || self.main.restart_countdown(super::budget::HOOK_EVERY)
     }
 }
 

@@ -15,9 +15,9 @@ use std::rc::Rc;
 use mlua::{Lua, Table};
 
 use super::api::{self, CTX_FIELDS, Row};
+use super::budget::ScriptBudget;
 use super::ctx::{self, CallSlot, Spec};
 use super::raw::fast::{Entry, Env, Method, Out, PlainSpec};
-use super::sandbox::ScriptBudget;
 
 /// What a state's fast entries reach: its slot and budget.
 pub(super) struct FastEnv {

@@ -18,9 +18,10 @@ use crate::rules::{
     Offset, ScriptId, Seat, Token,
 };
 use crate::script::api::{self, Row};
+use crate::script::budget::ScriptBudget;
 use crate::script::ctx::{self, CallSlot, CtxTable};
 use crate::script::raw::Target;
-use crate::script::sandbox::{self, ScriptBudget};
+use crate::script::sandbox;
 
 fn base() -> Catalog {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -10,11 +10,12 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, Value};
 
+use super::budget::{self, ScriptBudget};
 use super::diagnose::{
     Parsed, close_attribute, key_loc, near_column, parse, split_location, token_before,
 };
 use super::message::{MEMORY_MESSAGE, message};
-use super::sandbox::{self, ScriptBudget};
+use super::sandbox;
 use super::{
     DEFAULT_INSTRUCTIONS, DEFAULT_MEMORY, HOOK_NAMES, LOAD_INSTRUCTIONS, LOAD_PACK, LOAD_SET,
     STACK_RED_ZONE, STACK_SEGMENT, ctx, fast, memory, raw,
@@ -187,7 +188,7 @@ impl ScriptHost {
             let def = &all[index];
             let path = PathBuf::from(&def.file);
             if loading != Some(def.pack.as_str()) {
-                budget.begin_load(sandbox::LoadLimits {
+                budget.begin_load(budget::LoadLimits {
                     instructions: LOAD_INSTRUCTIONS,
                     pack: LOAD_PACK,
                     deadline: set_deadline,
@@ -469,7 +470,7 @@ impl PackState {
                 Parsed::Cut { line } => {
                     let over = self.budget.load_overrun().map_or_else(
                         || "loading took too long".to_string(),
-                        sandbox::Overrun::describe,
+                        budget::Overrun::describe,
                     );
                     return Err(mlua::Error::RuntimeError(format!(
                         "{name}:{line}: parsing the script stopped here: {over}"

@@ -17,6 +17,7 @@
 //! a pack written to make loading hang.
 
 pub mod api;
+mod budget;
 mod ctx;
 mod diagnose;
 mod fast;
@@ -44,9 +45,9 @@ use mlua::Value;
 use crate::content::diagnostic::Diagnostic;
 use crate::content::yaml::Loc;
 use crate::content::{self, LoadOptions, Loaded};
+use budget::ScriptBudget;
 pub use diagnose::dot_calls;
 pub use host::ScriptHost;
-use sandbox::ScriptBudget;
 
 /// The hooks a script may define (`evaluate` only in a pack's `ai.lua`).
 const HOOK_NAMES: &[&str] = &[

@@ -1074,7 +1074,8 @@ mod tests {
 
     use mlua::{Function, Lua, MultiValue, Table, Value};
 
-    use super::super::sandbox::{self, ScriptBudget};
+    use super::super::budget::ScriptBudget;
+    use super::super::sandbox;
     use crate::rules::MoveLimits;
 
     /// A small deterministic generator (xorshift64*).

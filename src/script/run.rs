@@ -20,7 +20,7 @@ use mlua::Value;
 use super::host::{Hook, PackState, Script, ScriptHost};
 use super::message::{is_memory, lua_place, message};
 use super::raw::{self as call, Target};
-use super::{STACK_RED_ZONE, STACK_SEGMENT, ctx, memo, memory, sandbox};
+use super::{STACK_RED_ZONE, STACK_SEGMENT, budget, ctx, memo, memory, sandbox};
 use crate::rules::{
     Cell, Effects, GameView, HookError, HookErrorKind, Hooks, ScriptId, ScriptPlace, Token,
 };
@@ -306,11 +306,11 @@ impl ScriptHost {
             } else {
                 known.unwrap_or(HookErrorKind::Script)
             };
-            let memory_out = exceeded == Some(sandbox::Overrun::Memory);
+            let memory_out = exceeded == Some(budget::Overrun::Memory);
             // Running out of memory that a `pcall` caught (and re-raised) says so, not
             // what the script's error handling made of it.
             let mut text = if memory_out && !is_memory(&e) {
-                sandbox::Overrun::Memory.describe()
+                budget::Overrun::Memory.describe()
             } else {
                 message(&e)
             };

@@ -23,7 +23,7 @@
 //! `ScriptBudget::guard` before each Lua call, or at once when the clock starts inside Lua;
 //! replays (which run no Lua) need no watchdog. The signal is `SIGURG`.
 //!
-//! [`HOOK_EVERY`]: crate::script::sandbox::HOOK_EVERY
+//! [`HOOK_EVERY`]: crate::script::budget::HOOK_EVERY
 
 use std::cell::Cell;
 use std::time::Duration;
