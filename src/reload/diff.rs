@@ -357,17 +357,9 @@ fn changed_lines(old: &str, new: &str) -> Vec<FieldChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::LoadOptions;
 
     fn base() -> Catalog {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let loaded = crate::content::load(&LoadOptions {
-            only: Some(vec!["base".into()]),
-            ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
-        });
-        loaded
-            .catalog
-            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics))
+        crate::content::base_for_tests()
     }
 
     #[test]

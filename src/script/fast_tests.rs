@@ -12,7 +12,6 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
-use crate::content::LoadOptions;
 use crate::rules::{
     Area, BudgetStep, CardId, Catalog, Cause, Cell, Effects, Event, GameState, MoveLimits, NoHooks,
     Offset, ScriptId, Seat, Token,
@@ -24,14 +23,7 @@ use crate::script::raw::Target;
 use crate::script::sandbox;
 
 fn base() -> Catalog {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let loaded = crate::content::load(&LoadOptions {
-        only: Some(vec!["base".into()]),
-        ..LoadOptions::standard(&root.join("content"), &root.join("mods"))
-    });
-    loaded
-        .catalog
-        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics))
+    crate::content::base_for_tests()
 }
 
 /// A game with a few tokens of both seats, the same every time.
@@ -79,13 +71,7 @@ fn side(catalog: &Catalog, fast: bool) -> Side {
     let (lua, _) = sandbox::new_state(&budget, 16 << 20).unwrap_or_else(|e| panic!("{e}"));
     let slot = Rc::new(CallSlot::default());
     let table = ctx::make(&lua, &slot, &budget).unwrap_or_else(|e| panic!("{e}"));
-    let types: Vec<&str> = catalog
-        .token_types()
-        .iter()
-        .map(|t| t.meta.id.as_str())
-        .collect();
-    let cards: Vec<&str> = catalog.cards().iter().map(|c| c.meta.id.as_str()).collect();
-    crate::script::raw::keep_names(&lua, &types, &cards).unwrap_or_else(|e| panic!("{e}"));
+    crate::script::host::keep_names(&lua, catalog).unwrap_or_else(|e| panic!("{e}"));
     if fast {
         let methods: Table = table
             .metatable()

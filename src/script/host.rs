@@ -392,6 +392,18 @@ impl ScriptHost {
     }
 }
 
+/// Keep `catalog`'s token type and card names in `lua`, the names token tables are made
+/// of (a host serves one catalog's content).
+pub(super) fn keep_names(lua: &mlua::Lua, catalog: &Catalog) -> mlua::Result<()> {
+    let types: Vec<&str> = catalog
+        .token_types()
+        .iter()
+        .map(|t| t.meta.id.as_str())
+        .collect();
+    let cards: Vec<&str> = catalog.cards().iter().map(|c| c.meta.id.as_str()).collect();
+    raw::keep_names(lua, &types, &cards)
+}
+
 impl PackState {
     fn new(
         memory: usize,
@@ -403,15 +415,7 @@ impl PackState {
         let (lua, freeze) = sandbox::new_state(&budget, memory)?;
         let slot = Rc::new(ctx::CallSlot::default());
         let table = ctx::make(&lua, &slot, &budget)?;
-        // The names token tables are made of (a host serves one catalog's content).
-        let types: Vec<&str> = catalog
-            .token_types()
-            .iter()
-            .map(|t| t.meta.id.as_str())
-            .collect();
-        let cards: Vec<&str> = catalog.cards().iter().map(|c| c.meta.id.as_str()).collect();
-
-        raw::keep_names(&lua, &types, &cards)?;
+        keep_names(&lua, catalog)?;
         // The functions scripts call most get fast entries (their general twins stay).
         if let Some(meta) = table.metatable() {
             fast::install(&lua, &meta.raw_get("__index")?, (&slot, &budget))?;
