@@ -1,0 +1,209 @@
+//! The hover preview, worked out on a worker thread: the frame asks for the preview of
+//! a move on a state, the worker plays it with its own script host and the engine's
+//! normal per-move limits, and the frame shows the answer once it has come. The frame
+//! never waits: a preview whose hooks run to their time limit leaves the window drawing
+//! and answering meanwhile.
+//!
+//! Only the newest question matters: while the pointer moves, the worker skips the
+//! questions asked before the last one, and an answer to any but the last is dropped.
+//! An answer depends only on the content, the state and the move ([`preview::preview`]),
+//! so it is the same preview the frame would have worked out itself.
+//!
+//! Must not: draw, or run a hook on the calling thread.
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::time::{Duration, Instant};
+
+use crate::rules::{Catalog, Engine, GameState, Move};
+
+use super::preview::{self, Preview};
+use super::session::SessionError;
+
+/// What a preview is of: the content, the state it is played on and the move.
+#[derive(Clone)]
+struct Question {
+    catalog: Arc<Catalog>,
+    state: GameState,
+    mv: Move,
+}
+
+impl Question {
+    fn is(&self, catalog: &Arc<Catalog>, state: &GameState, mv: Move) -> bool {
+        self.mv == mv && Arc::ptr_eq(&self.catalog, catalog) && self.state == *state
+    }
+}
+
+/// A job for the worker: a question with its number, or only "get the scripts of this
+/// content ready" (so the first hover does not wait for a script host to start).
+enum Job {
+    Ask(u64, Box<Question>),
+    Warm(Arc<Catalog>),
+}
+
+/// The worker's answer to question `.0`.
+type Answer = (u64, Result<Preview, SessionError>);
+
+/// The line to the worker thread.
+struct Worker {
+    jobs: Sender<Job>,
+    answers: Receiver<Answer>,
+}
+
+/// The hover previews of one screen (a game or the sandbox), from a worker thread of
+/// its own that ends with it.
+#[derive(Default)]
+pub struct Previews {
+    worker: Option<Worker>,
+    /// The question last asked (its number, what, and when).
+    asked: Option<(u64, Question, Instant)>,
+    /// The answer to the question last asked, once it has come.
+    answer: Option<Result<Preview, SessionError>>,
+    /// The number of the last question asked.
+    count: u64,
+}
+
+impl Previews {
+    /// Start the worker and its script host for `catalog` now, so the first hover is as
+    /// quick as the others.
+    pub fn warm(&mut self, catalog: &Arc<Catalog>) {
+        self.send(Job::Warm(Arc::clone(catalog)));
+    }
+
+    /// Ask for the preview of `mv` on `state` under `catalog`, unless it is the question
+    /// last asked. Never waits; the answer shows through [`Previews::shown`] once a later
+    /// [`Previews::poll`] has taken it up.
+    pub fn ask(&mut self, catalog: &Arc<Catalog>, state: &GameState, mv: Move) {
+        if self
+            .asked
+            .as_ref()
+            .is_some_and(|(_, q, _)| q.is(catalog, state, mv))
+        {
+            return;
+        }
+        self.count += 1;
+        let question = Question {
+            catalog: Arc::clone(catalog),
+            state: state.clone(),
+            mv,
+        };
+        let job = Job::Ask(self.count, Box::new(question.clone()));
+        self.asked = Some((self.count, question, Instant::now()));
+        self.answer = None;
+        self.send(job);
+    }
+
+    /// Nothing is hovered any more: forget the question (its answer is dropped when it
+    /// comes).
+    pub fn clear(&mut self) {
+        self.asked = None;
+        self.answer = None;
+    }
+
+    /// Take up the worker's answers: the one to the last question is kept, older ones
+    /// are dropped. Never waits.
+    pub fn poll(&mut self) {
+        let Some(worker) = &self.worker else {
+            return;
+        };
+        loop {
+            match worker.answers.try_recv() {
+                Ok((n, result)) => {
+                    if self.asked.as_ref().is_some_and(|(asked, _, _)| *asked == n) {
+                        self.answer = Some(result);
+                    }
+                }
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => {
+                    // The worker is gone (it panicked): say so for the question waiting,
+                    // and start a new one with the next question.
+                    self.worker = None;
+                    if self.asked.is_some() && self.answer.is_none() {
+                        self.answer =
+                            Some(Err(SessionError::PreviewStopped("its thread ended".into())));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The move last asked about and its preview (or why it is refused), once the
+    /// worker has answered.
+    #[must_use]
+    pub fn shown(&self) -> Option<(Move, &Result<Preview, SessionError>)> {
+        let (_, question, _) = self.asked.as_ref()?;
+        Some((question.mv, self.answer.as_ref()?))
+    }
+
+    /// How long the worker has been on the question last asked, while it has not
+    /// answered.
+    #[must_use]
+    pub fn pending(&self) -> Option<Duration> {
+        match (&self.asked, &self.answer) {
+            (Some((_, _, since)), None) => Some(since.elapsed()),
+            _ => None,
+        }
+    }
+
+    /// Send `job` to the worker, starting it first when there is none.
+    fn send(&mut self, job: Job) {
+        let job = match &self.worker {
+            Some(worker) => match worker.jobs.send(job) {
+                Ok(()) => return,
+                // The worker is gone: a new one takes the job.
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (jobs, inbox) = mpsc::channel();
+        let (outbox, answers) = mpsc::channel();
+        let started = crate::script::threads::spawn("tokensmith-preview", move || {
+            work(&inbox, &outbox);
+        });
+        match started {
+            Ok(_) => {
+                // The receiver lives in the thread just started: the send cannot fail.
+                let _ = jobs.send(job);
+                self.worker = Some(Worker { jobs, answers });
+            }
+            Err(e) => {
+                self.worker = None;
+                if let Job::Ask(..) = job {
+                    self.answer = Some(Err(SessionError::PreviewStopped(format!(
+                        "cannot start its thread: {e}"
+                    ))));
+                }
+            }
+        }
+    }
+}
+
+/// The worker: answer the newest question waiting, until the screen is gone.
+fn work(inbox: &Receiver<Job>, outbox: &Sender<Answer>) {
+    while let Ok(first) = inbox.recv() {
+        // The pointer may have moved on meanwhile: only the newest question matters (and
+        // a question warms its content's scripts too).
+        let mut job = first;
+        while let Ok(newer) = inbox.try_recv() {
+            if matches!(newer, Job::Ask(..)) || matches!(job, Job::Warm(_)) {
+                job = newer;
+            }
+        }
+        match job {
+            Job::Warm(catalog) => {
+                // The script host stays in this thread's cache for the questions to come.
+                let _ = crate::ai::hooks_for(&catalog);
+            }
+            Job::Ask(n, q) => {
+                let scripts = crate::ai::hooks_for(&q.catalog);
+                let engine = Engine::new(&q.catalog, scripts.hooks());
+                let result = preview::preview(&engine, &q.state, q.mv);
+                if outbox.send((n, result)).is_err() {
+                    // The screen is gone.
+                    return;
+                }
+            }
+        }
+    }
+}
