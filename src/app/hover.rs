@@ -207,3 +207,82 @@ fn work(inbox: &Receiver<Job>, outbox: &Sender<Answer>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Cell, Play};
+
+    fn game(catalog: &Catalog) -> GameState {
+        let deck = &catalog.decks()[0].stacks;
+        let engine = Engine::new(catalog, &crate::rules::NoHooks);
+        engine
+            .new_game([deck, deck], 3, &mut Vec::new())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn answered(previews: &mut Previews) -> (Move, Result<Preview, String>) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            previews.poll();
+            if let Some((mv, result)) = previews.shown() {
+                return (mv, result.as_ref().cloned().map_err(ToString::to_string));
+            }
+            assert!(Instant::now() < deadline, "no answer");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn at(state: &GameState, cell: Cell) -> Move {
+        Move {
+            seat: state.turn(),
+            play: Play::Stack(0),
+            cell,
+        }
+    }
+
+    #[test]
+    fn the_answer_is_the_preview_worked_out_here() {
+        let catalog = Arc::new(crate::content::base_for_tests());
+        let state = game(&catalog);
+        let scripts = crate::ai::hooks_for(&catalog);
+        let engine = Engine::new(&catalog, scripts.hooks());
+        let mut previews = Previews::default();
+        previews.warm(&catalog);
+        for cell in state.board().empty_cells().take(6) {
+            let mv = at(&state, cell);
+            previews.ask(&catalog, &state, mv);
+            let (asked, answer) = answered(&mut previews);
+            assert_eq!(asked, mv);
+            let here = preview::preview(&engine, &state, mv).map_err(|e| e.to_string());
+            assert_eq!(answer, here);
+        }
+    }
+
+    #[test]
+    fn only_the_last_question_is_answered_and_a_cleared_one_shows_nothing() {
+        let catalog = Arc::new(crate::content::base_for_tests());
+        let state = game(&catalog);
+        let cells: Vec<Cell> = state.board().empty_cells().take(5).collect();
+        let mut previews = Previews::default();
+        for &cell in &cells {
+            previews.ask(&catalog, &state, at(&state, cell));
+        }
+        let last = at(&state, cells[cells.len() - 1]);
+        assert!(previews.pending().is_some());
+        let (mv, answer) = answered(&mut previews);
+        assert_eq!(mv, last, "the answer shown is the last question's");
+        assert_eq!(answer.map(|p| p.mv).ok(), Some(last));
+        // Asking the same again changes nothing; another state is a new question.
+        previews.ask(&catalog, &state, last);
+        assert!(previews.pending().is_none() && previews.shown().is_some());
+        previews.clear();
+        assert!(previews.shown().is_none() && previews.pending().is_none());
+        // A question asked and cleared before its answer came: its answer is dropped.
+        previews.ask(&catalog, &state, at(&state, cells[0]));
+        previews.clear();
+        std::thread::sleep(Duration::from_millis(50));
+        previews.poll();
+        assert!(previews.shown().is_none());
+    }
+}

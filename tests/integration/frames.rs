@@ -127,6 +127,31 @@ fn a_hovered_move_whose_script_runs_to_its_limit_does_not_stall_the_frames() {
         slowest * 4 < took,
         "no frame waits for the hook: the slowest took {slowest:?} of {took:?}"
     );
+    // What the frame did before it had a worker: work the same preview out itself.
+    let (catalog, base, mv) = {
+        let screen = h
+            .state()
+            .sandbox()
+            .unwrap_or_else(|| panic!("the sandbox is open"));
+        let catalog = std::sync::Arc::clone(screen.sandbox.catalog());
+        let seat = screen.sandbox.state().turn();
+        let card = catalog
+            .card_named("slow:spinner")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mv = tokensmith::app::Sandbox::move_for(seat, card, Cell::new(5, 0));
+        (catalog, screen.sandbox.base_for(seat), mv)
+    };
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let engine = tokensmith::rules::Engine::new(&catalog, scripts.hooks());
+    let inline = Instant::now();
+    let here = tokensmith::app::preview::preview(&engine, &base, mv);
+    let inline = inline.elapsed();
+    eprintln!("the same preview worked out on the frame's thread: {inline:?}");
+    assert!(here.is_err(), "refused there too");
+    assert!(
+        slowest * 4 < inline,
+        "a frame now takes at most {slowest:?}, against {inline:?} before"
+    );
     let line = cell_label(&h, Cell::new(5, 0));
     assert!(
         line.contains("refused") && line.contains("slow/scripts/spin.lua"),
