@@ -260,6 +260,47 @@ mod tests {
     }
 
     #[test]
+    fn a_scripted_pack_s_previews_are_answered_exactly() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let loaded = crate::script::load(&crate::content::LoadOptions {
+            only: Some(vec!["base".into(), "example_scripted".into()]),
+            ..crate::content::LoadOptions::standard(&root.join("content"), &root.join("mods"))
+        });
+        let Some(catalog) = loaded.catalog.map(Arc::new) else {
+            panic!("{:?}", loaded.diagnostics)
+        };
+        assert!(!catalog.scripts().is_empty(), "the pack has scripts");
+        // The showcase deck: each stack's top card is scripted (an ability's hooks or its
+        // token type's).
+        let deck = catalog
+            .decks()
+            .iter()
+            .find(|d| d.meta.name == "Scripted Showcase")
+            .unwrap_or_else(|| panic!("the showcase deck"));
+        let engine = Engine::new(&catalog, &crate::rules::NoHooks);
+        let state = engine
+            .new_game([&deck.stacks, &deck.stacks], 5, &mut Vec::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let scripts = crate::ai::hooks_for(&catalog);
+        let engine = Engine::new(&catalog, scripts.hooks());
+        let mut previews = Previews::default();
+        let cells: Vec<Cell> = state.board().empty_cells().step_by(5).take(4).collect();
+        for stack in 0..deck.stacks.len() {
+            for &cell in &cells {
+                let mv = Move {
+                    seat: state.turn(),
+                    play: Play::Stack(u8::try_from(stack).unwrap_or_default()),
+                    cell,
+                };
+                previews.ask(&catalog, &state, mv);
+                let (_, answer) = answered(&mut previews);
+                let here = preview::preview(&engine, &state, mv).map_err(|e| e.to_string());
+                assert_eq!(answer, here, "{mv:?}");
+            }
+        }
+    }
+
+    #[test]
     fn only_the_last_question_is_answered_and_a_cleared_one_shows_nothing() {
         let catalog = Arc::new(crate::content::base_for_tests());
         let state = game(&catalog);
