@@ -101,10 +101,8 @@ impl GameScreen {
     pub fn show(&mut self, ui: &mut Ui, settings: &ClientSettings) -> GameAction {
         let mut action = GameAction::None;
         self.previews.poll();
-        if self.previews.pending().is_some() {
-            // Frames go on while the worker answers; the answer shows in the first after.
-            ui.ctx().request_repaint();
-        }
+        // Frames go on while the worker answers; the answer shows in the first after.
+        self.previews.keep_frames_coming(ui.ctx());
         self.drive_ai(ui, settings);
         self.keys(ui);
         if self.animation.as_ref().is_some_and(Animation::done) {
@@ -224,7 +222,11 @@ impl GameScreen {
     /// The seat panels; returns whether the menu was asked for.
     fn top_bar(&mut self, ui: &mut Ui) -> bool {
         let mut menu = false;
-        let incomes = self.session.incomes();
+        // Read on the worker (income hooks may take a move's time limit).
+        let incomes = self
+            .previews
+            .incomes(self.session.catalog(), self.session.state())
+            .unwrap_or([0, 0]);
         let delta = self
             .previews
             .shown()

@@ -9,7 +9,12 @@
 //! An answer depends only on the content, the state and the move ([`preview::preview`]),
 //! so it is the same preview the frame would have worked out itself.
 //!
-//! Must not: draw, or run a hook on the calling thread.
+//! The same worker reads both seats' incomes for the board shown (income hooks may take
+//! up to a move's time limit too): the screen shows the last incomes read until those of
+//! the new board come.
+//!
+//! Must not: draw (it only asks for frames while an answer is owed), or run a hook on
+//! the calling thread.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
@@ -38,11 +43,15 @@ impl Question {
 /// content ready" (so the first hover does not wait for a script host to start).
 enum Job {
     Ask(u64, Box<Question>),
+    Incomes(u64, Arc<Catalog>, Box<GameState>),
     Warm(Arc<Catalog>),
 }
 
-/// The worker's answer to question `.0`.
-type Answer = (u64, Result<Preview, SessionError>);
+/// The worker's answer to a question, by its number.
+enum Answer {
+    Preview(u64, Box<Result<Preview, SessionError>>),
+    Incomes(u64, [i64; 2]),
+}
 
 /// The line to the worker thread.
 struct Worker {
@@ -61,6 +70,10 @@ pub struct Previews {
     answer: Option<Result<Preview, SessionError>>,
     /// The number of the last question asked.
     count: u64,
+    /// The board whose incomes were last asked for (its number, content and state).
+    incomes_asked: Option<(u64, Arc<Catalog>, GameState)>,
+    /// The incomes last read, and whether they are those of the board last asked for.
+    incomes: Option<([i64; 2], bool)>,
 }
 
 impl Previews {
@@ -93,6 +106,47 @@ impl Previews {
         self.send(job);
     }
 
+    /// Both seats' incomes on `state` under `catalog`: asked of the worker unless they are
+    /// the ones last asked for; until its answer comes, the last incomes read (`None`
+    /// before the first). Never waits.
+    pub fn incomes(&mut self, catalog: &Arc<Catalog>, state: &GameState) -> Option<[i64; 2]> {
+        let asked = self
+            .incomes_asked
+            .as_ref()
+            .is_some_and(|(_, c, s)| Arc::ptr_eq(c, catalog) && s == state);
+        if !asked {
+            self.count += 1;
+            self.incomes_asked = Some((self.count, Arc::clone(catalog), state.clone()));
+            if let Some((_, fresh)) = &mut self.incomes {
+                *fresh = false;
+            }
+            self.send(Job::Incomes(
+                self.count,
+                Arc::clone(catalog),
+                Box::new(state.clone()),
+            ));
+        }
+        self.incomes.map(|(i, _)| i)
+    }
+
+    /// Whether the worker owes an answer (a preview or incomes).
+    #[must_use]
+    pub fn busy(&self) -> bool {
+        self.pending().is_some()
+            || (self.incomes_asked.is_some() && !self.incomes.is_some_and(|(_, fresh)| fresh))
+    }
+
+    /// Keep frames coming while the worker owes an answer, so it shows as soon as it has
+    /// come: at once for a preview (the pointer is on it), at the next ~60 Hz frame for
+    /// incomes.
+    pub fn keep_frames_coming(&self, ctx: &egui::Context) {
+        if self.pending().is_some() {
+            ctx.request_repaint();
+        } else if self.busy() {
+            ctx.request_repaint_after(Duration::from_millis(16));
+        }
+    }
+
     /// Nothing is hovered any more: forget the question (its answer is dropped when it
     /// comes).
     pub fn clear(&mut self) {
@@ -108,9 +162,19 @@ impl Previews {
         };
         loop {
             match worker.answers.try_recv() {
-                Ok((n, result)) => {
+                Ok(Answer::Preview(n, result)) => {
                     if self.asked.as_ref().is_some_and(|(asked, _, _)| *asked == n) {
-                        self.answer = Some(result);
+                        self.answer = Some(*result);
+                    }
+                }
+                Ok(Answer::Incomes(n, incomes)) => {
+                    let last = self
+                        .incomes_asked
+                        .as_ref()
+                        .is_some_and(|(asked, _, _)| *asked == n);
+                    // An older board's incomes still beat none at all.
+                    if last || self.incomes.is_none() {
+                        self.incomes = Some((incomes, last));
                     }
                 }
                 Err(TryRecvError::Empty) => return,
@@ -122,6 +186,8 @@ impl Previews {
                         self.answer =
                             Some(Err(SessionError::PreviewStopped("its thread ended".into())));
                     }
+                    // Asked again (by a new worker) with the next frame.
+                    self.incomes_asked = None;
                     return;
                 }
             }
@@ -182,28 +248,36 @@ impl Previews {
 /// The worker: answer the newest question waiting, until the screen is gone.
 fn work(inbox: &Receiver<Job>, outbox: &Sender<Answer>) {
     while let Ok(first) = inbox.recv() {
-        // The pointer may have moved on meanwhile: only the newest question matters (and
-        // a question warms its content's scripts too).
-        let mut job = first;
-        while let Ok(newer) = inbox.try_recv() {
-            if matches!(newer, Job::Ask(..)) || matches!(job, Job::Warm(_)) {
-                job = newer;
+        // The pointer may have moved on meanwhile: only the newest question of each kind
+        // matters (and a question warms its content's scripts too).
+        let (mut ask, mut incomes, mut warm) = (None, None, None);
+        for job in std::iter::once(first).chain(inbox.try_iter()) {
+            match job {
+                Job::Ask(n, q) => ask = Some((n, q)),
+                Job::Incomes(n, catalog, state) => incomes = Some((n, catalog, state)),
+                Job::Warm(catalog) => warm = Some(catalog),
             }
         }
-        match job {
-            Job::Warm(catalog) => {
-                // The script host stays in this thread's cache for the questions to come.
-                let _ = crate::ai::hooks_for(&catalog);
+        // The incomes first: the board shows them at once, a preview only when hovered.
+        if let Some((n, catalog, state)) = incomes {
+            let scripts = crate::ai::hooks_for(&catalog);
+            let engine = Engine::new(&catalog, scripts.hooks());
+            let answer = Answer::Incomes(n, engine.incomes(&state).unwrap_or([0, 0]));
+            if outbox.send(answer).is_err() {
+                // The screen is gone.
+                return;
             }
-            Job::Ask(n, q) => {
-                let scripts = crate::ai::hooks_for(&q.catalog);
-                let engine = Engine::new(&q.catalog, scripts.hooks());
-                let result = preview::preview(&engine, &q.state, q.mv);
-                if outbox.send((n, result)).is_err() {
-                    // The screen is gone.
-                    return;
-                }
+        }
+        if let Some((n, q)) = ask {
+            let scripts = crate::ai::hooks_for(&q.catalog);
+            let engine = Engine::new(&q.catalog, scripts.hooks());
+            let answer = Answer::Preview(n, Box::new(preview::preview(&engine, &q.state, q.mv)));
+            if outbox.send(answer).is_err() {
+                return;
             }
+        } else if let Some(catalog) = warm {
+            // The script host stays in this thread's cache for the questions to come.
+            let _ = crate::ai::hooks_for(&catalog);
         }
     }
 }
@@ -298,6 +372,39 @@ mod tests {
                 assert_eq!(answer, here, "{mv:?}");
             }
         }
+    }
+
+    #[test]
+    fn incomes_are_read_on_the_worker_and_the_last_read_shows_until_the_new_come() {
+        let catalog = Arc::new(crate::content::base_for_tests());
+        let first = game(&catalog);
+        let engine = Engine::new(&catalog, &crate::rules::NoHooks);
+        let mut second = first.clone();
+        let cell = first.board().empty_cells().next().unwrap_or_default();
+        engine
+            .play(&mut second, at(&first, cell), &mut Vec::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let want = |s: &GameState| engine.incomes(s).unwrap_or_else(|e| panic!("{e}"));
+        let mut previews = Previews::default();
+        let read = |previews: &mut Previews, state: &GameState| {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let known = previews.incomes(&catalog, state);
+                if !previews.busy() {
+                    return known;
+                }
+                assert!(Instant::now() < deadline, "no incomes");
+                std::thread::sleep(Duration::from_millis(1));
+                previews.poll();
+            }
+        };
+        assert_eq!(previews.incomes(&catalog, &first), None, "none read yet");
+        assert_eq!(read(&mut previews, &first), Some(want(&first)));
+        // A new board: the last incomes read show until its own come.
+        assert_eq!(previews.incomes(&catalog, &second), Some(want(&first)));
+        assert!(previews.busy());
+        assert_eq!(read(&mut previews, &second), Some(want(&second)));
+        assert_ne!(want(&first), want(&second), "the move changed the incomes");
     }
 
     #[test]

@@ -186,9 +186,6 @@ pub struct Session {
     thinking: Option<Thinking>,
     conceded: Option<Seat>,
     remote: Option<Remote>,
-    /// Both seats' incomes on the board they were worked out for: the top bar shows them
-    /// every frame, and income hooks may take up to a move's time limit.
-    incomes: std::cell::RefCell<Option<(GameState, [i64; 2])>>,
 }
 
 /// A LAN game's side of a session: the link to the host and how it stands.
@@ -226,7 +223,6 @@ impl Session {
             thinking: None,
             conceded: None,
             remote: None,
-            incomes: std::cell::RefCell::default(),
         })
     }
 
@@ -273,7 +269,6 @@ impl Session {
                 waiting: false,
                 status: Connection::Connected,
             }),
-            incomes: std::cell::RefCell::default(),
         })
     }
 
@@ -456,20 +451,6 @@ impl Session {
     #[must_use]
     pub fn score_trail(&self) -> Vec<[i64; 2]> {
         self.timeline.score_trail()
-    }
-
-    /// Both seats' income on the current board.
-    #[must_use]
-    pub fn incomes(&self) -> [i64; 2] {
-        let state = self.timeline.state();
-        if let Some((seen, incomes)) = &*self.incomes.borrow()
-            && seen == state
-        {
-            return *incomes;
-        }
-        let incomes = self.engine().incomes(state).unwrap_or([0, 0]);
-        *self.incomes.borrow_mut() = Some((state.clone(), incomes));
-        incomes
     }
 
     /// The move that plays stack `stack` on `cell` for the seat to move (what the hover

@@ -149,10 +149,8 @@ impl SandboxScreen {
         let mut leave = false;
         let mut action = SandboxAction::Stay;
         self.previews.poll();
-        if self.previews.pending().is_some() {
-            // Frames go on while the worker answers; the answer shows in the first after.
-            ui.ctx().request_repaint();
-        }
+        // Frames go on while the worker answers; the answer shows in the first after.
+        self.previews.keep_frames_coming(ui.ctx());
         self.keys(ui);
         egui::Panel::top("sandbox-bar").show(ui, |ui| {
             ui.add_space(4.0);
@@ -212,7 +210,11 @@ impl SandboxScreen {
                 ui.toggle_value(&mut self.show_hint, "AI hint");
                 ui.separator();
                 let state = self.sandbox.state();
-                let incomes = self.sandbox.engine().incomes(state).unwrap_or([0, 0]);
+                // Read on the worker (income hooks may take a move's time limit).
+                let incomes = self
+                    .previews
+                    .incomes(self.sandbox.catalog(), state)
+                    .unwrap_or([0, 0]);
                 for seat in Seat::BOTH {
                     ui.label(
                         RichText::new(format!(
