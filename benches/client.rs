@@ -4,10 +4,11 @@
 //! with nothing hovered.
 //!
 //! - `game/idle`: a card selected, the pointer off the board.
-//! - `game/hover_same_cell`: the pointer resting on an empty cell (the preview is cached
-//!   after the first frame, as when a player hovers).
-//! - `game/hover_new_cell`: the pointer on a different empty cell every frame, so the
-//!   engine runs the move again each frame (the worst case).
+//! - `game/hover_same_cell`: the pointer resting on an empty cell (the preview is worked
+//!   out once, as when a player hovers).
+//! - `game/hover_new_cell`: the pointer on a different empty cell every frame, so each
+//!   frame asks the preview worker a new question (the engine plays the move on the
+//!   worker, not in the frame).
 //! - `decks/base` and `decks/bulk_1000`: the deck editor with 10 saved decks of 15
 //!   cards (each naming one card of a pack that is not loaded), one open, the pointer
 //!   on the collection; over the base pack, and with a generated pack of 1,000 cards.

@@ -10,6 +10,7 @@ use crate::rules::{Board, Cell, Move, Play, Seat};
 use super::anim::{self, Animation};
 use super::board::{self, Overlay};
 use super::cards::{self, CardLook};
+use super::hover::Previews;
 use super::preview::Preview;
 use super::session::{Connection, Controller, Session};
 use super::{ClientSettings, theme};
@@ -29,15 +30,13 @@ pub enum GameAction {
     SaveReplay,
 }
 
-/// What a cached preview was computed for: stack, cell, and moves played.
-type PreviewKey = (u8, Cell, u32);
-
 /// The game screen's state.
 pub struct GameScreen {
     /// The game.
     pub session: Session,
     selected: Option<u8>,
-    preview: Option<(PreviewKey, Result<Preview, String>)>,
+    /// The hovered move's preview, worked out on a worker.
+    previews: Previews,
     animation: Option<Animation>,
     last_changed: Vec<Cell>,
     menu_open: bool,
@@ -58,10 +57,12 @@ impl GameScreen {
             .iter()
             .flat_map(Session::event_cells)
             .collect();
+        let mut previews = Previews::default();
+        previews.warm(session.catalog());
         GameScreen {
             session,
             selected: None,
-            preview: None,
+            previews,
             animation: None,
             last_changed,
             menu_open: false,
@@ -99,6 +100,9 @@ impl GameScreen {
     /// Draw the screen and handle its input.
     pub fn show(&mut self, ui: &mut Ui, settings: &ClientSettings) -> GameAction {
         let mut action = GameAction::None;
+        self.previews.poll();
+        // Frames go on while the worker answers; the answer shows in the first after.
+        self.previews.keep_frames_coming(ui.ctx());
         self.drive_ai(ui, settings);
         self.keys(ui);
         if self.animation.as_ref().is_some_and(Animation::done) {
@@ -147,7 +151,7 @@ impl GameScreen {
                 self.after_move(&before, &played, settings);
             }
             Ok(None) => {}
-            Err(e) => self.message = Some(e),
+            Err(e) => self.message = Some(e.to_string()),
         }
         if let Some(wait) = self.session.ai_wait(settings.ai) {
             ui.ctx().request_repaint_after(
@@ -162,7 +166,7 @@ impl GameScreen {
             .iter()
             .flat_map(Session::event_cells)
             .collect();
-        self.preview = None;
+        self.previews.clear();
         if settings.animations {
             self.animation = Some(Animation::new(
                 before,
@@ -218,10 +222,14 @@ impl GameScreen {
     /// The seat panels; returns whether the menu was asked for.
     fn top_bar(&mut self, ui: &mut Ui) -> bool {
         let mut menu = false;
-        let incomes = self.session.incomes();
+        // Read on the worker (income hooks may take a move's time limit).
+        let incomes = self
+            .previews
+            .incomes(self.session.catalog(), self.session.state())
+            .unwrap_or([0, 0]);
         let delta = self
-            .preview
-            .as_ref()
+            .previews
+            .shown()
             .and_then(|(_, p)| p.as_ref().ok())
             .map(Preview::income_delta);
         ui.add_space(4.0);
@@ -437,17 +445,17 @@ impl GameScreen {
             None => anim::pieces(&state_board),
         };
         let can_play = self.session.human_to_move() && self.animation.is_none();
+        let shown = self.previews.shown();
         let preview = if can_play {
-            self.preview
-                .as_ref()
+            shown
                 .and_then(|(_, p)| p.as_ref().ok())
                 .filter(|_| self.selected.is_some())
         } else {
             None
         };
-        let refused = match &self.preview {
-            Some(((_, cell, _), Err(why))) if can_play && self.selected.is_some() => {
-                Some((*cell, why.clone()))
+        let refused = match shown {
+            Some((mv, Err(why))) if can_play && self.selected.is_some() => {
+                Some((mv.cell, why.to_string()))
             }
             _ => None,
         };
@@ -479,21 +487,22 @@ impl GameScreen {
             ui.vertical_centered(|ui| {
                 ui.colored_label(theme::DANGER, format!("This move will be refused: {why}"));
             });
+        } else if can_play && self.selected.is_some() {
+            working_line(ui, self.previews.pending());
         }
         if !can_play {
             return;
         }
         let Some(stack) = self.selected else {
-            self.preview = None;
+            self.previews.clear();
             return;
         };
         if let Some(cell) = input.hovered.filter(|c| state_board.get(*c).is_none()) {
-            let key = (stack, cell, self.session.state().moves_played());
-            if self.preview.as_ref().is_none_or(|(k, _)| *k != key) {
-                self.preview = Some((key, self.session.preview(stack, cell)));
-            }
+            let mv = self.session.move_of(stack, cell);
+            self.previews
+                .ask(self.session.catalog(), self.session.state(), mv);
         } else {
-            self.preview = None;
+            self.previews.clear();
         }
         if let Some(cell) = input.clicked.filter(|_| !self.click_spent) {
             let mv = Move {
@@ -509,7 +518,7 @@ impl GameScreen {
                 }
                 // Sent to the host: the move shows when it has played it.
                 Ok(None) => self.message = None,
-                Err(e) => self.message = Some(e),
+                Err(e) => self.message = Some(e.to_string()),
             }
         }
     }
@@ -696,6 +705,18 @@ impl GameScreen {
                 }
             });
         action
+    }
+}
+
+/// How long a preview may take before the line under the board says it is being worked
+/// out (quicker ones show without a word, and without a flicker).
+pub const WORKING_AFTER: Duration = Duration::from_millis(150);
+
+/// The line under the board while the hovered move's preview is worked out for longer
+/// than [`WORKING_AFTER`].
+pub fn working_line(ui: &mut Ui, pending: Option<Duration>) {
+    if pending.is_some_and(|p| p >= WORKING_AFTER) {
+        ui.vertical_centered(|ui| ui.weak("Working out this move…"));
     }
 }
 

@@ -550,7 +550,7 @@ impl LanScreen {
                     return match Session::remote(catalog, c.link, &seen, &events, &deck) {
                         Ok(s) => Some(Box::new(s)),
                         Err(e) => {
-                            self.problem = Some(e);
+                            self.problem = Some(e.to_string());
                             None
                         }
                     };

@@ -13,6 +13,7 @@ mod browser;
 pub mod cards;
 pub mod decks;
 mod game;
+pub mod hover;
 pub mod lan;
 mod menu;
 pub mod mods;
@@ -37,7 +38,7 @@ pub use decks::DeckEditor;
 pub use game::{GameAction, GameScreen};
 pub use new_game::{DeckPick, NewGame};
 pub use sandbox::{Sandbox, SandboxScreen};
-pub use session::{AiSettings, Controller, SeatDeck, Session, Setup};
+pub use session::{AiSettings, Controller, SeatDeck, Session, SessionError, Setup};
 
 /// The loaded content and everything its load reported. A reload replaces it whole.
 pub struct Library {
@@ -549,7 +550,7 @@ impl App {
                     match Sandbox::new(catalog, crate::rules::DeckId(0), menu::fresh_seed()) {
                         Ok(s) => Some(self.sandbox_screen(s)),
                         Err(e) => {
-                            self.error = Some(e);
+                            self.error = Some(e.to_string());
                             Some(Screen::Menu)
                         }
                     }
@@ -584,7 +585,7 @@ impl App {
                                 other => Some(other),
                             },
                             Err(e) => {
-                                self.error = Some(e);
+                                self.error = Some(e.to_string());
                                 None
                             }
                         }
@@ -811,7 +812,7 @@ impl App {
         match Session::start(catalog, setup) {
             Ok(session) => Some(Screen::Game(Box::new(GameScreen::new(session)))),
             Err(e) => {
-                self.error = Some(e);
+                self.error = Some(e.to_string());
                 None
             }
         }
@@ -872,7 +873,7 @@ impl App {
                 match Sandbox::new(catalog, deck, menu::fresh_seed()) {
                     Ok(s) => Some(self.sandbox_screen(s)),
                     Err(e) => {
-                        self.error = Some(e);
+                        self.error = Some(e.to_string());
                         None
                     }
                 }

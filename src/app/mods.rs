@@ -97,6 +97,10 @@ impl Packs {
     }
 }
 
+/// How long a read of the packs may take before the screen says it is under way (a
+/// quicker one shows without a flicker).
+const READING_SHOWN_AFTER: std::time::Duration = std::time::Duration::from_millis(150);
+
 const NO_PROFILE: &str = "No profile folder: packs cannot be installed in this session.";
 
 /// Packs being installed on a worker thread ([`Packs::start_install`]).
@@ -178,6 +182,47 @@ pub struct ModsScreen {
     required_by: std::collections::BTreeMap<String, Vec<String>>,
     /// Packs being installed from a file or a drop.
     installing: Option<Installing>,
+    /// The packs being read again after a change (on a worker), and since when.
+    reading: Option<(std::sync::mpsc::Receiver<Reading>, std::time::Instant)>,
+}
+
+/// What the screen shows of the packs, read on a worker thread ([`ModsScreen::refresh`]).
+struct Reading {
+    /// Every pack found, in load order then the others.
+    listed: Vec<Listed>,
+    report: ConflictReport,
+    required_by: std::collections::BTreeMap<String, Vec<String>>,
+    /// The Set tab's tree.
+    tree: Vec<String>,
+}
+
+impl Reading {
+    /// Read the packs of `folders` with `set` enabled: each one's details and problems
+    /// (every pack found is loaded, scripts and all), the conflicts, what requires what.
+    fn of(folders: &Folders, set: &PackSet) -> Reading {
+        let all = crate::script::load(&set::list_options(folders, set));
+        let mut listed = set::list(folders, set, &all);
+        // Shown in the order the enabled packs load, then the others.
+        let selection = Selection::Set(set.clone());
+        let order = crate::content::load(&set::load_options(folders, &selection)).packs;
+        let rank = |id: &str| order.iter().position(|p| p.id == id).unwrap_or(usize::MAX);
+        listed.sort_by_key(|l| (rank(&l.id), l.id.clone()));
+        let report = crate::packs::conflicts::report(folders, &selection);
+        let graph = crate::packs::deps::Graph::of(folders);
+        let roots = graph.roots(set);
+        let required_by = listed
+            .iter()
+            .map(|l| (l.id.clone(), graph.required_by(&roots, &l.id)))
+            .filter(|(_, by)| !by.is_empty())
+            .collect();
+        let tree = graph.tree(&graph.tops(&roots));
+        Reading {
+            listed,
+            report,
+            required_by,
+            tree,
+        }
+    }
 }
 
 /// A pack row being dragged (its id).
@@ -200,37 +245,76 @@ impl ModsScreen {
             set_tab: super::shared_set::SetTab::default(),
             required_by: std::collections::BTreeMap::new(),
             installing: None,
+            reading: None,
         };
-        s.refresh(packs);
+        // The first reading is the screen: it is made before the screen shows.
+        s.show_reading(Reading::of(&packs.folders, &packs.set));
+        s.browse.refresh(&packs.places());
         s
     }
 
-    /// Read the packs, their problems and the conflicts again.
+    /// Read the packs, their problems and the conflicts again, on a worker thread (a
+    /// read loads every pack found, scripts and all); the screen says so meanwhile and
+    /// shows the new reading once it has come ([`ModsScreen::show`]). A read under way
+    /// is dropped for the new one.
     pub fn refresh(&mut self, packs: &Packs) {
-        let all = crate::script::load(&set::list_options(&packs.folders, &packs.set));
-        let mut listed = set::list(&packs.folders, &packs.set, &all);
-        // Shown in the order the enabled packs load, then the others.
-        let order = crate::content::load(&packs.options()).packs;
-        let rank = |id: &str| order.iter().position(|p| p.id == id).unwrap_or(usize::MAX);
-        listed.sort_by_key(|l| (rank(&l.id), l.id.clone()));
+        // The toggles say at once what the set is now; the rest follows with the read.
+        for l in &mut self.listed {
+            l.enabled = l.source == PackSource::Base || packs.set.is_enabled(&l.id);
+        }
+        self.browse.refresh(&packs.places());
+        let folders = packs.folders.clone();
+        let set = packs.set.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = crate::script::threads::spawn("mods-read", move || {
+            // The receiver may be gone (the screen left, a newer read): nothing to do then.
+            let _ = tx.send(Reading::of(&folders, &set));
+        });
+        match started {
+            Ok(_) => self.reading = Some((rx, std::time::Instant::now())),
+            Err(e) => {
+                self.reading = None;
+                self.status = Some((false, format!("The packs cannot be read again: {e}")));
+            }
+        }
+    }
+
+    /// Whether the packs are being read again (since when).
+    #[must_use]
+    pub fn reading(&self) -> Option<std::time::Duration> {
+        self.reading.as_ref().map(|(_, since)| since.elapsed())
+    }
+
+    /// Take up a finished read, if one came; never waits.
+    fn take_reading(&mut self) {
+        let Some((rx, _)) = &self.reading else {
+            return;
+        };
+        let read = match rx.try_recv() {
+            Ok(read) => read,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.reading = None;
+                self.status = Some((false, "The packs could not be read again.".into()));
+                return;
+            }
+        };
+        self.reading = None;
+        self.show_reading(read);
+    }
+
+    /// Show `read` (rows keep their places unless a reorder asked otherwise).
+    fn show_reading(&mut self, read: Reading) {
+        let mut listed = read.listed;
         if !std::mem::take(&mut self.resort) {
             // Rows keep their places; packs new to the list come after them.
             let was = |id: &str| self.listed.iter().position(|l| l.id == id);
             listed.sort_by_key(|l| was(&l.id).unwrap_or(usize::MAX));
         }
         self.listed = listed;
-        self.report =
-            crate::packs::conflicts::report(&packs.folders, &Selection::Set(packs.set.clone()));
-        self.browse.refresh(&packs.places());
-        self.set_tab.refresh(&packs.folders, &packs.set);
-        let graph = crate::packs::deps::Graph::of(&packs.folders);
-        let roots = graph.roots(&packs.set);
-        self.required_by = self
-            .listed
-            .iter()
-            .map(|l| (l.id.clone(), graph.required_by(&roots, &l.id)))
-            .filter(|(_, by)| !by.is_empty())
-            .collect();
+        self.report = read.report;
+        self.required_by = read.required_by;
+        self.set_tab.show_tree(read.tree);
     }
 
     /// The packs as listed.
@@ -260,6 +344,12 @@ impl ModsScreen {
     /// Draw the screen; what the user asked for.
     pub fn show(&mut self, ui: &mut Ui, packs: &mut Packs) -> ModsAction {
         let mut action = ModsAction::Stay;
+        self.take_reading();
+        if self.reading.is_some() {
+            // The window goes on while the worker reads; its reading shows once it came.
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(50));
+        }
         if let Some(job) = &self.installing {
             match job.poll(packs) {
                 Some((ok, line)) => {
@@ -348,6 +438,9 @@ impl ModsScreen {
             if let Some((ok, text)) = &self.status {
                 let colour = if *ok { theme::HINT } else { theme::DANGER };
                 ui.colored_label(colour, text);
+            }
+            if self.reading().is_some_and(|t| t >= READING_SHOWN_AFTER) {
+                ui.weak("Reading the packs again…");
             }
             for note in &packs.set.notes {
                 ui.colored_label(theme::PREVIEW, note);

@@ -9,6 +9,8 @@ use crate::rules::{
     Catalog, Cell, Engine, Event, EventKind, GameState, Move, RemoveReason, Seat, Token,
 };
 
+use super::session::SessionError;
+
 /// What happens to one cell's token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Changed {
@@ -130,21 +132,26 @@ impl Preview {
 }
 
 /// Play `mv` on a copy of `state` and describe the outcome, or say why it is refused.
-pub fn preview(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Preview, String> {
+///
+/// Scripted tokens and cards run their hooks within the engine's limits: the move's own
+/// budget and clock, and one more for the income hooks before and after it. The client
+/// calls this on a worker thread ([`super::hover::Previews`]), never on the frame's.
+///
+/// # Errors
+/// When the engine refuses the move or an income hook fails: the text to show.
+pub fn preview(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Preview, SessionError> {
     // One look: the income hooks before and after share one budget and clock (the move
     // has its own), so a preview costs a bounded time however many scripted tokens.
     engine.look(|| preview_now(engine, state, mv))
 }
 
-fn preview_now(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Preview, String> {
-    let income_before = engine.incomes(state).map_err(|e| e.to_string())?;
+fn preview_now(engine: &Engine<'_>, state: &GameState, mv: Move) -> Result<Preview, SessionError> {
+    let income_before = engine.incomes(state)?;
     let mut after = state.clone();
     let mut events = Vec::new();
-    engine
-        .play(&mut after, mv, &mut events)
-        .map_err(|e| e.to_string())?;
+    engine.play(&mut after, mv, &mut events)?;
     // Incomes are read before the next turn's changes would matter: the move is scored.
-    let income_after = engine.incomes(&after).map_err(|e| e.to_string())?;
+    let income_after = engine.incomes(&after)?;
     Ok(from_events(
         engine,
         state,
@@ -452,7 +459,10 @@ mod tests {
             play: Play::Stack(0),
             cell: Cell::new(0, 0),
         };
-        let e = preview(&engine, &state, mv).err().unwrap_or_default();
+        let e = preview(&engine, &state, mv)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("not empty"), "{e}");
     }
 }

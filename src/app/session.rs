@@ -17,7 +17,51 @@ use crate::rules::{
 };
 use crate::timeline::{Step, Timeline};
 
-use super::preview::{self, Preview};
+/// Why a game in the client cannot go on as asked: a move refused, a hook that failed,
+/// decks that cannot be dealt, or a LAN host that said something this client cannot use.
+/// `Display` is the line the player sees.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum SessionError {
+    /// The engine refused the move (the state is unchanged).
+    #[error(transparent)]
+    Move(#[from] crate::rules::MoveError),
+    /// A script hook failed outside a move (an income hook of a preview).
+    #[error(transparent)]
+    Hook(#[from] crate::rules::HookError),
+    /// A seat's deck cannot be played with the loaded rules.
+    #[error(transparent)]
+    Deck(#[from] crate::rules::DeckError),
+    /// The host's view of the game does not fit the content loaded here.
+    #[error(transparent)]
+    View(#[from] crate::net::protocol::ViewError),
+    /// The host's events name something the content loaded here lacks.
+    #[error(transparent)]
+    Wire(#[from] crate::net::events::WireError),
+    /// The game has ended (a seat conceded).
+    #[error("the game is over")]
+    Over,
+    /// A LAN game's move played a card from outside the stacks.
+    #[error("a LAN game plays from the stacks")]
+    NotFromStacks,
+    /// The host announced a move without a seat.
+    #[error("the host named no seat")]
+    NoSeat,
+    /// The host played a card this client's content lacks.
+    #[error("the host played an unknown card {0}")]
+    UnknownCard(String),
+    /// The host refused this player's move.
+    #[error("the host refused the move: {0}")]
+    HostRefused(String),
+    /// The sandbox's deck is not in the content.
+    #[error("the sandbox's deck is not in the loaded content")]
+    NoDeck,
+    /// The AI's thread ended without an answer.
+    #[error("the AI stopped without a move")]
+    AiStopped,
+    /// The preview's thread ended (or could not start) without an answer.
+    #[error("the preview could not be worked out: {0}")]
+    PreviewStopped(String),
+}
 
 /// Who plays a seat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,12 +169,9 @@ impl Table {
         &self,
         decks: [&[Vec<CardId>]; 2],
         seed: u64,
-    ) -> Result<(GameState, Vec<Event>), String> {
+    ) -> Result<(GameState, Vec<Event>), SessionError> {
         let mut opening = Vec::new();
-        let state = self
-            .engine()
-            .new_game(decks, seed, &mut opening)
-            .map_err(|e| e.to_string())?;
+        let state = self.engine().new_game(decks, seed, &mut opening)?;
         Ok((state, opening))
     }
 }
@@ -145,9 +186,6 @@ pub struct Session {
     thinking: Option<Thinking>,
     conceded: Option<Seat>,
     remote: Option<Remote>,
-    /// Both seats' incomes on the board they were worked out for: the top bar shows them
-    /// every frame, and income hooks may take up to a move's time limit.
-    incomes: std::cell::RefCell<Option<(GameState, [i64; 2])>>,
 }
 
 /// A LAN game's side of a session: the link to the host and how it stands.
@@ -173,7 +211,7 @@ pub enum Connection {
 
 impl Session {
     /// Start a game, or say why the decks cannot be played.
-    pub fn start(catalog: Arc<Catalog>, setup: Setup) -> Result<Session, String> {
+    pub fn start(catalog: Arc<Catalog>, setup: Setup) -> Result<Session, SessionError> {
         let table = Table::new(Arc::clone(&catalog));
         let decks = [&setup.decks[0].stacks[..], &setup.decks[1].stacks[..]];
         let (state, opening) = table.deal(decks, setup.seed)?;
@@ -185,7 +223,6 @@ impl Session {
             thinking: None,
             conceded: None,
             remote: None,
-            incomes: std::cell::RefCell::default(),
         })
     }
 
@@ -197,9 +234,9 @@ impl Session {
         seen: &Seen,
         events: &[WireEvent],
         deck: &str,
-    ) -> Result<Session, String> {
-        let (state, public) = seen.restore(&catalog).map_err(|e| e.to_string())?;
-        let opening = crate::net::events::from_wire(&catalog, events).map_err(|e| e.to_string())?;
+    ) -> Result<Session, SessionError> {
+        let (state, public) = seen.restore(&catalog)?;
+        let opening = crate::net::events::from_wire(&catalog, events)?;
         let me = seen.seat();
         let mut decks = [
             SeatDeck {
@@ -232,7 +269,6 @@ impl Session {
                 waiting: false,
                 status: Connection::Connected,
             }),
-            incomes: std::cell::RefCell::default(),
         })
     }
 
@@ -250,16 +286,15 @@ impl Session {
 
     /// Play `mv` here, or in a LAN game send it to the host (`None`: sent; its step comes
     /// from [`Session::poll_ai`] once the host has played it).
-    pub fn submit(&mut self, mv: Move) -> Result<Option<Step>, String> {
+    pub fn submit(&mut self, mv: Move) -> Result<Option<Step>, SessionError> {
         let Some(remote) = &mut self.remote else {
             return self.play(mv).map(|s| Some(s.clone()));
         };
         // Refuse at once what the host would refuse (a taken cell, an empty stack).
         Engine::new(self.table.catalog(), &crate::rules::NoHooks)
-            .check(self.timeline.state(), mv)
-            .map_err(|e| e.to_string())?;
+            .check(self.timeline.state(), mv)?;
         let Play::Stack(stack) = mv.play else {
-            return Err("a LAN game plays from the stacks".into());
+            return Err(SessionError::NotFromStacks);
         };
         remote.link.play(stack, mv.cell);
         remote.waiting = true;
@@ -267,7 +302,7 @@ impl Session {
     }
 
     /// Take what the host said: the next move played (one a call, for its animation).
-    fn poll_remote(&mut self) -> Result<Option<&Step>, String> {
+    fn poll_remote(&mut self) -> Result<Option<&Step>, SessionError> {
         let Some(remote) = &mut self.remote else {
             return Ok(None);
         };
@@ -275,7 +310,7 @@ impl Session {
             match event {
                 LinkEvent::Update(Update::State { seen, last, events }) => {
                     let catalog = Arc::clone(self.table.catalog());
-                    let (state, public) = seen.restore(&catalog).map_err(|e| e.to_string())?;
+                    let (state, public) = seen.restore(&catalog)?;
                     remote.status = Connection::Connected;
                     let Some(played) = last else {
                         // A snapshot (after a reconnect): take it as the position.
@@ -288,14 +323,14 @@ impl Session {
                         remote.waiting = false;
                         continue;
                     };
-                    let seat = crate::net::protocol::seat_of(played.seat)
-                        .ok_or("the host named no seat")?;
+                    let seat =
+                        crate::net::protocol::seat_of(played.seat).ok_or(SessionError::NoSeat)?;
                     if seat == seen.seat() {
                         remote.waiting = false;
                     }
                     let card = catalog
                         .card_named(&played.card)
-                        .map_err(|_| format!("the host played an unknown card {}", played.card))?;
+                        .map_err(|_| SessionError::UnknownCard(played.card.clone()))?;
                     let (x, y) = played.cell.unwrap_or_default();
                     let step = Step {
                         action: crate::timeline::Action::Move {
@@ -306,8 +341,7 @@ impl Session {
                             },
                             card,
                         },
-                        events: crate::net::events::from_wire(&catalog, &events)
-                            .map_err(|e| e.to_string())?,
+                        events: crate::net::events::from_wire(&catalog, &events)?,
                         after: state,
                         catalog,
                     };
@@ -316,7 +350,7 @@ impl Session {
                 }
                 LinkEvent::Update(Update::MoveRefused { reason, .. }) => {
                     remote.waiting = false;
-                    return Err(format!("the host refused the move: {reason}"));
+                    return Err(SessionError::HostRefused(reason));
                 }
                 LinkEvent::Update(Update::Paused) => remote.status = Connection::OpponentAway,
                 LinkEvent::Update(Update::Resumed) | LinkEvent::Back => {
@@ -419,44 +453,30 @@ impl Session {
         self.timeline.score_trail()
     }
 
-    /// Both seats' income on the current board.
+    /// The move that plays stack `stack` on `cell` for the seat to move (what the hover
+    /// preview asks about; see [`super::hover::Previews`]).
     #[must_use]
-    pub fn incomes(&self) -> [i64; 2] {
-        let state = self.timeline.state();
-        if let Some((seen, incomes)) = &*self.incomes.borrow()
-            && seen == state
-        {
-            return *incomes;
-        }
-        let incomes = self.engine().incomes(state).unwrap_or([0, 0]);
-        *self.incomes.borrow_mut() = Some((state.clone(), incomes));
-        incomes
-    }
-
-    /// What playing stack `stack` on `cell` would do, for the seat to move.
-    pub fn preview(&self, stack: u8, cell: Cell) -> Result<Preview, String> {
-        let mv = Move {
+    pub fn move_of(&self, stack: u8, cell: Cell) -> Move {
+        Move {
             seat: self.timeline.state().turn(),
             play: Play::Stack(stack),
             cell,
-        };
-        preview::preview(&self.engine(), self.timeline.state(), mv)
+        }
     }
 
     /// Play a move for the seat to move.
-    pub fn play(&mut self, mv: Move) -> Result<&Step, String> {
+    pub fn play(&mut self, mv: Move) -> Result<&Step, SessionError> {
         // Whatever happens, a pending AI answer is for the position before this move.
         self.thinking = None;
         if self.conceded.is_some() {
-            return Err("the game is over".into());
+            return Err(SessionError::Over);
         }
         let state = self.timeline.state().clone();
         let from = self.public.position_of(&state);
         let engine = self.table.engine();
         let played = self
             .timeline
-            .play(&engine, self.table.catalog(), state, mv)
-            .map_err(|e| e.to_string())?;
+            .play(&engine, self.table.catalog(), state, mv)?;
         self.public.record(from, &played.events);
         self.thinking = None;
         Ok(played)
@@ -483,7 +503,7 @@ impl Session {
     /// Drive the AI: start it when it is its turn, and play its answer once it has come
     /// and `settings.delay` has passed since its turn began. Returns the move played.
     /// Never blocks.
-    pub fn poll_ai(&mut self, settings: AiSettings) -> Result<Option<&Step>, String> {
+    pub fn poll_ai(&mut self, settings: AiSettings) -> Result<Option<&Step>, SessionError> {
         if self.remote.is_some() {
             return self.poll_remote();
         }
@@ -506,7 +526,7 @@ impl Session {
                 Err(TryRecvError::Empty) => return Ok(None),
                 Err(TryRecvError::Disconnected) => {
                     self.thinking = None;
-                    return Err("the AI stopped without a move".into());
+                    return Err(SessionError::AiStopped);
                 }
             }
         }

@@ -16,7 +16,6 @@ use super::theme;
 use crate::index::lock;
 use crate::packs::Folders;
 use crate::packs::PackSet;
-use crate::packs::deps::Graph;
 
 /// The most bytes of pasted text read as a lock file.
 const MAX_PASTE: u64 = lock::MAX_BYTES;
@@ -59,10 +58,9 @@ pub struct SetTab {
 }
 
 impl SetTab {
-    /// Read the tree of `packs` again.
-    pub fn refresh(&mut self, folders: &Folders, set: &PackSet) {
-        let graph = Graph::of(folders);
-        self.tree = graph.tree(&graph.tops(&graph.roots(set)));
+    /// Show `tree`, read elsewhere (the Mods screen's worker).
+    pub fn show_tree(&mut self, tree: Vec<String>) {
+        self.tree = tree;
     }
 
     /// A finished job's result; an applied set is read again into `packs`.

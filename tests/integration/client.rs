@@ -49,6 +49,15 @@ pub fn run_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_
     }
 }
 
+/// Run frames until the Mods screen has read the packs again after a change (on its
+/// worker thread), then until the window settles.
+pub fn mods_read(h: &mut Harness<'_, App>) {
+    run_until(h, "the packs read again", |h| {
+        h.state().mods().is_none_or(|m| m.reading().is_none())
+    });
+    h.run();
+}
+
 pub fn cell_label(h: &Harness<'_, App>, cell: Cell) -> String {
     let prefix = format!("cell {cell}:");
     h.get_by_label_contains(&prefix)
@@ -659,7 +668,7 @@ fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_th
             .and_then(|m| m.status.as_ref())
             .is_some_and(|(_, line)| line != "Installing…")
     });
-    h.run();
+    mods_read(&mut h);
     let status = h
         .state()
         .mods()
@@ -673,7 +682,8 @@ fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_th
     assert!(!has_card(&h, "Sparkler"), "installed packs start off");
 
     h.get_by_label("sparks on").click();
-    h.run();
+    h.step();
+    mods_read(&mut h);
     assert!(h.state().pack_set().is_some_and(|s| s.is_enabled("sparks")));
     assert!(has_card(&h, "Sparkler"), "on at once, without a restart");
     assert!(
@@ -697,7 +707,8 @@ fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_th
     h.get_by_label("Mods").click();
     h.run();
     h.get_by_label("sparks on").click();
-    h.run();
+    h.step();
+    mods_read(&mut h);
     assert!(!has_card(&h, "Sparkler"), "off at once");
     assert!(!PackSet::open(&profile_dir).is_enabled("sparks"));
     assert!(h.query_by_label_contains("No conflicts").is_some());

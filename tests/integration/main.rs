@@ -41,6 +41,9 @@
 //! - `client`: the desktop client driven through its accessibility labels.
 //! - `decks`: the deck editor (drag and drop, click-to-place, refusals), saved and random
 //!   decks in games, settings kept in the profile.
+//! - `frames`: the client's frame thread never waits: the hover preview worked out on a
+//!   worker (a script that runs to its limit does not stall the frames), the Mods
+//!   screen's packs read again on a worker after a change.
 //! - `newcomer`: the client's dead ends a new user hit: a sandbox kept across the menu,
 //!   reload errors and replays shown in the sandbox, refused moves said on hover, steady
 //!   Mods rows, LAN hosts listed once.
@@ -73,6 +76,8 @@ mod decks;
 mod diagnostics;
 mod docs;
 mod editor;
+#[cfg(feature = "client")]
+mod frames;
 mod hostile_packs;
 mod index;
 mod index_trust;

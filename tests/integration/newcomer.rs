@@ -14,7 +14,7 @@ use tokensmith::content::LoadOptions;
 use tokensmith::reload::DEBOUNCE;
 use tokensmith::rules::Cell;
 
-use super::client::{base_library, cell_label, harness_for, open_sandbox, pick_card};
+use super::client::{base_library, cell_label, harness_for, mods_read, open_sandbox, pick_card};
 use super::support::{TempPacks, copy_tree, root};
 
 #[test]
@@ -293,7 +293,8 @@ fn toggling_a_pack_keeps_every_row_where_it_is() {
         let at = h.get_by_label(&label).rect();
         let was_on = h.state().pack_set().is_some_and(|s| s.is_enabled(id));
         h.get_by_label(&label).click();
-        h.run();
+        h.step();
+        mods_read(&mut h);
         assert_ne!(
             h.state().pack_set().is_some_and(|s| s.is_enabled(id)),
             was_on,

@@ -17,13 +17,13 @@ use std::sync::Arc;
 use egui::{Color32, Key, Modifiers, RichText, Ui};
 
 use crate::ai::Rated;
-use crate::rules::{CardId, Catalog, Cause, Cell, Event, IdMap, Move, Play, Seat, describe};
+use crate::rules::{CardId, Catalog, Cause, Cell, Event, IdMap, Play, Seat, describe};
 use crate::timeline::{Action, Edit, Moment};
 
 use super::anim;
 use super::board::{self, Overlay};
 use super::cards::{self, CardLook};
-use super::preview::Preview;
+use super::hover::Previews;
 use super::session::Session;
 use super::theme;
 use editor::{Editor, Tool};
@@ -51,7 +51,8 @@ pub struct SandboxScreen {
     search: String,
     hint: Option<(usize, Option<CardId>, Seat, Vec<Rated>)>,
     show_hint: bool,
-    preview: Option<((Move, usize), Result<Preview, String>)>,
+    /// The hovered move's preview, worked out on a worker.
+    previews: Previews,
     selected_event: Option<(Moment, usize)>,
     message: Option<String>,
     /// What the content is, when it is not the loaded packs as they are (a patch from the
@@ -72,6 +73,8 @@ impl SandboxScreen {
     #[must_use]
     pub fn new(sandbox: Sandbox) -> SandboxScreen {
         let seat = sandbox.state().turn();
+        let mut previews = Previews::default();
+        previews.warm(sandbox.catalog());
         SandboxScreen {
             sandbox,
             card: None,
@@ -79,7 +82,7 @@ impl SandboxScreen {
             search: String::new(),
             hint: None,
             show_hint: false,
-            preview: None,
+            previews,
             selected_event: None,
             message: None,
             note: None,
@@ -134,7 +137,8 @@ impl SandboxScreen {
         self.note = None;
         self.card = self.card.and_then(|c| map.card(c));
         self.hint = None;
-        self.preview = None;
+        self.previews.clear();
+        self.previews.warm(self.sandbox.catalog());
         self.replay = None;
         self.selected_event = None;
         Ok(())
@@ -144,6 +148,9 @@ impl SandboxScreen {
     pub fn show(&mut self, ui: &mut Ui, reload: &mut Option<super::ReloadStatus>) -> SandboxAction {
         let mut leave = false;
         let mut action = SandboxAction::Stay;
+        self.previews.poll();
+        // Frames go on while the worker answers; the answer shows in the first after.
+        self.previews.keep_frames_coming(ui.ctx());
         self.keys(ui);
         egui::Panel::top("sandbox-bar").show(ui, |ui| {
             ui.add_space(4.0);
@@ -203,7 +210,11 @@ impl SandboxScreen {
                 ui.toggle_value(&mut self.show_hint, "AI hint");
                 ui.separator();
                 let state = self.sandbox.state();
-                let incomes = self.sandbox.engine().incomes(state).unwrap_or([0, 0]);
+                // Read on the worker (income hooks may take a move's time limit).
+                let incomes = self
+                    .previews
+                    .incomes(self.sandbox.catalog(), state)
+                    .unwrap_or([0, 0]);
                 for seat in Seat::BOTH {
                     ui.label(
                         RichText::new(format!(
@@ -403,9 +414,10 @@ impl SandboxScreen {
                 .map(|s| s.events.iter().flat_map(Session::event_cells).collect())
                 .unwrap_or_default(),
         };
+        let refused = self.refused_preview();
         let preview = self
-            .preview
-            .as_ref()
+            .previews
+            .shown()
             .and_then(|(_, p)| p.as_ref().ok())
             .filter(|_| self.card.is_some());
         let overlay = Overlay {
@@ -414,7 +426,7 @@ impl SandboxScreen {
             highlight: if preview.is_some() { &[] } else { &highlight },
             targets: self.card.is_some(),
             every_cell: self.editor.tool != Tool::Play,
-            refused: self.refused_preview(),
+            refused: refused.as_ref().map(|(c, why)| (*c, why.as_str())),
         };
         // The board leaves a line below it for the preview or the refusal.
         let room = egui::vec2(
@@ -435,11 +447,13 @@ impl SandboxScreen {
                 theme::seat_name(Seat::Two),
                 d[1]
             ));
-        } else if let Some((_, why)) = self.refused_preview() {
+        } else if let Some((_, why)) = &refused {
             ui.colored_label(theme::DANGER, format!("This move will be refused: {why}"));
+        } else if self.card.is_some() {
+            super::game::working_line(ui, self.previews.pending());
         }
         if self.editor.tool != Tool::Play {
-            self.preview = None;
+            self.previews.clear();
             if let Some(cell) = input.clicked {
                 let edit = match self.editor.tool {
                     Tool::Put => Edit::Put {
@@ -458,17 +472,15 @@ impl SandboxScreen {
             return;
         }
         let Some(card) = self.card else {
-            self.preview = None;
+            self.previews.clear();
             return;
         };
         if let Some(cell) = input.hovered.filter(|c| board_state.get(*c).is_none()) {
             let mv = Sandbox::move_for(self.seat, card, cell);
-            let key = (mv, self.sandbox.steps().len());
-            if self.preview.as_ref().is_none_or(|(k, _)| *k != key) {
-                self.preview = Some((key, self.sandbox.preview(mv)));
-            }
+            let base = self.sandbox.base_for(mv.seat);
+            self.previews.ask(self.sandbox.catalog(), &base, mv);
         } else {
-            self.preview = None;
+            self.previews.clear();
         }
         if let Some(cell) = input.clicked {
             let mv = Sandbox::move_for(self.seat, card, cell);
@@ -484,9 +496,9 @@ impl SandboxScreen {
     }
 
     /// The hovered move when the engine refuses it, and why.
-    fn refused_preview(&self) -> Option<(Cell, &str)> {
-        match &self.preview {
-            Some(((mv, _), Err(why))) if self.card.is_some() => Some((mv.cell, why.as_str())),
+    fn refused_preview(&self) -> Option<(Cell, String)> {
+        match self.previews.shown() {
+            Some((mv, Err(why))) if self.card.is_some() => Some((mv.cell, why.to_string())),
             _ => None,
         }
     }

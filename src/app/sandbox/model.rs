@@ -10,8 +10,7 @@ use crate::rules::{
 };
 use crate::timeline::{Action, Edit, Moment, Step, Timeline};
 
-use super::super::preview::{self, Preview};
-use super::super::session::Table;
+use super::super::session::{SessionError, Table};
 
 /// What re-playing the sandbox's moves under new content gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,12 +34,12 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// A sandbox game with `deck` for both seats.
-    pub fn new(catalog: Arc<Catalog>, deck: DeckId, seed: u64) -> Result<Sandbox, String> {
+    pub fn new(catalog: Arc<Catalog>, deck: DeckId, seed: u64) -> Result<Sandbox, SessionError> {
         let table = Table::new(Arc::clone(&catalog));
         let stacks = &catalog
             .decks()
             .get(deck.index())
-            .ok_or_else(|| "the sandbox's deck is not in the loaded content".to_string())?
+            .ok_or(SessionError::NoDeck)?
             .stacks;
         let (start, opening) = table.deal([stacks, stacks], seed)?;
         Ok(Sandbox {
@@ -127,24 +126,21 @@ impl Sandbox {
         }
     }
 
-    /// The state `mv` is played on: the current one with `mv`'s seat to move.
-    fn base_for(&self, seat: Seat) -> GameState {
+    /// The state a move of `seat` is played on (and previewed on): the current one with
+    /// `seat` to move.
+    #[must_use]
+    pub fn base_for(&self, seat: Seat) -> GameState {
         let mut state = self.state().clone();
         Engine::any_seat_to_move(&mut state, seat);
         state
     }
 
-    /// What `mv` would do.
-    pub fn preview(&self, mv: Move) -> Result<Preview, String> {
-        preview::preview(&self.engine(), &self.base_for(mv.seat), mv)
-    }
-
     /// Play `mv` (any seat, any card); moves undone before are dropped.
-    pub fn play(&mut self, mv: Move) -> Result<&Step, String> {
+    pub fn play(&mut self, mv: Move) -> Result<&Step, SessionError> {
         let engine = self.table.engine();
-        self.timeline
-            .play_any_seat(&engine, self.table.catalog(), mv)
-            .map_err(|e| e.to_string())
+        Ok(self
+            .timeline
+            .play_any_seat(&engine, self.table.catalog(), mv)?)
     }
 
     /// Take back the last move; false when there is none.

@@ -1,0 +1,230 @@
+//! The frame thread never waits: the hover preview is worked out on a worker thread (it
+//! shows once the worker has answered, and a hovered move whose script runs to its limit
+//! leaves the window drawing and answering meanwhile), and the Mods screen reads the
+//! packs again on a worker after a change, saying so while it does.
+
+use std::time::{Duration, Instant};
+
+use egui::Key;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use tokensmith::app::{App, Library};
+use tokensmith::content::LoadOptions;
+use tokensmith::rules::Cell;
+
+use super::client::{
+    base_library, cell_label, harness_for, mods_read, open_sandbox, pick_card, run_until,
+};
+use super::support::{TempPacks, root};
+
+#[test]
+fn a_game_s_hover_preview_shows_once_the_worker_has_answered() {
+    let mut h = harness_for(App::new(base_library()));
+    h.run();
+    h.get_by_label("Hotseat").click();
+    h.run();
+    h.get_by_label("Start").click();
+    h.run();
+    h.key_press(Key::Num1);
+    h.run();
+    let empty = h.get_all_by_label_contains(": empty").next().map(|n| {
+        n.hover();
+    });
+    assert!(empty.is_some(), "an empty cell to hover");
+    h.step();
+    run_until(&mut h, "the preview", |h| {
+        h.query_by_label_contains("— preview: places").is_some()
+    });
+    assert!(
+        h.query_by_label("Working out this move…").is_none(),
+        "a quick preview shows without a word"
+    );
+}
+
+/// A pack whose one card's ability runs until the move's time limit stops it.
+fn slow_pack() -> TempPacks {
+    TempPacks::new(&[
+        (
+            "slow/pack.yaml",
+            "id: slow\nname: Slow\nversion: 1.0.0\nrequires:\n  - { id: base, version: \"^1\" }\nscripts: { instructions: 50000000 }\n",
+        ),
+        (
+            "slow/abilities.yaml",
+            "abilities:\n  - id: spin\n    name: Spin\n    description: Thinks for as long as it may.\n    script: scripts/spin.lua\n",
+        ),
+        (
+            "slow/cards.yaml",
+            "cards:\n  - id: spinner\n    name: Spinner\n    value: 2\n    ability: spin\n    area: row\n",
+        ),
+        (
+            "slow/scripts/spin.lua",
+            "return {\n  on_place = function(ctx)\n    local s = string.rep('x', 1000000)\n    while true do local t = s .. 'y' end\n  end,\n}\n",
+        ),
+    ])
+}
+
+#[test]
+fn a_hovered_move_whose_script_runs_to_its_limit_does_not_stall_the_frames() {
+    let mods = slow_pack();
+    let library = Library::load(LoadOptions::standard(&root().join("content"), mods.path()));
+    assert_eq!(library.errors(), 0, "{:?}", library.diagnostics);
+    let mut h = harness_for(App::new(library));
+    h.run();
+    open_sandbox(&mut h);
+    // A move to take back later, while the slow preview is worked out.
+    pick_card(&mut h, "weaken_row", "Row Weakener");
+    h.get_by_label_contains("cell (0, 5): empty").click();
+    h.run();
+    assert!(!cell_label(&h, Cell::new(0, 5)).contains("empty"));
+    pick_card(&mut h, "spinner", "Spinner");
+    h.get_by_label_contains("cell (5, 0): empty").hover();
+
+    let asked = Instant::now();
+    let mut frames = Vec::new();
+    let mut undone_at = None;
+    let mut working_seen = false;
+    let refused = |h: &Harness<'_, App>| {
+        h.query_by_label_contains("This move will be refused")
+            .is_some()
+    };
+    while !refused(&h) {
+        assert!(
+            asked.elapsed() < Duration::from_secs(60),
+            "the preview never came"
+        );
+        let started = Instant::now();
+        h.step();
+        frames.push(started.elapsed());
+        working_seen |= h.query_by_label("Working out this move…").is_some();
+        if undone_at.is_none() && asked.elapsed() > Duration::from_millis(300) {
+            // The window still answers: the arrow key takes the first move back now.
+            assert!(
+                !refused(&h),
+                "the preview came before the key was pressed: the script was not slow"
+            );
+            h.key_press(Key::ArrowLeft);
+            h.step();
+            assert!(
+                cell_label(&h, Cell::new(0, 5)).contains("empty"),
+                "the key took the move back while the preview was worked out: {}",
+                cell_label(&h, Cell::new(0, 5))
+            );
+            undone_at = Some(asked.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let took = asked.elapsed();
+    assert!(undone_at.is_some(), "the key was pressed while waiting");
+    assert!(working_seen, "the line under the board said it was working");
+    frames.sort();
+    let slowest = frames.last().copied().unwrap_or_default();
+    let median = frames[frames.len() / 2];
+    eprintln!(
+        "slow preview: answered after {took:?}, {} frames meanwhile, median {median:?}, slowest {slowest:?}",
+        frames.len()
+    );
+    assert!(
+        slowest * 4 < took,
+        "no frame waits for the hook: the slowest took {slowest:?} of {took:?}"
+    );
+    // What the frame did before it had a worker: work the same preview out itself.
+    let (catalog, base, mv) = {
+        let screen = h
+            .state()
+            .sandbox()
+            .unwrap_or_else(|| panic!("the sandbox is open"));
+        let catalog = std::sync::Arc::clone(screen.sandbox.catalog());
+        let seat = screen.sandbox.state().turn();
+        let card = catalog
+            .card_named("slow:spinner")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mv = tokensmith::app::Sandbox::move_for(seat, card, Cell::new(5, 0));
+        (catalog, screen.sandbox.base_for(seat), mv)
+    };
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let engine = tokensmith::rules::Engine::new(&catalog, scripts.hooks());
+    let inline = Instant::now();
+    let here = tokensmith::app::preview::preview(&engine, &base, mv);
+    let inline = inline.elapsed();
+    eprintln!("the same preview worked out on the frame's thread: {inline:?}");
+    assert!(here.is_err(), "refused there too");
+    assert!(
+        slowest * 4 < inline,
+        "a frame now takes at most {slowest:?}, against {inline:?} before"
+    );
+    let line = cell_label(&h, Cell::new(5, 0));
+    assert!(
+        line.contains("refused") && line.contains("slow/scripts/spin.lua"),
+        "the hovered cell says why, naming the script: {line}"
+    );
+}
+
+#[test]
+fn the_mods_screen_reads_the_packs_again_on_a_worker_after_a_toggle() {
+    use tokensmith::app::mods::Packs;
+    use tokensmith::packs::{PackSet, set::Folders};
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let profile_dir = dir.path().join("profile");
+    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
+    let packs = Packs {
+        folders: Folders {
+            content: root().join("content"),
+            mods: root().join("mods"),
+            installed: Some(profile_dir.join("packs")),
+        },
+        set: PackSet::open(&profile_dir),
+        profile: Some(profile_dir.clone()),
+    };
+    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let mut h = harness_for(app);
+    h.run();
+    h.get_by_label("Mods").click();
+    h.run();
+    let frost_on = |h: &Harness<'_, App>| {
+        h.state()
+            .mods()
+            .is_some_and(|m| m.listed().iter().any(|l| l.id == "frost" && l.enabled))
+    };
+    assert!(!frost_on(&h));
+    h.get_by_label("frost on").click();
+    let started = Instant::now();
+    h.step();
+    let toggle_frame = started.elapsed();
+    assert!(frost_on(&h), "the toggle says at once that the pack is on");
+    assert!(
+        h.state().mods().is_some_and(|m| m.reading().is_some()),
+        "the packs are read again on a worker, not in the frame"
+    );
+    let mut frames = Vec::new();
+    let mut said = false;
+    while h.state().mods().is_some_and(|m| m.reading().is_some()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the read never came"
+        );
+        let t = Instant::now();
+        h.step();
+        frames.push(t.elapsed());
+        said |= h.query_by_label("Reading the packs again…").is_some();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let read = started.elapsed();
+    mods_read(&mut h);
+    frames.sort();
+    let median = frames.get(frames.len() / 2).copied().unwrap_or_default();
+    let slowest = frames.last().copied().unwrap_or_default();
+    eprintln!(
+        "mods read: the toggle's frame took {toggle_frame:?}, the read {read:?}, {} frames meanwhile, median {median:?}, slowest {slowest:?}, said so: {said}",
+        frames.len()
+    );
+    assert!(
+        read < Duration::from_millis(150) || said,
+        "a read of {read:?} is shown as under way"
+    );
+    assert!(frost_on(&h), "the new reading has frost on");
+    assert!(
+        h.state().pack_set().is_some_and(|s| s.is_enabled("frost")),
+        "the set has it"
+    );
+}
