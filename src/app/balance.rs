@@ -8,6 +8,10 @@
 //! Must not: run a game or load a patch on the frame thread (the worker does both), or
 //! keep a stopped run's thread tied to the screen (Stop detaches it; it ends at the end
 //! of its round).
+//!
+//! The three runs are `ai::balance::run_sequential_until`, `ai::tune::tune_watched` and
+//! `ai::race::race_until`; each value's point is sent to the screen's live chart
+//! (egui_plot) as it is judged; Stop is an `AtomicBool` checked between rounds.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};

@@ -5,6 +5,9 @@
 //!
 //! Every index read, fetch and install runs on a worker thread (an index on the web may
 //! take until its deadline): the tab shows what it is doing, and its buttons wait.
+//!
+//! "Check against my packs" is `index::player::preview`; install and update go through
+//! `index::player`.
 
 use std::path::PathBuf;
 use std::sync::mpsc;

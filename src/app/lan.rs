@@ -1,6 +1,10 @@
 //! "Play on LAN": host a game (this player's seat and deck, the enabled packs, sent to a
 //! joiner who lacks them) or join one (found on the network or by address), then play
 //! it on the usual game screen.
+//!
+//! Hosting runs a `net::Host` that the player joins over loopback like anyone; then a
+//! `Session::remote` on the usual game screen, whose moves go to the host through
+//! `net::link` and whose steps are the host's (`Timeline::record`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

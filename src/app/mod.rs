@@ -4,6 +4,11 @@
 //! the engine's answer, read from its events.
 //!
 //! [`App::show`] draws one frame into any `Ui`, which is how the tests drive it.
+//!
+//! `App` holds the screens and `ClientSettings` (kept in the profile's `Settings`);
+//! `Library` is the loaded catalog, its diagnostics and packs — what a reload replaces.
+//! A changed pack set is applied through `apply_reload`, the same path as a file change.
+//! Without a profile folder nothing is saved, and the deck editor says why.
 
 mod anim;
 mod balance;

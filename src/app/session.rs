@@ -2,6 +2,11 @@
 //! far with their events, and the AI thinking on its own thread.
 //!
 //! Nothing here draws; the game screen reads a [`Session`] and sends it moves.
+//!
+//! `Table` is a catalog with this thread's script hooks, shared by games and the sandbox;
+//! `Setup` holds each seat's `SeatDeck`; a `Session` has its `Timeline` and controllers. The
+//! AI chooses on its own thread and the frame only polls a channel, so the UI thread never
+//! runs a search.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};

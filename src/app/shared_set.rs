@@ -6,6 +6,9 @@
 //!
 //! Must not: change the profile before the plan was shown and Apply clicked, or apply a
 //! set other than the one whose plan is shown.
+//!
+//! "Share this set" is `index::lock::text`; "Use a shared set" plans, then
+//! `index::lock::apply`, on a worker thread.
 
 use std::path::PathBuf;
 use std::thread::JoinHandle;

@@ -1,6 +1,9 @@
 //! The sandbox's game, apart from its screen: the content and a [`Timeline`] of moves
 //! and edits by hand, with undo and redo, carry-over to reloaded content, and its steps
 //! played again under new content through [`crate::replay::play_again`]. No drawing.
+//!
+//! Besides undo, redo and carry-over, the sandbox steps through a saved game and writes its
+//! game as a scenario through `scenario::write`.
 
 use std::sync::Arc;
 
