@@ -39,6 +39,24 @@ pub fn harness_for(mut app: App) -> Harness<'static, App> {
         .build_ui_state(|ui, app: &mut App| app.show(ui), app)
 }
 
+/// The client over the base content, `mods` and the packs of the profile at `profile`,
+/// with that profile (decks, settings and the enabled set).
+pub fn app_in_profile(profile: &std::path::Path, mods: std::path::PathBuf) -> App {
+    use tokensmith::app::mods::Packs;
+    use tokensmith::packs::{PackSet, set::Folders};
+    let opened = tokensmith::profile::Profile::open(profile).map_err(|e| e.to_string());
+    let packs = Packs {
+        folders: Folders {
+            content: root().join("content"),
+            mods,
+            installed: Some(profile.join("packs")),
+        },
+        set: PackSet::open(profile),
+        profile: Some(profile.to_path_buf()),
+    };
+    App::with_profile(Library::load(packs.options()), opened).with_packs(packs)
+}
+
 /// Run frames until `done` holds, waiting for the AI's thread in real time.
 pub fn run_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_, App>) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -614,8 +632,7 @@ impl egui::DroppedFile for Dropped {
 
 #[test]
 fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_then_off() {
-    use tokensmith::app::mods::Packs;
-    use tokensmith::packs::{PackSet, set::Folders};
+    use tokensmith::packs::PackSet;
 
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let source = dir.path().join("src/sparks");
@@ -635,17 +652,7 @@ fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_th
     std::fs::write(&zip, &built.bytes).unwrap_or_else(|e| panic!("{e}"));
 
     let profile_dir = dir.path().join("profile");
-    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
-    let packs = Packs {
-        folders: Folders {
-            content: root().join("content"),
-            mods: dir.path().join("no-mods"),
-            installed: Some(profile_dir.join("packs")),
-        },
-        set: PackSet::open(&profile_dir),
-        profile: Some(profile_dir.clone()),
-    };
-    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let app = app_in_profile(&profile_dir, dir.path().join("no-mods"));
     let mut h = harness_for(app);
     h.run();
     let has_card = |h: &Harness<'_, App>, name: &str| {

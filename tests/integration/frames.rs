@@ -161,22 +161,9 @@ fn a_hovered_move_whose_script_runs_to_its_limit_does_not_stall_the_frames() {
 
 #[test]
 fn the_mods_screen_reads_the_packs_again_on_a_worker_after_a_toggle() {
-    use tokensmith::app::mods::Packs;
-    use tokensmith::packs::{PackSet, set::Folders};
-
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let profile_dir = dir.path().join("profile");
-    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
-    let packs = Packs {
-        folders: Folders {
-            content: root().join("content"),
-            mods: root().join("mods"),
-            installed: Some(profile_dir.join("packs")),
-        },
-        set: PackSet::open(&profile_dir),
-        profile: Some(profile_dir.clone()),
-    };
-    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let app = super::client::app_in_profile(&profile_dir, root().join("mods"));
     let mut h = harness_for(app);
     h.run();
     h.get_by_label("Mods").click();

@@ -855,24 +855,13 @@ fn publish_writes_a_web_page_whose_search_works_in_a_real_browser() {
 #[test]
 fn the_mods_screen_browses_an_index_checks_a_pack_and_installs_it() {
     use egui_kittest::kittest::Queryable as _;
-    use tokensmith::app::mods::Packs;
-    use tokensmith::app::{App, Library};
-    use tokensmith::packs::{PackSet, set::Folders};
+
+    use tokensmith::app::App;
 
     let w = published();
     w.player_with("player", "index");
     let profile_dir = w.path("player");
-    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
-    let packs = Packs {
-        folders: Folders {
-            content: root().join("content"),
-            mods: w.path("empty"),
-            installed: Some(profile_dir.join("packs")),
-        },
-        set: PackSet::open(&profile_dir),
-        profile: Some(profile_dir.clone()),
-    };
-    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let app = super::client::app_in_profile(&profile_dir, w.path("empty"));
     let mut h = super::client::harness_for(app);
     h.run();
     h.get_by_label("Mods").click();

@@ -260,22 +260,9 @@ fn text(node: &egui_kittest::Node<'_>) -> String {
 
 #[test]
 fn toggling_a_pack_keeps_every_row_where_it_is() {
-    use tokensmith::app::mods::Packs;
-    use tokensmith::packs::{PackSet, set::Folders};
-
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let profile_dir = dir.path().join("profile");
-    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
-    let packs = Packs {
-        folders: Folders {
-            content: root().join("content"),
-            mods: root().join("mods"),
-            installed: Some(profile_dir.join("packs")),
-        },
-        set: PackSet::open(&profile_dir),
-        profile: Some(profile_dir.clone()),
-    };
-    let app = App::with_profile(Library::load(packs.options()), profile).with_packs(packs);
+    let app = super::client::app_in_profile(&profile_dir, root().join("mods"));
     let mut h = harness_for(app);
     h.run();
     h.get_by_label("Mods").click();

@@ -314,21 +314,8 @@ fn a_scenario_gets_the_packs_it_names_by_hash() {
 #[cfg(feature = "client")]
 /// The client for the player `who`, with their profile's packs.
 fn app_for(w: &World, who: &str) -> tokensmith::app::App {
-    use tokensmith::app::mods::Packs;
-    use tokensmith::app::{App, Library};
-    use tokensmith::packs::{PackSet, set::Folders};
     let profile_dir = w.path(who);
-    let profile = tokensmith::profile::Profile::open(&profile_dir).map_err(|e| e.to_string());
-    let packs = Packs {
-        folders: Folders {
-            content: root().join("content"),
-            mods: w.path("empty"),
-            installed: Some(profile_dir.join("packs")),
-        },
-        set: PackSet::open(&profile_dir),
-        profile: Some(profile_dir.clone()),
-    };
-    App::with_profile(Library::load(packs.options()), profile).with_packs(packs)
+    crate::client::app_in_profile(&profile_dir, w.path("empty"))
 }
 
 #[cfg(feature = "client")]
