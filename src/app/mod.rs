@@ -7,7 +7,8 @@
 //!
 //! `App` holds the screens and `ClientSettings` (kept in the profile's `Settings`);
 //! `Library` is the loaded catalog, its diagnostics and packs — what a reload replaces.
-//! A changed pack set is applied through `apply_reload`, the same path as a file change.
+//! A changed pack set's content is loaded on a worker thread (`App::apply_pack_set`), then
+//! applied through `apply_reload`, the same path as a file change.
 //! Without a profile folder nothing is saved, and the deck editor says why.
 
 mod anim;
@@ -208,6 +209,16 @@ pub struct App {
     packs: Option<mods::Packs>,
     /// The sandbox left for the menu: Sandbox resumes it (its Reset starts over).
     parked: Option<Box<SandboxScreen>>,
+    /// The content of a changed pack set, loaded on a worker thread (the newest change
+    /// only).
+    applying: Option<Applying>,
+}
+
+/// A changed pack set's content being loaded on a worker thread ([`App::apply_pack_set`]):
+/// the frame polls for it and applies it as a reload.
+struct Applying {
+    rx: std::sync::mpsc::Receiver<crate::reload::Reload>,
+    since: std::time::Instant,
 }
 
 impl App {
@@ -247,6 +258,7 @@ impl App {
             },
             packs: None,
             parked: None,
+            applying: None,
         }
     }
 
@@ -276,28 +288,67 @@ impl App {
     /// Load the content the current pack set selects, now, through the live-reload
     /// path (so the sandbox carries over as it does for edits), and watch with the new
     /// options from now on.
-    fn apply_pack_set(&mut self) {
+    /// Load the content of the changed pack set on a worker thread; the frame applies it
+    /// as a reload when it is loaded ([`App::poll_applying`]). A newer change replaces
+    /// one still loading, whose content is then dropped.
+    fn apply_pack_set(&mut self, ctx: &egui::Context) {
         let Some(packs) = &self.packs else { return };
         let options = packs.options();
         self.library.options = options.clone();
-        let started = std::time::Instant::now();
-        let loaded = crate::script::load(&options);
-        self.apply_reload(crate::reload::Reload {
-            loaded,
-            paths: Vec::new(),
-            seen: started,
-            took: started.elapsed(),
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ctx = ctx.clone();
+        let since = std::time::Instant::now();
+        let spawned = crate::script::threads::spawn("tokensmith-pack-set", move || {
+            let loaded = crate::script::load(&options);
+            let _ = tx.send(crate::reload::Reload {
+                loaded,
+                paths: Vec::new(),
+                seen: since,
+                took: since.elapsed(),
+            });
+            ctx.request_repaint();
         });
+        match spawned {
+            Ok(_) => self.applying = Some(Applying { rx, since }),
+            Err(e) => self.error = Some(format!("The packs could not be loaded again: {e}")),
+        }
         if let Some(debounce) = self.debounce {
             // The old watcher stops when dropped; the new one watches the new folders.
             self.live = Live::Wanted(debounce);
         }
     }
 
+    /// Apply the changed pack set's content once its worker has loaded it.
+    fn poll_applying(&mut self, ui: &Ui) {
+        let Some(applying) = &self.applying else {
+            return;
+        };
+        match applying.rx.try_recv() {
+            Ok(reload) => {
+                self.applying = None;
+                self.apply_reload(reload);
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_millis(50));
+            }
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.applying = None;
+                self.error = Some("Loading the packs again stopped before it was done.".into());
+            }
+        }
+    }
+
+    /// Whether a changed pack set's content is still loading (since how long).
+    #[must_use]
+    pub fn applying_for(&self) -> Option<std::time::Duration> {
+        self.applying.as_ref().map(|a| a.since.elapsed())
+    }
+
     /// Save the pack set (saying so when that fails) and apply it.
-    fn pack_set_changed(&mut self) -> Option<String> {
+    fn pack_set_changed(&mut self, ctx: &egui::Context) -> Option<String> {
         let saved = self.packs.as_ref().map(|p| p.set.save());
-        self.apply_pack_set();
+        self.apply_pack_set(ctx);
         match saved {
             Some(Err(e)) => Some(format!("Applied for this session, but not saved: {e}")),
             _ => None,
@@ -483,6 +534,7 @@ impl App {
             self.fonts_ready = true;
         }
         self.poll_reload(ui);
+        self.poll_applying(ui);
         self.take_dropped(ui);
         let settings = self.settings;
         let mut mods_changed = false;
@@ -660,7 +712,7 @@ impl App {
             },
         };
         if mods_changed {
-            if let Some(why) = self.pack_set_changed() {
+            if let Some(why) = self.pack_set_changed(ui.ctx()) {
                 self.error = Some(why);
             }
             if let (Screen::Mods(screen), Some(packs)) = (&mut self.screen, &self.packs) {

@@ -67,11 +67,12 @@ pub fn run_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&Harness<'_
     }
 }
 
-/// Run frames until the Mods screen has read the packs again after a change (on its
-/// worker thread), then until the window settles.
+/// Run frames until the Mods screen has read the packs again after a change and the
+/// client has loaded the changed set's content (each on a worker thread), then until
+/// the window settles.
 pub fn mods_read(h: &mut Harness<'_, App>) {
-    run_until(h, "the packs read again", |h| {
-        h.state().mods().is_none_or(|m| m.reading().is_none())
+    run_until(h, "the packs read again and the changed set applied", |h| {
+        h.state().mods().is_none_or(|m| m.reading().is_none()) && h.state().applying_for().is_none()
     });
     h.run();
 }
@@ -692,7 +693,7 @@ fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_th
     h.step();
     mods_read(&mut h);
     assert!(h.state().pack_set().is_some_and(|s| s.is_enabled("sparks")));
-    assert!(has_card(&h, "Sparkler"), "on at once, without a restart");
+    assert!(has_card(&h, "Sparkler"), "on without a restart");
     assert!(
         h.query_by_label_contains("card base:gift: value").is_some(),
         "the conflict is listed"
@@ -716,7 +717,7 @@ fn a_pack_dropped_on_the_window_installs_turns_on_shows_its_card_and_conflict_th
     h.get_by_label("sparks on").click();
     h.step();
     mods_read(&mut h);
-    assert!(!has_card(&h, "Sparkler"), "off at once");
+    assert!(!has_card(&h, "Sparkler"), "off again");
     assert!(!PackSet::open(&profile_dir).is_enabled("sparks"));
     assert!(h.query_by_label_contains("No conflicts").is_some());
 }
