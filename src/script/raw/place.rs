@@ -18,6 +18,7 @@ thread_local! {
 struct Restore(*mut ffi::lua_State);
 
 impl Drop for Restore {
+    #[inline]
     fn drop(&mut self) {
         CALLING.with(|c| c.set(self.0));
     }
@@ -25,6 +26,7 @@ impl Drop for Restore {
 
 /// Run `f`, the body of a fast entry running on `state`, with `state` noted as the
 /// calling thread.
+#[inline(always)]
 pub(super) fn while_fast_call<R>(state: *mut ffi::lua_State, f: impl FnOnce() -> R) -> R {
     let _restore = Restore(CALLING.with(|c| c.replace(state)));
     f()
