@@ -185,6 +185,9 @@ fn the_mods_screen_reads_the_packs_again_on_a_worker_after_a_toggle() {
     );
     let mut frames = Vec::new();
     let mut said = false;
+    // A frame drawn while the read has run well past the 150 ms after which the screen
+    // says so (read just after the frame, so the margin covers the frame's own time).
+    let mut late = false;
     while h.state().mods().is_some_and(|m| m.reading().is_some()) {
         assert!(
             started.elapsed() < Duration::from_secs(60),
@@ -193,7 +196,16 @@ fn the_mods_screen_reads_the_packs_again_on_a_worker_after_a_toggle() {
         let t = Instant::now();
         h.step();
         frames.push(t.elapsed());
-        said |= h.query_by_label("Reading the packs again…").is_some();
+        let shown = h.query_by_label("Reading the packs again…").is_some();
+        said |= shown;
+        if h.state()
+            .mods()
+            .and_then(|m| m.reading())
+            .is_some_and(|t| t >= Duration::from_millis(200))
+        {
+            late = true;
+            assert!(shown, "a read under way for 200 ms is shown as under way");
+        }
         std::thread::sleep(Duration::from_millis(2));
     }
     let read = started.elapsed();
@@ -205,10 +217,7 @@ fn the_mods_screen_reads_the_packs_again_on_a_worker_after_a_toggle() {
         "mods read: the toggle's frame took {toggle_frame:?}, the read {read:?}, {} frames meanwhile, median {median:?}, slowest {slowest:?}, said so: {said}",
         frames.len()
     );
-    assert!(
-        read < Duration::from_millis(150) || said,
-        "a read of {read:?} is shown as under way"
-    );
+    assert!(!late || said, "a read of {read:?} is shown as under way");
     assert!(frost_on(&h), "the new reading has frost on");
     assert!(
         h.state().pack_set().is_some_and(|s| s.is_enabled("frost")),
