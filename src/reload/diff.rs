@@ -357,10 +357,7 @@ fn changed_lines(old: &str, new: &str) -> Vec<FieldChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn base() -> Catalog {
-        crate::content::base_for_tests()
-    }
+    use crate::content::base_for_tests as base;
 
     #[test]
     fn an_edited_script_shows_its_changed_lines() {

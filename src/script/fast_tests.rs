@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
+use crate::content::base_for_tests as base;
 use crate::rules::{
     Area, BudgetStep, CardId, Catalog, Cause, Cell, Effects, Event, GameState, MoveLimits, NoHooks,
     Offset, ScriptId, Seat, Token,
@@ -21,10 +22,6 @@ use crate::script::budget::ScriptBudget;
 use crate::script::ctx::{self, CallSlot, CtxTable};
 use crate::script::raw::Target;
 use crate::script::sandbox;
-
-fn base() -> Catalog {
-    crate::content::base_for_tests()
-}
 
 /// A game with a few tokens of both seats, the same every time.
 fn game(catalog: &Catalog) -> GameState {

@@ -67,6 +67,9 @@ struct Ready<'h> {
     s: &'h Script,
     state: &'h PackState,
     function: &'h mlua::RegistryKey,
+    /// Whether no other hook call of this state is under way (a hook nested in another
+    /// of the same pack, an on_destroyed inside ctx:damage, shares the ctx table).
+    outermost: bool,
 }
 
 /// What a hook call that ran in Lua left besides its result: the record to keep (its
@@ -98,9 +101,7 @@ impl ScriptHost {
         self.budget
             .enter(hook.name(), ready.state.instructions)
             .map_err(|e| failure(ready.s, hook, HookErrorKind::Limit, None, e.to_string()))?;
-        // A hook nested in another of the same pack (an on_destroyed inside ctx:damage)
-        // shares the ctx table: give the outer call its fields back afterwards.
-        let outermost = ready.state.depth.get() == 0;
+        let outermost = ready.outermost;
         // Only an outermost call of a script without state is replayed or recorded: its
         // count starts from zero, and it depends on nothing but its arguments and ctx.
         let key = passed
@@ -111,6 +112,7 @@ impl ScriptHost {
         {
             return done;
         }
+        // A nested call gives the outer call its fields back afterwards.
         let saved = (!outermost).then(|| ready.state.slot.fields.get());
         let (result, recorded) = self.run_lua(&ready, hook, fields, key, args, &mut target);
         self.budget.leave();
@@ -159,6 +161,7 @@ impl ScriptHost {
             s,
             state,
             function,
+            outermost: state.depth.get() == 0,
         }))
     }
 
@@ -216,7 +219,7 @@ impl ScriptHost {
         target: &mut Target<'_, '_>,
     ) -> (mlua::Result<Value>, Recorded) {
         let (s, state) = (ready.s, ready.state);
-        let outermost = state.depth.get() == 0;
+        let outermost = ready.outermost;
         let before = (self.budget.used(), self.memo.calls(), self.budget.caught());
         if key.is_some() {
             state.slot.memo.start();
