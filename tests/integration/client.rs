@@ -98,6 +98,17 @@ pub fn open_sandbox(h: &mut Harness<'_, App>) {
     assert!(h.state().sandbox().is_some(), "the sandbox opens");
 }
 
+/// The client over the base content and `mods` (which must load without an error), with
+/// the sandbox open.
+pub fn sandbox_over(mods: &std::path::Path) -> Harness<'static, App> {
+    let library = Library::load(LoadOptions::standard(&root().join("content"), mods));
+    assert_eq!(library.errors(), 0, "{:?}", library.diagnostics);
+    let mut h = harness_for(App::new(library));
+    h.run();
+    open_sandbox(&mut h);
+    h
+}
+
 pub fn pick_card(h: &mut Harness<'_, App>, search: &str, name: &str) {
     h.get_by_label("Search cards").click();
     h.run();

@@ -8,12 +8,11 @@ use std::time::{Duration, Instant};
 use egui::Key;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use tokensmith::app::{App, Library};
-use tokensmith::content::LoadOptions;
+use tokensmith::app::App;
 use tokensmith::rules::Cell;
 
 use super::client::{
-    base_library, cell_label, harness_for, mods_read, open_sandbox, pick_card, run_until,
+    base_library, cell_label, harness_for, mods_read, pick_card, run_until, sandbox_over,
 };
 use super::support::{TempPacks, root};
 
@@ -66,11 +65,7 @@ fn slow_pack() -> TempPacks {
 #[test]
 fn a_hovered_move_whose_script_runs_to_its_limit_does_not_stall_the_frames() {
     let mods = slow_pack();
-    let library = Library::load(LoadOptions::standard(&root().join("content"), mods.path()));
-    assert_eq!(library.errors(), 0, "{:?}", library.diagnostics);
-    let mut h = harness_for(App::new(library));
-    h.run();
-    open_sandbox(&mut h);
+    let mut h = sandbox_over(mods.path());
     // A move to take back later, while the slow preview is worked out.
     pick_card(&mut h, "weaken_row", "Row Weakener");
     h.get_by_label_contains("cell (0, 5): empty").click();

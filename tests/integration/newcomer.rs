@@ -14,7 +14,9 @@ use tokensmith::content::LoadOptions;
 use tokensmith::reload::DEBOUNCE;
 use tokensmith::rules::Cell;
 
-use super::client::{base_library, cell_label, harness_for, mods_read, open_sandbox, pick_card};
+use super::client::{
+    base_library, cell_label, harness_for, mods_read, open_sandbox, pick_card, sandbox_over,
+};
 use super::support::{TempPacks, copy_tree, root};
 
 #[test]
@@ -217,11 +219,7 @@ fn a_move_whose_script_fails_says_on_hover_that_it_will_be_refused_and_why() {
             "return {\n  on_place = function(ctx)\n    error(\"the well is dry\")\n  end,\n}\n",
         ),
     ]);
-    let library = Library::load(LoadOptions::standard(&root().join("content"), mods.path()));
-    assert_eq!(library.errors(), 0, "{:?}", library.diagnostics);
-    let mut h = harness_for(App::new(library));
-    h.run();
-    open_sandbox(&mut h);
+    let mut h = sandbox_over(mods.path());
     pick_card(&mut h, "dry_well", "Dry Well");
     h.get_by_label_contains("cell (5, 5): empty").hover();
     h.run();
