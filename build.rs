@@ -5,11 +5,20 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
+    // Read when the script runs (cargo sets it for every run), not when it was compiled:
+    // a compiled build script may be run again for a checkout in another folder.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into());
+    let root = Path::new(&manifest).join("content");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     collect(&root, &root, &mut files);
     files.sort();
+    // A binary without its base content would only fail later, from an empty folder.
+    assert!(
+        files.iter().any(|f| f.starts_with("base/")),
+        "no base content under {}: the binary embeds content/base",
+        root.display()
+    );
     let mut out = String::from(
         "/// The shipped base content: (path under the content folder, bytes).\npub const FILES: &[(&str, &[u8])] = &[\n",
     );
