@@ -361,6 +361,53 @@ impl TurnedAway {
     }
 }
 
+/// Every connection of the host: the register of those open, their writers' threads and
+/// the pack transfers they share.
+pub struct Connections {
+    /// The connections open now, with the limits applied on admission.
+    pub register: Register,
+    /// The writers' threads (the host waits for them when it stops).
+    writers: Arc<Live>,
+    /// The pack transfers under way.
+    transfers: Arc<Transfers>,
+}
+
+impl Connections {
+    /// No connection yet; at most `max_transfers` pack transfers at once.
+    #[must_use]
+    pub fn new(max_transfers: usize) -> Connections {
+        Connections {
+            register: Register::default(),
+            writers: Arc::new(Live::default()),
+            transfers: Arc::new(Transfers::new(max_transfers)),
+        }
+    }
+
+    /// Start the writer of connection `id`, and register it for closing.
+    pub fn writer(&self, id: u64, stream: &TcpStream) -> std::io::Result<Writer> {
+        let writer = Writer::start(id, stream, &self.writers, &self.transfers)?;
+        self.register.set_writer(id, &writer);
+        Ok(writer)
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> usize {
+        self.register.count.load(Ordering::SeqCst)
+    }
+
+    /// The host stops: no pack transfer starts or waits, and every connection is told
+    /// `reason` and closed.
+    pub fn close_all(&self, reason: &str) {
+        self.transfers.close();
+        self.register.close_all(reason);
+    }
+
+    /// Wait until every writer has sent its last frames, at most `wait`.
+    pub fn drain(&self, wait: Duration) {
+        self.writers.drain(wait);
+    }
+}
+
 /// The host's open connections.
 #[derive(Default)]
 pub struct Register {

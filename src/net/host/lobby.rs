@@ -1,8 +1,9 @@
 //! The lobby: each game as the host knows it between its owner thread and the
 //! connections (its seats, tokens, owner address, whether it is paused), behind one lock
 //! held only to decide. Seating and reconnects, fair eviction of paused games, what
-//! discovery announces, starting a game's owner thread, and taking up the saved games
-//! when the host starts.
+//! discovery announces, starting a game's owner thread ([`Tables`]), taking up the saved
+//! games when the host starts, and counting the finished games toward `--games` (then it
+//! asks the host to stop).
 //!
 //! Eviction ends a game that does not move (paused since a player dropped, or with no move
 //! for a while), of the address holding the most games first, an idle game before a paused
@@ -10,18 +11,18 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::ai;
-use crate::rules::{CardId, Seat, Whose};
+use crate::rules::{CardId, Seat};
 
-use super::super::protocol::{SessionToken, ToClient, clean};
-use super::peer::{Close, Peer};
-use super::table::{self, HostedGame, Occupant, Player, ToGame};
-use super::{Shared, lock};
+use super::super::protocol::SessionToken;
+use super::peer::Close;
+use super::table::{self, HostedGame, Occupant, Player, Tables, ToGame};
+use super::{Common, GameResult, HostEvent, lock};
 
 /// A game as the lobby knows it (its owner thread keeps the rest).
 pub(super) struct Entry {
@@ -38,18 +39,91 @@ pub(super) struct Entry {
     pub(super) tokens: [Option<SessionToken>; 2],
 }
 
-impl Shared {
+/// The host's games as the lobby knows them, and the threads that own them.
+pub(super) struct Lobby {
+    common: Arc<Common>,
+    entries: Mutex<Vec<Entry>>,
+    next_table: AtomicU64,
+    /// `--games` reached: no new game is taken.
+    closing: AtomicBool,
+    /// Games finished so far.
+    finished: AtomicU32,
+    tables: Tables,
+    /// Asks the host to stop, once `--games` games are played and none is in progress.
+    stop: Sender<()>,
+}
+
+impl Lobby {
+    /// No game yet; `stop` asks the host to stop.
+    pub(super) fn new(common: Arc<Common>, stop: Sender<()>) -> Arc<Lobby> {
+        let tables = Tables::new(common.config.ai_workers);
+        Arc::new(Lobby {
+            common,
+            entries: Mutex::new(Vec::new()),
+            next_table: AtomicU64::new(1),
+            closing: AtomicBool::new(false),
+            finished: AtomicU32::new(0),
+            tables,
+            stop,
+        })
+    }
+
+    /// Games held now (waiting, playing or paused).
+    pub(super) fn len(&self) -> usize {
+        lock(&self.entries).len()
+    }
+
+    /// The games' threads and the places their AI decisions think in.
+    pub(super) fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    /// What every part of the host reads.
+    pub(super) fn common(&self) -> &Common {
+        &self.common
+    }
+
     /// Change game `id`'s lobby entry (if it is still there).
     pub(super) fn update(&self, id: u64, change: impl FnOnce(&mut Entry)) {
-        if let Some(e) = lock(&self.lobby).iter_mut().find(|e| e.id == id) {
+        if let Some(e) = lock(&self.entries).iter_mut().find(|e| e.id == id) {
             change(e);
         }
     }
 
     /// Game `id`'s owner is done with it.
     pub(super) fn leave(&self, id: u64) {
-        lock(&self.lobby).retain(|e| e.id != id);
+        lock(&self.entries).retain(|e| e.id != id);
         self.stop_when_done();
+    }
+
+    /// A game is over with `result`: told to whoever listens, and counted toward
+    /// `--games`.
+    pub(super) fn finished(&self, result: GameResult) {
+        let _ = lock(&self.common.events).send(HostEvent::Finished(result));
+        let done = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.common.config.games.is_some_and(|n| done >= n) {
+            self.closing.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// The host stops: every game is told to end (keeping its save), and an AI decision
+    /// waiting for a place to think stops waiting.
+    pub(super) fn stop_games(&self) {
+        for e in lock(&self.entries).iter() {
+            let _ = e.tx.send(ToGame::Stop);
+        }
+        self.tables.close();
+    }
+
+    /// The game and seat holding `token`.
+    pub(super) fn find_token(&self, token: SessionToken) -> Option<(Sender<ToGame>, Seat)> {
+        let lobby = lock(&self.entries);
+        lobby.iter().find_map(|e| {
+            Seat::BOTH
+                .into_iter()
+                .find(|s| e.tokens[s.index()] == Some(token))
+                .map(|s| (e.tx.clone(), s))
+        })
     }
 
     /// Once `--games` is reached: end the games that never started, and stop when no
@@ -59,7 +133,7 @@ impl Shared {
             return;
         }
         let in_progress = {
-            let lobby = lock(&self.lobby);
+            let lobby = lock(&self.entries);
             for e in lobby.iter().filter(|e| !e.started) {
                 let _ = e.tx.send(ToGame::Expire(
                     "the host has played its games and takes no new ones".into(),
@@ -68,14 +142,15 @@ impl Shared {
             lobby.iter().filter(|e| e.started).count()
         };
         if in_progress == 0 {
-            self.stop();
+            let _ = self.stop.send(());
         }
     }
 
     pub(super) fn announce(&self) -> super::super::discovery::Announce {
         let (room, waiting) = {
-            let lobby = lock(&self.lobby);
-            let room = lobby.len() < self.config.max_tables && !self.closing.load(Ordering::SeqCst);
+            let lobby = lock(&self.entries);
+            let room =
+                lobby.len() < self.common.config.max_tables && !self.closing.load(Ordering::SeqCst);
             let waiting = lobby
                 .iter()
                 .filter(|e| !e.started)
@@ -83,20 +158,22 @@ impl Shared {
                 .sum::<usize>();
             (room, waiting)
         };
-        let fresh = match (room, self.config.ai) {
+        let config = &self.common.config;
+        let fresh = match (room, config.ai) {
             (false, _) => 0,
             (true, Some(_)) => 1,
             (true, None) => 2,
         };
-        let free = if self.config.ai.is_none() && waiting > 0 {
+        let free = if config.ai.is_none() && waiting > 0 {
             waiting
         } else {
             fresh
         };
         super::super::discovery::Announce {
-            name: self.config.name.clone(),
-            port: self.addr.port(),
+            name: config.name.clone(),
+            port: self.common.addr.port(),
             packs: self
+                .common
                 .content
                 .packs
                 .iter()
@@ -104,61 +181,6 @@ impl Shared {
                 .collect(),
             seats_free: u8::try_from(free).unwrap_or(u8::MAX),
         }
-    }
-
-    pub(super) fn resolve_deck(&self, deck: &[Vec<String>]) -> Result<Vec<Vec<CardId>>, String> {
-        let catalog = &self.content.catalog;
-        let mut stacks = Vec::with_capacity(deck.len().min(crate::rules::MAX_STACKS + 1));
-        for stack in deck.iter().take(crate::rules::MAX_STACKS + 1) {
-            let mut cards = Vec::with_capacity(stack.len().min(crate::rules::MAX_STACK_CARDS + 1));
-            for key in stack.iter().take(crate::rules::MAX_STACK_CARDS + 1) {
-                let card = catalog
-                    .card_named(key)
-                    .map_err(|_| format!("card '{}' is not in this game's content", clean(key)))?;
-                cards.push(card);
-            }
-            stacks.push(cards);
-        }
-        Ok(stacks)
-    }
-
-    pub(super) fn join(
-        self: &Arc<Self>,
-        s: &mut Peer,
-        (name, token): (&str, SessionToken),
-        deck: &[Vec<String>],
-        wanted: Option<Seat>,
-    ) -> Result<(), Close> {
-        if s.seat.is_some() {
-            return Err(Close("a Join from a seated player".into()));
-        }
-        let stacks = match self.resolve_deck(deck) {
-            Ok(stacks) => stacks,
-            Err(reason) => {
-                s.writer.send(&ToClient::DeckRefused { reason });
-                return Ok(());
-            }
-        };
-        // The deck rules are the rules core's alone: no script host is made for them (a
-        // connection holds none; the game's thread makes the one the game plays with).
-        let rules = crate::rules::Engine::new(&self.content.catalog, &crate::rules::NoHooks);
-        if let Err(e) = rules.check_deck(Seat::One, &stacks) {
-            s.writer.send(&ToClient::DeckRefused {
-                reason: e.message(Whose::Deck),
-            });
-            return Ok(());
-        }
-        let player = Player {
-            name: name.to_string(),
-            peer: s.peer.clone(),
-            token,
-            conn: Some(s.writer.clone()),
-            last_seq: 0,
-        };
-        let (tx, seat) = self.seat(s.ip, player, stacks, wanted)?;
-        self.conns.set_seated(s.id, true);
-        s.seat = Some((tx, seat));
-        Ok(())
     }
 
     /// Put `player` at a table: the first game waiting for a second player, or a new one
@@ -172,13 +194,14 @@ impl Shared {
         wanted: Option<Seat>,
     ) -> Result<(Sender<ToGame>, Seat), Close> {
         let token = player.token;
-        let mut lobby = lock(&self.lobby);
-        if self.closing.load(Ordering::SeqCst) || self.stopped.load(Ordering::SeqCst) {
+        let config = &self.common.config;
+        let mut lobby = lock(&self.entries);
+        if self.closing.load(Ordering::SeqCst) || self.common.stopping() {
             return Err(Close(
                 "the host has played its games and takes no new ones".into(),
             ));
         }
-        if self.config.ai.is_none() {
+        if config.ai.is_none() {
             let free = lobby.iter_mut().find_map(|e| {
                 if e.started {
                     return None;
@@ -200,11 +223,11 @@ impl Shared {
             }
         }
         let mine = lobby.iter().filter(|e| e.owner == Some(ip)).count();
-        if mine >= self.config.max_tables_per_address
+        if mine >= config.max_tables_per_address
             && !Self::evict(
                 &mut lobby,
                 Some(ip),
-                self.config.idle_game(),
+                config.idle_game(),
                 "its address opened more games than any other while this one waited",
             )
         {
@@ -212,11 +235,11 @@ impl Shared {
                 "your address holds {mine} games, the most one address may"
             )));
         }
-        if lobby.len() >= self.config.max_tables
+        if lobby.len() >= config.max_tables
             && !Self::evict(
                 &mut lobby,
                 None,
-                self.config.idle_game(),
+                config.idle_game(),
                 "the host needed its place for a new game while it waited",
             )
         {
@@ -226,9 +249,9 @@ impl Shared {
         let mut table = HostedGame::new(id);
         table.owner = Some(ip);
         let mut taken = [false; 2];
-        let seat = match self.config.ai {
+        let seat = match config.ai {
             Some(level) => {
-                let ai = self.config.ai_seat;
+                let ai = config.ai_seat;
                 table.seats[ai.index()] = Occupant::Ai(level);
                 taken[ai.index()] = true;
                 ai.other()
@@ -252,7 +275,7 @@ impl Shared {
         });
         drop(lobby);
         if !self.spawn_game(table, rx) {
-            lock(&self.lobby).retain(|e| e.id != id);
+            lock(&self.entries).retain(|e| e.id != id);
             return Err(Close("the host cannot start another game now".into()));
         }
         Ok((tx, seat))
@@ -308,29 +331,22 @@ impl Shared {
         true
     }
 
-    pub(super) fn spawn_game(self: &Arc<Self>, table: HostedGame, rx: Receiver<ToGame>) -> bool {
+    fn spawn_game(self: &Arc<Self>, table: HostedGame, rx: Receiver<ToGame>) -> bool {
         let me = Arc::clone(self);
-        self.games.up();
-        let spawned = crate::script::threads::spawn("lan-game", move || {
-            table::run(&me, table, &rx);
-            me.games.down();
-        });
-        if spawned.is_err() {
-            self.games.down();
-        }
-        spawned.is_ok()
+        self.tables.spawn(move || table::run(&me, table, &rx))
     }
 
     /// Take up the unfinished games saved in the save folder; a save whose game has
     /// waited longer than [`HostConfig::pause_expiry`] is removed instead.
     pub(super) fn resume_saved(self: &Arc<Self>) {
-        let Some(dir) = &self.config.save_dir else {
+        let config = &self.common.config;
+        let Some(dir) = &config.save_dir else {
             return;
         };
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
-        let catalog = Arc::clone(&self.content.catalog);
+        let catalog = Arc::clone(&self.common.content.catalog);
         let scripts = ai::hooks_for(&catalog);
         let engine = scripts.brain(&catalog);
         // Only the names this host writes (`game-N.json`, N without leading zeros): two
@@ -349,7 +365,7 @@ impl Shared {
                 continue;
             };
             if table::save_path(dir, id) != path {
-                self.log(format!(
+                self.common.log(format!(
                     "{} is not a name this host saves under (game-{id}.json); left alone",
                     crate::fsutil::shown(&path)
                 ));
@@ -365,27 +381,27 @@ impl Shared {
         }
         let mut resumed = 0usize;
         for (id, path) in saves {
-            if resumed >= self.config.max_tables {
-                self.log(format!(
+            if resumed >= config.max_tables {
+                self.common.log(format!(
                     "game {id}: not resumed: the host holds at most {} games; its save is kept for a restart",
-                    self.config.max_tables
+                    config.max_tables
                 ));
                 continue;
             }
             let age = table::age(&path);
-            if age >= self.config.pause_expiry {
+            if age >= config.pause_expiry {
                 let _ = std::fs::remove_file(&path);
-                self.log(format!(
+                self.common.log(format!(
                     "game {id}: its save waited {} s, longer than the {} s a paused game is kept; removed",
                     age.as_secs(),
-                    self.config.pause_expiry.as_secs()
+                    config.pause_expiry.as_secs()
                 ));
                 continue;
             }
-            match table::restore(self, &engine, id, &path) {
+            match table::restore(&self.common, &engine, id, &path) {
                 Ok(mut table) => {
                     resumed += 1;
-                    self.log(format!(
+                    self.common.log(format!(
                         "game {id}: resumed from {} after {} moves; waiting for the players",
                         crate::fsutil::shown(&path),
                         table.moves()
@@ -407,7 +423,7 @@ impl Shared {
                         }
                     }
                     let (tx, rx) = channel();
-                    lock(&self.lobby).push(Entry {
+                    lock(&self.entries).push(Entry {
                         id,
                         tx,
                         owner: None,
@@ -418,10 +434,10 @@ impl Shared {
                         tokens,
                     });
                     if !self.spawn_game(table, rx) {
-                        lock(&self.lobby).retain(|e| e.id != id);
+                        lock(&self.entries).retain(|e| e.id != id);
                     }
                 }
-                Err(why) => self.log(format!(
+                Err(why) => self.common.log(format!(
                     "cannot resume {}: {why}",
                     crate::fsutil::shown(&path)
                 )),

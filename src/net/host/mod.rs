@@ -1,35 +1,46 @@
 //! The host: the only place a network game's rules run. This file holds its settings,
-//! its content, the shared state and the [`Host`] handle; each part of the work has a
-//! room of its own:
+//! its content, the [`Host`] handle and what every part reads (`Common`: the settings,
+//! the content, the log, whether it is stopping). Each part owns its own state:
 //!
-//! - [`peer`]: one thread accepts connections; the [`conn::Register`] applies the limits
-//!   per address and makes connections that hold no seat give way to joiners. Each
-//!   connection has a reader thread (the handshake, frames capped at
-//!   [`MAX_TO_HOST_FRAME`](super::protocol::MAX_TO_HOST_FRAME) and decoded within the
-//!   protocol's limits, the flood limit, pack sending) and one writer ([`conn::Writer`]).
+//! - [`listener`]: one thread waits for connections and for the host to stop (a poll
+//!   woken by either); it numbers each connection and admits it through the
+//!   [`conn::Register`], which applies the limits per address and makes connections that
+//!   hold no seat give way to joiners.
+//! - [`peer`]: one connection, on a reader thread of its own: the handshake, frames capped
+//!   at [`MAX_TO_HOST_FRAME`](super::protocol::MAX_TO_HOST_FRAME) and decoded within the
+//!   protocol's limits, the flood limit, the deck check, pack sending; it writes only
+//!   through its [`conn::Writer`]. [`conn::Connections`] are the register, the writers
+//!   and the pack transfers of all of them.
 //! - [`lobby`] (one lock, held only to decide) knows each game's seats, tokens, owner
 //!   address and whether it is paused: seating, reconnects, eviction and discovery read
-//!   it and never wait on a game; it also takes the saved games up at start.
+//!   it and never wait on a game; it starts the games and takes the saved ones up at
+//!   start, and counts the finished ones toward `--games`.
 //! - [`table`]: each game has one owner, a thread receiving what happens to it over a
 //!   channel: no lock is held while the AI thinks, a save is written or frames go out.
-//! - [`think`]: the AI decisions of all games share a few places to think, given out in
-//!   turn by address.
+//!   [`table::Tables`] counts the games' threads and holds the [`think`] gate: the AI
+//!   decisions of all games share a few places to think, given out in turn by address.
+//!
+//! The host's own thread waits on a channel: a message from [`Host::stop`] (or the
+//! lobby, once `--games` games are played), or every sender gone, and then stops the
+//! parts in order (`shut_down`). Nothing connects to the host to wake it.
 //!
 //! A misbehaving connection is closed with a logged reason; nothing it sends can stop the
 //! host or another game, and a game that fails inside ends alone.
 
 mod conn;
+mod listener;
 mod lobby;
 mod peer;
 mod table;
 mod think;
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::ai::{self, Level};
@@ -37,9 +48,8 @@ use crate::rules::{CardId, Catalog, Seat};
 
 use super::frame;
 use super::protocol::{PackRef, clean};
-use conn::{Live, Register, Transfers};
-use lobby::Entry;
-use table::ToGame;
+use conn::Connections;
+use lobby::Lobby;
 
 pub use peer::FLOOD_LIMIT;
 pub use think::default_workers;
@@ -127,9 +137,6 @@ pub struct HostConfig {
     /// Pack transfers at once, all connections together (at least 1): a joiner beyond
     /// them waits up to 20 s for its turn, then is told to join again.
     pub max_transfers: usize,
-    /// Tests only: panic inside a game after this many moves (once per host).
-    #[doc(hidden)]
-    pub fault_after_moves: Option<u32>,
 }
 
 /// How long a paused game waits by default: long enough to restart a crashed client or
@@ -178,7 +185,6 @@ impl HostConfig {
             ai_workers: think::default_workers(),
             ai_memory: ai::DECISION_MEMORY,
             max_transfers: 8,
-            fault_after_moves: None,
         }
     }
 }
@@ -294,30 +300,35 @@ pub enum HostEvent {
 pub struct Host {
     addr: SocketAddr,
     events: Receiver<HostEvent>,
-    shared: Arc<Shared>,
+    lobby: Arc<Lobby>,
+    conns: Arc<Connections>,
+    /// Asks the host's own thread to stop (a message, or every sender gone).
+    stop: Sender<()>,
+    /// The host's own thread, which stops every part in order and then ends.
+    running: Mutex<Option<JoinHandle<()>>>,
 }
 
-struct Shared {
+/// What every part of the host reads and none owns: its settings, its content, its log
+/// and whether it is stopping.
+struct Common {
     config: HostConfig,
     content: Content,
-    lobby: Mutex<Vec<Entry>>,
-    conns: Register,
-    writers: Arc<Live>,
-    games: Arc<Live>,
-    stopped: AtomicBool,
-    /// `--games` reached: no new game is taken.
-    closing: AtomicBool,
-    finished: AtomicU32,
-    /// Whether [`HostConfig::fault_after_moves`] has struck (it strikes once).
-    fault_used: AtomicBool,
-    next_conn: AtomicU64,
-    next_table: AtomicU64,
-    /// Where the games' AI decisions wait for a place to think.
-    thinking: think::Gate,
-    /// The pack transfers under way.
-    transfers: Arc<Transfers>,
     events: Mutex<Sender<HostEvent>>,
+    /// The address it listens on (what discovery announces).
     addr: SocketAddr,
+    /// Set first when the host stops: connections end their reading, and no one is
+    /// seated any more.
+    stopped: AtomicBool,
+}
+
+impl Common {
+    fn log(&self, line: String) {
+        let _ = lock(&self.events).send(HostEvent::Log(line));
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -330,31 +341,37 @@ impl Host {
         let listener = TcpListener::bind(config.addr)?;
         let addr = listener.local_addr()?;
         let (tx, rx) = channel();
-        let shared = Arc::new(Shared {
-            thinking: think::Gate::new(config.ai_workers),
-            transfers: Arc::new(Transfers::new(config.max_transfers)),
+        let (stop, stop_rx) = channel();
+        let common = Arc::new(Common {
             config,
             content,
-            lobby: Mutex::new(Vec::new()),
-            conns: Register::default(),
-            writers: Arc::new(Live::default()),
-            games: Arc::new(Live::default()),
-            stopped: AtomicBool::new(false),
-            closing: AtomicBool::new(false),
-            finished: AtomicU32::new(0),
-            fault_used: AtomicBool::new(false),
-            next_conn: AtomicU64::new(1),
-            next_table: AtomicU64::new(1),
             events: Mutex::new(tx),
             addr,
+            stopped: AtomicBool::new(false),
         });
-        shared.resume_saved();
-        let accept = Arc::clone(&shared);
-        crate::script::threads::spawn_light("lan-accept", move || accept.accept(&listener))?;
+        let conns = Arc::new(Connections::new(common.config.max_transfers));
+        let lobby = Lobby::new(Arc::clone(&common), stop.clone());
+        lobby.resume_saved();
+        let listening = listener::Listening::start(
+            listener,
+            Arc::clone(&common),
+            Arc::clone(&conns),
+            Arc::clone(&lobby),
+        )?;
+        let parts = (Arc::clone(&common), Arc::clone(&lobby), Arc::clone(&conns));
+        let running = crate::script::threads::spawn_light("lan-host", move || {
+            // A message or every sender gone: either way the host stops.
+            let _ = stop_rx.recv();
+            let (common, lobby, conns) = parts;
+            shut_down(&common, &lobby, &conns, listening);
+        })?;
         Ok(Host {
             addr,
             events: rx,
-            shared,
+            lobby,
+            conns,
+            stop,
+            running: Mutex::new(Some(running)),
         })
     }
 
@@ -373,56 +390,55 @@ impl Host {
     /// Games held now (waiting, playing or paused).
     #[must_use]
     pub fn tables(&self) -> usize {
-        lock(&self.shared.lobby).len()
+        self.lobby.len()
     }
 
     /// Connections open now.
     #[must_use]
     pub fn connections(&self) -> usize {
-        self.shared.conns.count.load(Ordering::SeqCst)
+        self.conns.open()
     }
 
     /// What the host says of itself to a discovery probe (for a [`super::discovery::Beacon`]).
     pub fn announcer(&self) -> impl Fn() -> super::discovery::Announce + Send + 'static {
-        let shared = Arc::clone(&self.shared);
-        move || shared.announce()
+        let lobby = Arc::clone(&self.lobby);
+        move || lobby.announce()
     }
 
-    /// Stop accepting and close every connection.
+    /// Stop accepting and close every connection; returns once the host has stopped.
     pub fn stop(&self) {
-        self.shared.stop();
+        let _ = self.stop.send(());
+        if let Some(running) = lock(&self.running).take() {
+            let _ = running.join();
+        }
+    }
+
+    /// Tests: the next game to reach `moves` moves fails inside (a panic), once.
+    #[cfg(test)]
+    fn fail_a_game_after(&self, moves: u32) {
+        self.lobby.tables().fail_after(moves);
     }
 }
 
 impl Drop for Host {
     fn drop(&mut self) {
-        self.shared.stop();
+        self.stop();
     }
 }
 
-impl Shared {
-    pub(super) fn log(&self, line: String) {
-        let _ = lock(&self.events).send(HostEvent::Log(line));
-    }
-
-    pub(super) fn stop(&self) {
-        if self.stopped.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        // Wake the accept loop.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
-        for e in lock(&self.lobby).iter() {
-            let _ = e.tx.send(ToGame::Stop);
-        }
-        // A game waiting to think stops waiting (and hears the stop); so does a pack
-        // transfer waiting for its turn.
-        self.thinking.close();
-        self.transfers.close();
-        self.conns.close_all("the host is stopping");
-        // Let the games end (a save being written is finished) and the last frames (a
-        // game's final state) reach the players.
-        self.games.drain(Duration::from_secs(2));
-        self.writers.drain(Duration::from_secs(2));
-        let _ = lock(&self.events).send(HostEvent::Stopped);
-    }
+/// Stop every part, in order: the listener (its channel closed, its poll woken), the
+/// games (told to stop), the AI decisions and pack transfers waiting for a place, the
+/// connections; then let the games end (a save being written is finished) and the last
+/// frames (a game's final state) reach the players.
+fn shut_down(common: &Common, lobby: &Lobby, conns: &Connections, listening: listener::Listening) {
+    common.stopped.store(true, Ordering::SeqCst);
+    listening.close();
+    lobby.stop_games();
+    conns.close_all("the host is stopping");
+    lobby.tables().drain(Duration::from_secs(2));
+    conns.drain(Duration::from_secs(2));
+    let _ = lock(&common.events).send(HostEvent::Stopped);
 }
+
+#[cfg(test)]
+mod tests;

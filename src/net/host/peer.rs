@@ -1,26 +1,28 @@
-//! Each connection, from accept to close: the accept loop (the [`Register`]'s limits per
-//! address and in all), then one reader thread per connection that takes the handshake
-//! within its deadline, reads frames within the protocol's caps and its flood limit,
-//! sends the packs a joiner asks for, and passes seating to the lobby and moves to the
-//! game's owner. A misbehaving connection is closed with a logged reason ([`Close`]).
+//! One connection, from its admission to its close, on a reader thread of its own: it
+//! takes the handshake within its deadline, reads frames within the protocol's caps and
+//! its flood limit, sends the packs a joiner asks for, checks a joiner's deck with the
+//! rules core alone, and passes seating to the lobby and moves to the game's owner. It
+//! writes only through its [`Writer`]. A misbehaving connection is closed with a logged
+//! reason ([`Close`]).
 
 use std::collections::HashSet;
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use crate::rules::{Cell, Seat};
+use crate::rules::{CardId, Cell, Seat, Whose};
 
 use super::super::frame::{self, FrameError};
 use super::super::protocol::{
-    HOST_FULL, MAGIC, MAX_TO_HOST_FRAME, PROTOCOL, SessionToken, ToClient, ToHost, clean,
-    hello_version, other_version,
+    MAGIC, MAX_TO_HOST_FRAME, PROTOCOL, SessionToken, ToClient, ToHost, clean, hello_version,
+    other_version,
 };
-use super::conn::{Limits, Refusal, Writer};
-use super::table::ToGame;
-use super::{Shared, lock};
+use super::Common;
+use super::conn::{Connections, Writer};
+use super::lobby::Lobby;
+use super::table::{Player, ToGame};
 
 /// Why a connection is closed (logged, and sent to the peer in a `Bye`).
 pub(super) struct Close(pub(super) String);
@@ -66,68 +68,40 @@ impl Peer {
     }
 }
 
-impl Shared {
-    pub(super) fn accept(self: Arc<Self>, listener: &TcpListener) {
-        let limits = Limits {
-            total: self.config.max_connections,
-            per_address: self.config.max_connections_per_address,
-            settling: self.config.settling,
-        };
-        for stream in listener.incoming() {
-            if self.stopped.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(mut stream) = stream else { continue };
-            let _ = stream.set_nodelay(true);
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-            let Ok(peer) = stream.peer_addr() else {
-                continue;
-            };
-            let id = self.next_conn.fetch_add(1, Ordering::SeqCst);
-            let refusal = match self.conns.admit(id, peer.ip(), &stream, limits) {
-                Ok(None) => None,
-                Ok(Some(ip)) => {
-                    self.log(format!(
-                        "{peer}: the host is full; closed a connection without a seat from {ip} to make room"
-                    ));
-                    None
-                }
-                Err(Refusal::Address(n)) => Some(format!(
-                    "your address has {n} connections open, the most one address may"
-                )),
-                Err(Refusal::Full) => Some(format!(
-                    "{HOST_FULL}: connect again within {} s; a joiner who comes back goes before new connections",
-                    super::conn::RETURN_WINDOW.as_secs()
-                )),
-            };
-            if let Some(reason) = refusal {
-                // A fresh socket's buffer takes this small frame without blocking.
-                let _ = frame::write(
-                    &mut stream,
-                    &ToClient::Bye {
-                        reason: reason.clone(),
-                    },
-                );
-                self.log(format!("{peer}: refused: {reason}"));
-                continue;
-            }
-            let me = Arc::clone(&self);
-            let spawned = crate::script::threads::spawn("lan-conn", move || {
-                me.serve(stream, peer, id);
-                me.conns.remove(id);
-            });
-            if spawned.is_err() {
-                self.conns.remove(id);
-            }
+/// A connection admitted, with what it reaches: the host's settings and log, the other
+/// connections (its own entry in the register) and the lobby.
+pub(super) struct Connection {
+    common: Arc<Common>,
+    conns: Arc<Connections>,
+    lobby: Arc<Lobby>,
+    id: u64,
+    peer: SocketAddr,
+}
+
+impl Connection {
+    /// Connection `id`, from `peer`, admitted.
+    pub(super) fn new(
+        common: Arc<Common>,
+        conns: Arc<Connections>,
+        lobby: Arc<Lobby>,
+        id: u64,
+        peer: SocketAddr,
+    ) -> Connection {
+        Connection {
+            common,
+            conns,
+            lobby,
+            id,
+            peer,
         }
     }
 
     /// Serve one connection until it closes.
-    pub(super) fn serve(self: &Arc<Self>, mut stream: TcpStream, peer: SocketAddr, id: u64) {
-        let Ok(writer) = Writer::start(id, &stream, &self.writers, &self.transfers) else {
+    pub(super) fn serve(&self, mut stream: TcpStream) {
+        let (id, peer) = (self.id, self.peer);
+        let Ok(writer) = self.conns.writer(id, &stream) else {
             return;
         };
-        self.conns.set_writer(id, &writer);
         let mut session = Peer {
             id,
             peer: peer.to_string(),
@@ -141,13 +115,13 @@ impl Shared {
         let result = self.converse(&mut stream, &mut session);
         match result {
             Err(Close(reason)) => {
-                if !self.stopped.load(Ordering::SeqCst) {
-                    self.log(format!("{peer}: closed: {reason}"));
+                if !self.common.stopping() {
+                    self.common.log(format!("{peer}: closed: {reason}"));
                 }
                 session.writer.bye(&reason);
             }
             // A stopping host's writers close after their last frames.
-            Ok(()) if !self.stopped.load(Ordering::SeqCst) => session.writer.cut(),
+            Ok(()) if !self.common.stopping() => session.writer.cut(),
             Ok(()) => {}
         }
         if let Some((tx, seat)) = session.seat.take() {
@@ -155,7 +129,7 @@ impl Shared {
         }
     }
 
-    pub(super) fn read(
+    fn read(
         &self,
         stream: &mut TcpStream,
         idle: Duration,
@@ -164,16 +138,13 @@ impl Shared {
         frame::read_within_max(stream, Some(idle), deadline, MAX_TO_HOST_FRAME)
     }
 
-    pub(super) fn converse(
-        self: &Arc<Self>,
-        stream: &mut TcpStream,
-        s: &mut Peer,
-    ) -> Result<(), Close> {
-        let handshake = self.config.handshake;
+    fn converse(&self, stream: &mut TcpStream, s: &mut Peer) -> Result<(), Close> {
+        let config = &self.common.config;
+        let handshake = config.handshake;
         let body = match frame::read_body_max(
             stream,
             Some(handshake),
-            handshake.min(self.config.frame_deadline),
+            handshake.min(config.frame_deadline),
             MAX_TO_HOST_FRAME,
         ) {
             Ok(b) => b,
@@ -211,12 +182,12 @@ impl Shared {
         let name = clean(&name);
         let token = resume.unwrap_or_else(rand::random::<SessionToken>);
         let back = match resume {
-            Some(token) => Some(self.find_token(token).ok_or_else(|| {
+            Some(token) => Some(self.lobby.find_token(token).ok_or_else(|| {
                 Close("that game is no longer held by this host; join anew".into())
             })?),
             None => None,
         };
-        self.log(format!(
+        self.common.log(format!(
             "{}: {name} {}",
             s.peer,
             if back.is_some() {
@@ -227,12 +198,12 @@ impl Shared {
         ));
         s.writer.send(&ToClient::Welcome {
             protocol: PROTOCOL,
-            host: self.config.name.clone(),
-            packs: self.content.packs.clone(),
-            sends_packs: self.config.sends_packs,
+            host: config.name.clone(),
+            packs: self.common.content.packs.clone(),
+            sends_packs: config.sends_packs,
             token,
             resumed: back.as_ref().map(|(_, seat)| seat.number()),
-            ai_deck: self.config.ai.map(|_| self.config.ai_deck_kind.describe()),
+            ai_deck: config.ai.map(|_| config.ai_deck_kind.describe()),
         });
         if let Some((tx, seat)) = back {
             if tx
@@ -246,21 +217,18 @@ impl Shared {
                     "that game is no longer held by this host; join anew".into(),
                 ));
             }
-            self.conns.set_seated(s.id, true);
+            self.conns.register.set_seated(s.id, true);
             s.seat = Some((tx, seat));
         }
         loop {
-            if self.stopped.load(Ordering::SeqCst) {
+            if self.common.stopping() {
                 return Ok(());
             }
-            let message = match self.read(stream, self.config.idle, self.config.frame_deadline) {
+            let message = match self.read(stream, config.idle, config.frame_deadline) {
                 Ok(m) => m,
                 Err(FrameError::Closed) => return Ok(()),
                 Err(FrameError::Idle) => {
-                    return Err(Close(format!(
-                        "silent for {} s",
-                        self.config.idle.as_secs()
-                    )));
+                    return Err(Close(format!("silent for {} s", config.idle.as_secs())));
                 }
                 Err(e) => return Err(e.into()),
             };
@@ -282,7 +250,7 @@ impl Shared {
                     });
                 }
                 ToHost::WantPacks(ids) => {
-                    self.conns.set_fetching(s.id);
+                    self.conns.register.set_fetching(s.id);
                     self.send_packs(s, &ids)?;
                 }
                 ToHost::Join { deck, seat } => {
@@ -325,23 +293,12 @@ impl Shared {
         }
     }
 
-    /// The game and seat holding `token`.
-    pub(super) fn find_token(&self, token: SessionToken) -> Option<(Sender<ToGame>, Seat)> {
-        let lobby = lock(&self.lobby);
-        lobby.iter().find_map(|e| {
-            Seat::BOTH
-                .into_iter()
-                .find(|s| e.tokens[s.index()] == Some(token))
-                .map(|s| (e.tx.clone(), s))
-        })
-    }
-
-    pub(super) fn send_packs(&self, s: &mut Peer, ids: &[String]) -> Result<(), Close> {
-        if !self.config.sends_packs {
+    fn send_packs(&self, s: &mut Peer, ids: &[String]) -> Result<(), Close> {
+        if !self.common.config.sends_packs {
             return Err(Close("this host does not send packs".into()));
         }
         for id in ids {
-            let Some(bytes) = self.content.archives.get(id) else {
+            let Some(bytes) = self.common.content.archives.get(id) else {
                 return Err(Close(format!(
                     "asked for pack '{}', which this game does not use",
                     clean(id)
@@ -351,7 +308,7 @@ impl Shared {
                 return Err(Close(format!("asked for pack '{}' twice", clean(id))));
             }
             s.writer.send_pack(id, Arc::clone(bytes));
-            self.log(format!(
+            self.common.log(format!(
                 "{}: sent pack {id} ({} bytes)",
                 s.peer,
                 bytes.len()
@@ -359,4 +316,67 @@ impl Shared {
         }
         Ok(())
     }
+
+    /// Seat a joiner with `deck`, checked first: a deck that does not resolve in the
+    /// game's content or breaks the deck rules is refused with the reason, and the
+    /// joiner may try another.
+    fn join(
+        &self,
+        s: &mut Peer,
+        (name, token): (&str, SessionToken),
+        deck: &[Vec<String>],
+        wanted: Option<Seat>,
+    ) -> Result<(), Close> {
+        if s.seat.is_some() {
+            return Err(Close("a Join from a seated player".into()));
+        }
+        let catalog = &self.common.content.catalog;
+        let stacks = match resolve_deck(catalog, deck) {
+            Ok(stacks) => stacks,
+            Err(reason) => {
+                s.writer.send(&ToClient::DeckRefused { reason });
+                return Ok(());
+            }
+        };
+        // The deck rules are the rules core's alone: no script host is made for them (a
+        // connection holds none; the game's thread makes the one the game plays with).
+        let rules = crate::rules::Engine::new(catalog, &crate::rules::NoHooks);
+        if let Err(e) = rules.check_deck(Seat::One, &stacks) {
+            s.writer.send(&ToClient::DeckRefused {
+                reason: e.message(Whose::Deck),
+            });
+            return Ok(());
+        }
+        let player = Player {
+            name: name.to_string(),
+            peer: s.peer.clone(),
+            token,
+            conn: Some(s.writer.clone()),
+            last_seq: 0,
+        };
+        let (tx, seat) = self.lobby.seat(s.ip, player, stacks, wanted)?;
+        self.conns.register.set_seated(s.id, true);
+        s.seat = Some((tx, seat));
+        Ok(())
+    }
+}
+
+/// A joiner's deck as card ids, read no further than the deck rules allow (one stack and
+/// one card past each limit, so the rules can say what is too many).
+fn resolve_deck(
+    catalog: &crate::rules::Catalog,
+    deck: &[Vec<String>],
+) -> Result<Vec<Vec<CardId>>, String> {
+    let mut stacks = Vec::with_capacity(deck.len().min(crate::rules::MAX_STACKS + 1));
+    for stack in deck.iter().take(crate::rules::MAX_STACKS + 1) {
+        let mut cards = Vec::with_capacity(stack.len().min(crate::rules::MAX_STACK_CARDS + 1));
+        for key in stack.iter().take(crate::rules::MAX_STACK_CARDS + 1) {
+            let card = catalog
+                .card_named(key)
+                .map_err(|_| format!("card '{}' is not in this game's content", clean(key)))?;
+            cards.push(card);
+        }
+        stacks.push(cards);
+    }
+    Ok(stacks)
 }

@@ -15,6 +15,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+#[cfg(test)]
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -27,12 +29,85 @@ use crate::rules::{CardId, Cell, GameState, Move, Play, Seat};
 use crate::timeline::Timeline;
 
 use super::super::protocol::{Seen, SessionToken, ToClient, clean, played};
-use super::conn::Writer;
-use super::{AiDeck, GameResult, HostEvent, Shared, lock};
+use super::conn::{Live, Writer};
+use super::lobby::Lobby;
+use super::think::Gate;
+use super::{AiDeck, Common, GameResult};
 
 /// The most finished games' replays kept in the save folder's `finished/`; the oldest
 /// go first.
 pub const MAX_FINISHED: usize = 200;
+
+/// The host's games' threads, and the few places their AI decisions think in.
+pub(super) struct Tables {
+    /// The games' threads (the host waits for them when it stops).
+    live: Live,
+    /// Where the games' AI decisions wait for a place to think.
+    thinking: Gate,
+    /// Tests only: the first game to reach this many moves fails inside (0: none).
+    #[cfg(test)]
+    fault_after: AtomicU32,
+}
+
+impl Tables {
+    /// No game yet; `ai_workers` AI decisions may think at once.
+    pub(super) fn new(ai_workers: usize) -> Tables {
+        Tables {
+            live: Live::default(),
+            thinking: Gate::new(ai_workers),
+            #[cfg(test)]
+            fault_after: AtomicU32::new(0),
+        }
+    }
+
+    /// Run `game` on a thread of its own (which ends with [`run`], counted down there);
+    /// whether it started.
+    pub(super) fn spawn(&self, game: impl FnOnce() + Send + 'static) -> bool {
+        self.live.up();
+        let spawned = crate::script::threads::spawn("lan-game", game);
+        if spawned.is_err() {
+            self.live.down();
+        }
+        spawned.is_ok()
+    }
+
+    /// A game's thread has ended.
+    fn ended(&self) {
+        self.live.down();
+    }
+
+    /// No AI decision waits for a place any more (the host stops).
+    pub(super) fn close(&self) {
+        self.thinking.close();
+    }
+
+    /// Wait until every game's thread has ended, at most `wait`.
+    pub(super) fn drain(&self, wait: Duration) {
+        self.live.drain(wait);
+    }
+
+    /// Tests: the first game to reach `moves` moves fails inside, once.
+    #[cfg(test)]
+    pub(super) fn fail_after(&self, moves: u32) {
+        self.fault_after.store(moves, Ordering::SeqCst);
+    }
+
+    /// Tests: whether a game that has just played its `moves`-th move fails now.
+    #[cfg(test)]
+    fn faults_at(&self, moves: u32) -> bool {
+        moves > 0
+            && self
+                .fault_after
+                .compare_exchange(moves, 0, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+    }
+
+    #[cfg(not(test))]
+    #[allow(clippy::unused_self)]
+    fn faults_at(&self, _moves: u32) -> bool {
+        false
+    }
+}
 
 /// What happens to a game.
 pub(super) enum ToGame {
@@ -181,7 +256,8 @@ enum Flow {
 }
 
 struct Game<'a> {
-    shared: &'a Arc<Shared>,
+    common: &'a Common,
+    lobby: &'a Lobby,
     t: HostedGame,
     engine: &'a ai::Brain<'a>,
     /// Since when the seat to move has had the move (the move clock's start): reset by
@@ -193,14 +269,15 @@ struct Game<'a> {
 /// thread does runs inside a panic guard: a panic while handling a message ends the game
 /// with a goodbye to its players (and a save), and one anywhere else still takes the
 /// game out of the lobby, so no entry outlives its thread.
-pub(super) fn run(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>) {
+pub(super) fn run(lobby: &Lobby, table: HostedGame, rx: &Receiver<ToGame>) {
     let id = table.id;
-    if catch_unwind(AssertUnwindSafe(|| play(shared, table, rx))).is_err() {
-        shared.log(format!(
+    if catch_unwind(AssertUnwindSafe(|| play(lobby, table, rx))).is_err() {
+        lobby.common().log(format!(
             "game {id}: stopped: the host hit an internal error in this game and ended it"
         ));
     }
-    shared.leave(id);
+    lobby.leave(id);
+    lobby.tables().ended();
 }
 
 /// When a game paused at `since` expires: `None` when `expiry` reaches past any time
@@ -209,17 +286,19 @@ fn expires_at(since: Instant, expiry: Duration) -> Option<Instant> {
     since.checked_add(expiry)
 }
 
-fn play(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>) {
-    let catalog = Arc::clone(&shared.content.catalog);
+fn play(lobby: &Lobby, table: HostedGame, rx: &Receiver<ToGame>) {
+    let common = lobby.common();
+    let catalog = Arc::clone(&common.content.catalog);
     let scripts = ai::hooks_for(&catalog);
     let engine = scripts.brain(&catalog);
     let mut game = Game {
-        shared,
+        common,
+        lobby,
         t: table,
         engine: &engine,
         turn_since: Instant::now(),
     };
-    let expiry = shared.config.pause_expiry;
+    let expiry = common.config.pause_expiry;
     loop {
         let step = catch_unwind(AssertUnwindSafe(|| {
             let paused = game.t.paused_since.and_then(|s| expires_at(s, expiry));
@@ -260,7 +339,7 @@ fn play(shared: &Arc<Shared>, table: HostedGame, rx: &Receiver<ToGame>) {
 
 impl Game<'_> {
     fn config(&self) -> &super::HostConfig {
-        &self.shared.config
+        &self.common.config
     }
 
     /// When the player to move runs out of the move clock: `None` when no player's
@@ -321,7 +400,7 @@ impl Game<'_> {
             moves: state.moves_played(),
         };
         self.t.done = true;
-        self.shared
+        self.common
             .log(format!("game {}: {reason}; {result}", self.t.id));
         for seat in Seat::BOTH {
             if let Some(w) = self.t.writer(seat) {
@@ -329,18 +408,8 @@ impl Game<'_> {
             }
         }
         self.remove_save();
-        self.count_finished(result);
+        self.lobby.finished(result);
         Flow::End
-    }
-
-    /// A game is over with `result`: told to whoever listens, and counted toward
-    /// `--games`.
-    fn count_finished(&self, result: GameResult) {
-        let _ = lock(&self.shared.events).send(HostEvent::Finished(result));
-        let done = self.shared.finished.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.config().games.is_some_and(|n| done >= n) {
-            self.shared.closing.store(true, Ordering::SeqCst);
-        }
     }
 
     fn handle(&mut self, message: ToGame) -> Flow {
@@ -365,7 +434,7 @@ impl Game<'_> {
             ToGame::Gone { seat, conn } => self.gone(seat, conn),
             ToGame::Concede { seat, conn } => self.concede(seat, conn),
             ToGame::Expire(reason) => {
-                self.shared
+                self.common
                     .log(format!("game {}: ended: {reason}", self.t.id));
                 for seat in Seat::BOTH {
                     if let Some(w) = self.t.writer(seat) {
@@ -385,7 +454,7 @@ impl Game<'_> {
                 seat: seat.number(),
             });
         }
-        self.shared.log(format!(
+        self.common.log(format!(
             "{}: {} sits at game {} as seat {seat}",
             player.peer, player.name, self.t.id
         ));
@@ -411,13 +480,13 @@ impl Game<'_> {
             .new_game([d0, d1], self.t.seed, &mut events)
         {
             Ok(state) => {
-                let catalog = Arc::clone(&self.shared.content.catalog);
+                let catalog = Arc::clone(&self.common.content.catalog);
                 self.t.timeline = Some(Timeline::new(state, events.clone(), catalog));
                 self.t.history = kept_history(&self.t.seats);
             }
             Err(e) => {
                 let reason = format!("the game cannot start: {e}");
-                self.shared.log(format!("game {}: {reason}", self.t.id));
+                self.common.log(format!("game {}: {reason}", self.t.id));
                 for s in Seat::BOTH {
                     if let Some(w) = self.t.writer(s) {
                         w.bye(&reason);
@@ -427,13 +496,13 @@ impl Game<'_> {
             }
         }
         let now = Instant::now();
-        self.shared.update(self.t.id, |e| {
+        self.lobby.update(self.t.id, |e| {
             e.started = true;
             e.active_at = now;
         });
         self.turn_since = now;
         self.save();
-        let opening = super::super::events::to_wire(&self.shared.content.catalog, &events);
+        let opening = super::super::events::to_wire(&self.common.content.catalog, &events);
         for s in Seat::BOTH {
             self.send_state(s, None, &opening);
         }
@@ -444,7 +513,7 @@ impl Game<'_> {
     /// The host AI's deck for this game (see [`AiDeck`]).
     fn ai_deck(&self, seat: Seat) -> Vec<Vec<CardId>> {
         let config = self.config();
-        let catalog = &self.shared.content.catalog;
+        let catalog = &self.common.content.catalog;
         let loaded = if config.ai_deck.is_empty() {
             catalog
                 .deck_named("starter")
@@ -476,7 +545,7 @@ impl Game<'_> {
         };
         let peer = p.peer.clone();
         let close = |reason: String| {
-            self.shared.log(format!("{peer}: closed: {reason}"));
+            self.common.log(format!("{peer}: closed: {reason}"));
             w.bye(&reason);
         };
         if seq <= p.last_seq {
@@ -529,7 +598,7 @@ impl Game<'_> {
                 // The clock starts afresh for the player to move.
                 self.turn_since = now;
             }
-            self.shared.update(self.t.id, |e| {
+            self.lobby.update(self.t.id, |e| {
                 e.paused_since = None;
                 e.active_at = now;
             });
@@ -554,15 +623,14 @@ impl Game<'_> {
             return Flow::End;
         }
         if self.t.timeline.is_some() {
-            self.shared.log(format!(
+            self.common.log(format!(
                 "game {}: {name} (seat {seat}) dropped; the game is paused",
                 self.t.id
             ));
             if self.t.paused_since.is_none() {
                 let now = Instant::now();
                 self.t.paused_since = Some(now);
-                self.shared
-                    .update(self.t.id, |e| e.paused_since = Some(now));
+                self.lobby.update(self.t.id, |e| e.paused_since = Some(now));
             }
             if let Some(w) = self.t.writer(seat.other()) {
                 w.send(&ToClient::Paused);
@@ -574,7 +642,7 @@ impl Game<'_> {
         self.t.seats[seat.index()] = Occupant::Empty;
         self.t.decks[seat.index()] = None;
         let mut empty = false;
-        self.shared.update(self.t.id, |e| {
+        self.lobby.update(self.t.id, |e| {
             e.taken[seat.index()] = false;
             e.tokens[seat.index()] = None;
             empty = !e.taken.iter().any(|t| *t);
@@ -595,13 +663,13 @@ impl Game<'_> {
         let Some(timeline) = self.t.timeline.as_mut() else {
             return Err(crate::rules::MoveError::GameOver);
         };
-        let catalog = &self.shared.content.catalog;
+        let catalog = &self.common.content.catalog;
         let state = timeline.state().clone();
         let from = self.t.history.position_of(&state);
         let step = timeline.play(self.engine.engine(), catalog, state, mv)?;
         let now = Instant::now();
         self.turn_since = now;
-        self.shared.update(self.t.id, |e| e.active_at = now);
+        self.lobby.update(self.t.id, |e| e.active_at = now);
         let moves_played = step.after.moves_played();
         let mark = self.t.history.plays().len();
         self.t.history.record(from, &step.events);
@@ -609,9 +677,7 @@ impl Game<'_> {
         let wire = last.map(|p| played(catalog, p, Some(mv.cell)));
         let events = super::super::events::to_wire(catalog, &step.events);
         self.save();
-        if self.config().fault_after_moves == Some(moves_played)
-            && !self.shared.fault_used.swap(true, Ordering::SeqCst)
-        {
+        if self.lobby.tables().faults_at(moves_played) {
             panic!("a fault injected after move {moves_played}");
         }
         for seat in Seat::BOTH {
@@ -636,7 +702,7 @@ impl Game<'_> {
                 self.t.seed ^ u64::from(state.moves_played()).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let config = self.config();
             let mut agent = ai::agent_within(level, seed, config.ai_options, config.ai_memory);
-            let Some(place) = self.shared.thinking.enter(self.t.owner) else {
+            let Some(place) = self.lobby.tables().thinking.enter(self.t.owner) else {
                 // The host is stopping.
                 return;
             };
@@ -649,7 +715,7 @@ impl Game<'_> {
                 .any(|mv| self.play(mv).is_ok());
             if !ok {
                 // No move can be played: end the game as it stands.
-                self.shared.log(format!(
+                self.common.log(format!(
                     "game {}: seat {seat} has no playable move",
                     self.t.id
                 ));
@@ -673,10 +739,10 @@ impl Game<'_> {
             moves: state.moves_played(),
         };
         self.t.done = true;
-        self.shared.log(format!("game {}: {result}", self.t.id));
+        self.common.log(format!("game {}: {result}", self.t.id));
         self.keep_finished();
         self.remove_save();
-        self.count_finished(result);
+        self.lobby.finished(result);
     }
 
     /// A panic while handling a message: the game ends here, saved as of its last move.
@@ -688,7 +754,7 @@ impl Game<'_> {
         } else {
             "the host hit an internal error in this game and ended it"
         };
-        self.shared
+        self.common
             .log(format!("game {}: stopped: {reason}", self.t.id));
         for seat in Seat::BOTH {
             if let Some(w) = self.t.writer(seat) {
@@ -708,7 +774,7 @@ impl Game<'_> {
             return;
         };
         let seen = Seen::of(
-            &self.shared.content.catalog,
+            &self.common.content.catalog,
             state,
             seat,
             self.t.history.plays(),
@@ -723,8 +789,8 @@ impl Game<'_> {
     /// The game as a replay: every move with its events, and the result so far.
     fn replay(&self) -> Option<Replay> {
         let timeline = self.t.timeline.as_ref()?;
-        let packs = stamps(&self.shared.content);
-        let catalog = &self.shared.content.catalog;
+        let packs = stamps(&self.common.content);
+        let catalog = &self.common.content.catalog;
         Some(crate::replay::record(
             timeline,
             catalog,
@@ -760,7 +826,7 @@ impl Game<'_> {
             )
         });
         if let Err(e) = result {
-            self.shared
+            self.common
                 .log(format!("game {}: cannot save: {e}", self.t.id));
         }
     }
@@ -775,7 +841,7 @@ impl Game<'_> {
         let finished = dir.join("finished");
         match crate::replay::save(&finished, &format!("game-{}", self.t.id), &replay) {
             Ok(path) => {
-                self.shared.log(format!(
+                self.common.log(format!(
                     "game {}: its replay is {}",
                     self.t.id,
                     crate::fsutil::shown(&path)
@@ -783,7 +849,7 @@ impl Game<'_> {
                 prune(&finished, MAX_FINISHED);
             }
             Err(e) => self
-                .shared
+                .common
                 .log(format!("game {}: cannot keep its replay: {e}", self.t.id)),
         }
     }
@@ -849,17 +915,17 @@ fn prune(dir: &std::path::Path, keep: usize) {
 /// A saved game taken up again: read as a replay, played through the engine into its
 /// timeline; both players away.
 pub(super) fn restore(
-    shared: &Shared,
+    common: &Common,
     engine: &ai::Brain<'_>,
     id: u64,
     path: &std::path::Path,
 ) -> Result<HostedGame, ResumeError> {
     let replay = crate::replay::read(path)?;
     let table = replay.table.clone().ok_or(ResumeError::NoSeats)?;
-    if replay.packs != stamps(&shared.content) {
+    if replay.packs != stamps(&common.content) {
         return Err(ResumeError::OtherPacks);
     }
-    let catalog = &shared.content.catalog;
+    let catalog = &common.content.catalog;
     let played = crate::replay::timeline(&replay, engine.engine(), catalog)?;
     if let Some((n, why)) = played.refused {
         return Err(ResumeError::Refused(n, why));
