@@ -11,7 +11,9 @@
 //!
 //! The same worker reads both seats' incomes for the board shown (income hooks may take
 //! up to a move's time limit too): the screen shows the last incomes read until those of
-//! the new board come.
+//! the new board come. It also works out the sandbox's AI hint ([`preview::hint`]: every
+//! card on every empty cell through the look-ahead, each move's hooks within their
+//! limits), shown once it has come for the board shown, never a stale one.
 //!
 //! Must not: draw (it only asks for frames while an answer is owed), or run a hook on
 //! the calling thread.
@@ -20,7 +22,8 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use crate::rules::{Catalog, Engine, GameState, Move};
+use crate::ai::Rated;
+use crate::rules::{CardId, Catalog, Engine, GameState, Move, Seat};
 
 use super::preview::{self, Preview};
 use super::session::SessionError;
@@ -39,11 +42,33 @@ impl Question {
     }
 }
 
+/// What a hint is of: the content, the state (the seat to move put in), the seat, the
+/// cards to rate and how many moves to give.
+#[derive(Clone)]
+struct HintQuestion {
+    catalog: Arc<Catalog>,
+    base: GameState,
+    seat: Seat,
+    cards: Vec<CardId>,
+    k: usize,
+}
+
+impl HintQuestion {
+    fn is(&self, other: &HintQuestion) -> bool {
+        Arc::ptr_eq(&self.catalog, &other.catalog)
+            && self.seat == other.seat
+            && self.k == other.k
+            && self.cards == other.cards
+            && self.base == other.base
+    }
+}
+
 /// A job for the worker: a question with its number, or only "get the scripts of this
 /// content ready" (so the first hover does not wait for a script host to start).
 enum Job {
     Ask(u64, Box<Question>),
     Incomes(u64, Arc<Catalog>, Box<GameState>),
+    Hint(u64, Box<HintQuestion>),
     Warm(Arc<Catalog>),
 }
 
@@ -51,6 +76,7 @@ enum Job {
 enum Answer {
     Preview(u64, Box<Result<Preview, SessionError>>),
     Incomes(u64, [i64; 2]),
+    Hint(u64, Vec<Rated>),
 }
 
 /// The line to the worker thread.
@@ -74,6 +100,10 @@ pub struct Previews {
     incomes_asked: Option<(u64, Arc<Catalog>, GameState)>,
     /// The incomes last read, and whether they are those of the board last asked for.
     incomes: Option<([i64; 2], bool)>,
+    /// The hint last asked for (its number, what, and when).
+    hint_asked: Option<(u64, HintQuestion, Instant)>,
+    /// The answer to the hint last asked for, once it has come.
+    hint: Option<Vec<Rated>>,
 }
 
 impl Previews {
@@ -129,16 +159,65 @@ impl Previews {
         self.incomes.map(|(i, _)| i)
     }
 
-    /// Whether the worker owes an answer (a preview or incomes).
+    /// The AI hint for `seat` with `cards` on `base` (see [`preview::hint`]): asked of
+    /// the worker unless it is the one last asked for; `None` until its answer has come.
+    /// Never waits.
+    pub fn hint(
+        &mut self,
+        catalog: &Arc<Catalog>,
+        base: &GameState,
+        seat: Seat,
+        cards: &[CardId],
+        k: usize,
+    ) -> Option<&[Rated]> {
+        let question = HintQuestion {
+            catalog: Arc::clone(catalog),
+            base: base.clone(),
+            seat,
+            cards: cards.to_vec(),
+            k,
+        };
+        let asked = self
+            .hint_asked
+            .as_ref()
+            .is_some_and(|(_, q, _)| q.is(&question));
+        if !asked {
+            self.count += 1;
+            self.hint = None;
+            let job = Job::Hint(self.count, Box::new(question.clone()));
+            self.hint_asked = Some((self.count, question, Instant::now()));
+            self.send(job);
+        }
+        self.hint.as_deref()
+    }
+
+    /// How long the worker has been on the hint last asked for, while it has not
+    /// answered.
+    #[must_use]
+    pub fn hint_pending(&self) -> Option<Duration> {
+        match (&self.hint_asked, &self.hint) {
+            (Some((_, _, since)), None) => Some(since.elapsed()),
+            _ => None,
+        }
+    }
+
+    /// The hint is no longer shown: forget it (its answer is dropped when it comes).
+    pub fn clear_hint(&mut self) {
+        self.hint_asked = None;
+        self.hint = None;
+    }
+
+    /// Whether the worker owes an answer (a preview, incomes or a hint).
     #[must_use]
     pub fn busy(&self) -> bool {
         self.pending().is_some()
+            || self.hint_pending().is_some()
             || (self.incomes_asked.is_some() && !self.incomes.is_some_and(|(_, fresh)| fresh))
     }
 
     /// Keep frames coming while the worker owes an answer, so it shows as soon as it has
     /// come: at once for a preview (the pointer is on it), at the next ~60 Hz frame for
-    /// incomes.
+    /// incomes and a hint.
     pub fn keep_frames_coming(&self, ctx: &egui::Context) {
         if self.pending().is_some() {
             ctx.request_repaint();
@@ -167,6 +246,15 @@ impl Previews {
                         self.answer = Some(*result);
                     }
                 }
+                Ok(Answer::Hint(n, rated)) => {
+                    if self
+                        .hint_asked
+                        .as_ref()
+                        .is_some_and(|(asked, _, _)| *asked == n)
+                    {
+                        self.hint = Some(rated);
+                    }
+                }
                 Ok(Answer::Incomes(n, incomes)) => {
                     let last = self
                         .incomes_asked
@@ -188,6 +276,7 @@ impl Previews {
                     }
                     // Asked again (by a new worker) with the next frame.
                     self.incomes_asked = None;
+                    self.hint_asked = None;
                     return;
                 }
             }
@@ -235,10 +324,15 @@ impl Previews {
             }
             Err(e) => {
                 self.worker = None;
-                if let Job::Ask(..) = job {
-                    self.answer = Some(Err(SessionError::PreviewStopped(format!(
-                        "cannot start its thread: {e}"
-                    ))));
+                match job {
+                    Job::Ask(..) => {
+                        self.answer = Some(Err(SessionError::PreviewStopped(format!(
+                            "cannot start its thread: {e}"
+                        ))));
+                    }
+                    // No hint to show, and none owed.
+                    Job::Hint(..) => self.hint = Some(Vec::new()),
+                    Job::Incomes(..) | Job::Warm(_) => {}
                 }
             }
         }
@@ -250,11 +344,12 @@ fn work(inbox: &Receiver<Job>, outbox: &Sender<Answer>) {
     while let Ok(first) = inbox.recv() {
         // The pointer may have moved on meanwhile: only the newest question of each kind
         // matters (and a question warms its content's scripts too).
-        let (mut ask, mut incomes, mut warm) = (None, None, None);
+        let (mut ask, mut incomes, mut hint, mut warm) = (None, None, None, None);
         for job in std::iter::once(first).chain(inbox.try_iter()) {
             match job {
                 Job::Ask(n, q) => ask = Some((n, q)),
                 Job::Incomes(n, catalog, state) => incomes = Some((n, catalog, state)),
+                Job::Hint(n, q) => hint = Some((n, q)),
                 Job::Warm(catalog) => warm = Some(catalog),
             }
         }
@@ -278,6 +373,15 @@ fn work(inbox: &Receiver<Job>, outbox: &Sender<Answer>) {
         } else if let Some(catalog) = warm {
             // The script host stays in this thread's cache for the questions to come.
             let _ = crate::ai::hooks_for(&catalog);
+        }
+        // The hint last: it plays many moves, and the pointer's preview goes first.
+        if let Some((n, q)) = hint {
+            let scripts = crate::ai::hooks_for(&q.catalog);
+            let brain = scripts.brain(&q.catalog);
+            let rated = preview::hint(&brain, &q.base, q.seat, &q.cards, q.k);
+            if outbox.send(Answer::Hint(n, rated)).is_err() {
+                return;
+            }
         }
     }
 }
@@ -372,6 +476,41 @@ mod tests {
                 assert_eq!(answer, here, "{mv:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_hint_is_the_one_worked_out_here_and_only_the_last_asked_is_shown() {
+        let catalog = Arc::new(crate::content::base_for_tests());
+        let state = game(&catalog);
+        let seat = state.turn();
+        let cards: Vec<CardId> = state.seat(seat).hand().map(|(_, c)| c).collect();
+        let scripts = crate::ai::hooks_for(&catalog);
+        let brain = scripts.brain(&catalog);
+        let here = preview::hint(&brain, &state, seat, &cards, 5);
+        assert_eq!(here.len(), 5, "five moves ranked");
+        let mut previews = Previews::default();
+        // An older question first: only the last one's answer shows.
+        previews.hint(&catalog, &state, seat, &cards[..1], 3);
+        assert!(previews.hint(&catalog, &state, seat, &cards, 5).is_none());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while previews.hint_pending().is_some() {
+            assert!(Instant::now() < deadline, "no hint");
+            std::thread::sleep(Duration::from_millis(1));
+            previews.poll();
+        }
+        let shown = previews
+            .hint(&catalog, &state, seat, &cards, 5)
+            .map(<[Rated]>::to_vec);
+        assert_eq!(
+            shown,
+            Some(here),
+            "the worker's hint is the one worked out here"
+        );
+        // Cleared: nothing shows, and the same question is asked anew.
+        previews.clear_hint();
+        assert!(previews.hint_pending().is_none());
+        assert!(previews.hint(&catalog, &state, seat, &cards, 5).is_none());
+        assert!(previews.hint_pending().is_some());
     }
 
     #[test]

@@ -1,13 +1,18 @@
 //! The exact preview of a move: the real engine plays it on a copy, and the outcome is
 //! read from the events it reported. Scripted effects preview exactly like built-in ones.
+//! Beside it, the sandbox's AI hint ([`hint`]): the evaluator's best moves, each played
+//! through the engine's look-ahead.
 //!
-//! This module draws nothing; the board view paints a [`Preview`].
+//! This module draws nothing; the board view paints a [`Preview`] and a hint's moves.
 
 use std::collections::HashMap;
 
 use crate::rules::{
     Catalog, Cell, Engine, Event, EventKind, GameState, Move, RemoveReason, Seat, Token,
 };
+
+use crate::ai::{self, Rated};
+use crate::rules::{CardId, Play};
 
 use super::session::SessionError;
 
@@ -307,6 +312,43 @@ fn from_events(
         ends_game,
         events,
     }
+}
+
+/// The AI hint: of every move of `seat` with one of `cards` on an empty cell of `base`
+/// (the state with `seat` to move), the `k` best by the change in the evaluator's value
+/// for `seat`, best first; a move the engine or a script refuses is left out.
+#[must_use]
+pub fn hint(
+    brain: &ai::Brain<'_>,
+    base: &GameState,
+    seat: Seat,
+    cards: &[CardId],
+    k: usize,
+) -> Vec<Rated> {
+    let now = ai::evaluate(brain, base, seat);
+    let mut scratch = base.clone();
+    let mut rated: Vec<Rated> = Vec::new();
+    let cells: Vec<Cell> = base.board().empty_cells().collect();
+    for &card in cards {
+        for &cell in &cells {
+            scratch.clone_from(base);
+            let mv = Move {
+                seat,
+                play: Play::Card(card),
+                cell,
+            };
+            if brain.play_lookahead(&mut scratch, mv).is_ok() {
+                rated.push(Rated {
+                    mv,
+                    value: ai::evaluate(brain, &scratch, seat) - now,
+                    visits: 0,
+                });
+            }
+        }
+    }
+    rated.sort_by(|a, b| b.value.total_cmp(&a.value));
+    rated.truncate(k);
+    rated
 }
 
 #[cfg(test)]

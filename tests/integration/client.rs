@@ -620,8 +620,10 @@ fn the_sandbox_hint_ranks_moves_on_the_board() {
     open_sandbox(&mut h);
     pick_card(&mut h, "weaken_row", "Row Weakener");
     h.get_by_label("AI hint").click();
-    h.run();
-    assert!(h.query_by_label_contains("#1 Row Weakener at").is_some());
+    // Worked out on the preview worker, shown once it has come.
+    run_until(&mut h, "the hint", |h| {
+        h.query_by_label_contains("#1 Row Weakener at").is_some()
+    });
     assert!(
         h.query_by_label_contains("#5 Row Weakener at").is_some(),
         "five moves ranked"

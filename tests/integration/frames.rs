@@ -1,7 +1,8 @@
 //! The frame thread never waits: the hover preview is worked out on a worker thread (it
 //! shows once the worker has answered, and a hovered move whose script runs to its limit
-//! leaves the window drawing and answering meanwhile), and the Mods screen reads the
-//! packs again on a worker after a change, saying so while it does.
+//! leaves the window drawing and answering meanwhile), so is the sandbox's AI hint, and
+//! the Mods screen reads the packs again on a worker after a change, saying so while it
+//! does.
 
 use std::time::{Duration, Instant};
 
@@ -152,6 +153,80 @@ fn a_hovered_move_whose_script_runs_to_its_limit_does_not_stall_the_frames() {
         line.contains("refused") && line.contains("slow/scripts/spin.lua"),
         "the hovered cell says why, naming the script: {line}"
     );
+}
+
+#[test]
+fn the_sandbox_s_ai_hint_over_a_script_that_runs_to_its_limit_does_not_stall_the_frames() {
+    let mods = slow_pack();
+    let mut h = sandbox_over(mods.path());
+    pick_card(&mut h, "spinner", "Spinner");
+    h.get_by_label("AI hint").click();
+    let asked = Instant::now();
+    let mut frames = Vec::new();
+    let mut working_seen = false;
+    let working = |h: &Harness<'_, App>| h.query_by_label("Working out the hint…").is_some();
+    loop {
+        assert!(
+            asked.elapsed() < Duration::from_secs(60),
+            "the hint never came"
+        );
+        let started = Instant::now();
+        h.step();
+        frames.push(started.elapsed());
+        let now = working(&h);
+        working_seen |= now;
+        if working_seen && !now {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let took = asked.elapsed();
+    frames.sort();
+    let slowest = frames.last().copied().unwrap_or_default();
+    let median = frames[frames.len() / 2];
+    eprintln!(
+        "slow hint: answered after {took:?}, {} frames meanwhile, median {median:?}, slowest {slowest:?}",
+        frames.len()
+    );
+    assert!(
+        took >= Duration::from_millis(500),
+        "the hint came in {took:?}: the script was not slow"
+    );
+    assert!(
+        slowest * 4 < took,
+        "no frame waits for the hint: the slowest took {slowest:?} of {took:?}"
+    );
+    // Every spinner move runs out of its time: the hint ranks none, and says nothing wrong.
+    assert!(h.query_by_label_contains("#1 Spinner at").is_none());
+    // What the frame did before it had a worker: work the same hint out itself.
+    let (catalog, base, seat) = {
+        let screen = h
+            .state()
+            .sandbox()
+            .unwrap_or_else(|| panic!("the sandbox is open"));
+        let catalog = std::sync::Arc::clone(screen.sandbox.catalog());
+        let seat = screen.sandbox.state().turn();
+        (catalog, screen.sandbox.base_for(seat), seat)
+    };
+    let card = catalog
+        .card_named("slow:spinner")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let scripts = tokensmith::ai::hooks_for(&catalog);
+    let brain = scripts.brain(&catalog);
+    let inline = Instant::now();
+    let here = tokensmith::app::preview::hint(&brain, &base, seat, &[card], 5);
+    let inline = inline.elapsed();
+    eprintln!("the same hint worked out on the frame's thread: {inline:?}");
+    assert!(here.is_empty(), "no spinner move ranked there either");
+    assert!(
+        slowest * 4 < inline,
+        "a frame now takes at most {slowest:?}, against {inline:?} before"
+    );
+    // Another card: its hint comes.
+    pick_card(&mut h, "weaken_row", "Row Weakener");
+    run_until(&mut h, "the new card's hint", |h| {
+        h.query_by_label_contains("#1 Row Weakener at").is_some()
+    });
 }
 
 #[test]

@@ -187,7 +187,6 @@ impl SandboxScreen {
             Ok(_) => {
                 self.message = None;
                 self.selected_event = None;
-                self.hint = None;
             }
             Err(e) => self.message = Some(format!("refused: {e}")),
         }

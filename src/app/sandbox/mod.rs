@@ -49,7 +49,6 @@ pub struct SandboxScreen {
     card: Option<CardId>,
     seat: Seat,
     search: String,
-    hint: Option<(usize, Option<CardId>, Seat, Vec<Rated>)>,
     show_hint: bool,
     /// The hovered move's preview, worked out on a worker.
     previews: Previews,
@@ -80,7 +79,6 @@ impl SandboxScreen {
             card: None,
             seat,
             search: String::new(),
-            hint: None,
             show_hint: false,
             previews,
             selected_event: None,
@@ -136,8 +134,8 @@ impl SandboxScreen {
         // The packs as they are now: a patch the sandbox was opened with is gone.
         self.note = None;
         self.card = self.card.and_then(|c| map.card(c));
-        self.hint = None;
         self.previews.clear();
+        self.previews.clear_hint();
         self.previews.warm(self.sandbox.catalog());
         self.replay = None;
         self.selected_event = None;
@@ -503,30 +501,28 @@ impl SandboxScreen {
         }
     }
 
+    /// The AI hint for the board shown, from the preview worker: empty while it is
+    /// worked out (or when hidden).
     fn current_hint(&mut self) -> Vec<Rated> {
         if !self.show_hint {
+            self.previews.clear_hint();
             return Vec::new();
         }
-        let key_steps = self.sandbox.steps().len();
-        let fresh = self
-            .hint
-            .as_ref()
-            .is_some_and(|(n, c, s, _)| *n == key_steps && *c == self.card && *s == self.seat);
-        if !fresh {
-            let cards: Vec<CardId> = match self.card {
-                Some(c) => vec![c],
-                None => self
-                    .sandbox
-                    .state()
-                    .seat(self.seat)
-                    .hand()
-                    .map(|(_, c)| c)
-                    .collect(),
-            };
-            let rated = self.sandbox.hint(self.seat, &cards, 5);
-            self.hint = Some((key_steps, self.card, self.seat, rated));
-        }
-        self.hint.as_ref().map(|h| h.3.clone()).unwrap_or_default()
+        let cards: Vec<CardId> = match self.card {
+            Some(c) => vec![c],
+            None => self
+                .sandbox
+                .state()
+                .seat(self.seat)
+                .hand()
+                .map(|(_, c)| c)
+                .collect(),
+        };
+        let base = self.sandbox.base_for(self.seat);
+        self.previews
+            .hint(self.sandbox.catalog(), &base, self.seat, &cards, 5)
+            .map(<[Rated]>::to_vec)
+            .unwrap_or_default()
     }
 
     fn event(&self, at: Moment, index: usize) -> Option<&Event> {
@@ -542,7 +538,15 @@ impl SandboxScreen {
                 "The evaluator's best moves for {}: the change in its evaluation.",
                 theme::seat_name(self.seat)
             ));
-            for (rank, r) in self.current_hint().iter().enumerate() {
+            let hint = self.current_hint();
+            if self
+                .previews
+                .hint_pending()
+                .is_some_and(|p| p >= super::game::WORKING_AFTER)
+            {
+                ui.weak("Working out the hint…");
+            }
+            for (rank, r) in hint.iter().enumerate() {
                 let name = match r.mv.play {
                     Play::Card(c) => catalog.card(c).meta.name.clone(),
                     Play::Stack(s) => format!("stack {}", s + 1),

@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use crate::ai::{self, Rated};
 use crate::rules::{
     CardId, Catalog, Cell, DeckId, Engine, Event, GameState, IdMap, Move, Play, Seat,
 };
@@ -271,33 +270,5 @@ impl Sandbox {
     /// Back to the start, forgetting every move.
     pub fn reset(&mut self) {
         self.timeline.reset();
-    }
-
-    /// The evaluator's best moves for `seat` with `cards` (each card on each empty cell),
-    /// best first: the change in the generic evaluation the move makes.
-    #[must_use]
-    pub fn hint(&self, seat: Seat, cards: &[CardId], k: usize) -> Vec<Rated> {
-        let engine = self.table.brain();
-        let base = self.base_for(seat);
-        let now = ai::evaluate(&engine, &base, seat);
-        let mut scratch = base.clone();
-        let mut rated: Vec<Rated> = Vec::new();
-        let cells: Vec<Cell> = base.board().empty_cells().collect();
-        for &card in cards {
-            for &cell in &cells {
-                scratch.clone_from(&base);
-                let mv = Sandbox::move_for(seat, card, cell);
-                if engine.play_lookahead(&mut scratch, mv).is_ok() {
-                    rated.push(Rated {
-                        mv,
-                        value: ai::evaluate(&engine, &scratch, seat) - now,
-                        visits: 0,
-                    });
-                }
-            }
-        }
-        rated.sort_by(|a, b| b.value.total_cmp(&a.value));
-        rated.truncate(k);
-        rated
     }
 }
