@@ -193,6 +193,13 @@ impl Decision {
 
 /// The meter of the AI decision under way: every charge also counts toward it while one
 /// is under way ([`ScriptBudget::begin_decision`] to [`ScriptBudget::end_decision`]).
+///
+/// It lives here, in the host's budget, rather than with the AI that starts it: every
+/// charge of every hook call reads it (its `on` flag first), and those calls reach the
+/// host through the engine's `Hooks`, which carry no meter. The AI scopes it instead:
+/// `ai::Brain::decide` returns a guard that borrows the host and ends the decision when
+/// dropped, and a decision started while one is under way is refused, so a meter can
+/// neither outlive its decision nor be shared by two.
 #[derive(Debug, Default)]
 struct DecisionMeter {
     current: Cell<Option<Decision>>,

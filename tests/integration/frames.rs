@@ -63,6 +63,46 @@ fn slow_pack() -> TempPacks {
     ])
 }
 
+/// The frames' times while a worker answered `what` in `took`, printed; the slowest,
+/// which must be a small part of `took` (no frame waited for the worker).
+fn no_frame_waited(what: &str, frames: &mut [Duration], took: Duration) -> Duration {
+    frames.sort();
+    let slowest = frames.last().copied().unwrap_or_default();
+    let median = frames[frames.len() / 2];
+    eprintln!(
+        "{what}: answered after {took:?}, {} frames meanwhile, median {median:?}, slowest {slowest:?}",
+        frames.len()
+    );
+    assert!(
+        slowest * 4 < took,
+        "no frame waits for the worker: the slowest took {slowest:?} of {took:?}"
+    );
+    slowest
+}
+
+/// The sandbox's content, the state a move of the seat to move is played on, that seat,
+/// and the slow pack's card.
+fn spinner_position(
+    h: &Harness<'_, App>,
+) -> (
+    std::sync::Arc<tokensmith::rules::Catalog>,
+    tokensmith::rules::GameState,
+    tokensmith::rules::Seat,
+    tokensmith::rules::CardId,
+) {
+    let screen = h
+        .state()
+        .sandbox()
+        .unwrap_or_else(|| panic!("the sandbox is open"));
+    let catalog = std::sync::Arc::clone(screen.sandbox.catalog());
+    let seat = screen.sandbox.state().turn();
+    let card = catalog
+        .card_named("slow:spinner")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let base = screen.sandbox.base_for(seat);
+    (catalog, base, seat, card)
+}
+
 #[test]
 fn a_hovered_move_whose_script_runs_to_its_limit_does_not_stall_the_frames() {
     let mods = slow_pack();
@@ -112,31 +152,10 @@ fn a_hovered_move_whose_script_runs_to_its_limit_does_not_stall_the_frames() {
     let took = asked.elapsed();
     assert!(undone_at.is_some(), "the key was pressed while waiting");
     assert!(working_seen, "the line under the board said it was working");
-    frames.sort();
-    let slowest = frames.last().copied().unwrap_or_default();
-    let median = frames[frames.len() / 2];
-    eprintln!(
-        "slow preview: answered after {took:?}, {} frames meanwhile, median {median:?}, slowest {slowest:?}",
-        frames.len()
-    );
-    assert!(
-        slowest * 4 < took,
-        "no frame waits for the hook: the slowest took {slowest:?} of {took:?}"
-    );
+    let slowest = no_frame_waited("slow preview", &mut frames, took);
     // What the frame did before it had a worker: work the same preview out itself.
-    let (catalog, base, mv) = {
-        let screen = h
-            .state()
-            .sandbox()
-            .unwrap_or_else(|| panic!("the sandbox is open"));
-        let catalog = std::sync::Arc::clone(screen.sandbox.catalog());
-        let seat = screen.sandbox.state().turn();
-        let card = catalog
-            .card_named("slow:spinner")
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mv = tokensmith::app::Sandbox::move_for(seat, card, Cell::new(5, 0));
-        (catalog, screen.sandbox.base_for(seat), mv)
-    };
+    let (catalog, base, seat, card) = spinner_position(&h);
+    let mv = tokensmith::app::Sandbox::move_for(seat, card, Cell::new(5, 0));
     let scripts = tokensmith::ai::hooks_for(&catalog);
     let engine = tokensmith::rules::Engine::new(&catalog, scripts.hooks());
     let inline = Instant::now();
@@ -181,36 +200,15 @@ fn the_sandbox_s_ai_hint_over_a_script_that_runs_to_its_limit_does_not_stall_the
         std::thread::sleep(Duration::from_millis(5));
     }
     let took = asked.elapsed();
-    frames.sort();
-    let slowest = frames.last().copied().unwrap_or_default();
-    let median = frames[frames.len() / 2];
-    eprintln!(
-        "slow hint: answered after {took:?}, {} frames meanwhile, median {median:?}, slowest {slowest:?}",
-        frames.len()
-    );
     assert!(
         took >= Duration::from_millis(500),
         "the hint came in {took:?}: the script was not slow"
     );
-    assert!(
-        slowest * 4 < took,
-        "no frame waits for the hint: the slowest took {slowest:?} of {took:?}"
-    );
+    let slowest = no_frame_waited("slow hint", &mut frames, took);
     // Every spinner move runs out of its time: the hint ranks none, and says nothing wrong.
     assert!(h.query_by_label_contains("#1 Spinner at").is_none());
     // What the frame did before it had a worker: work the same hint out itself.
-    let (catalog, base, seat) = {
-        let screen = h
-            .state()
-            .sandbox()
-            .unwrap_or_else(|| panic!("the sandbox is open"));
-        let catalog = std::sync::Arc::clone(screen.sandbox.catalog());
-        let seat = screen.sandbox.state().turn();
-        (catalog, screen.sandbox.base_for(seat), seat)
-    };
-    let card = catalog
-        .card_named("slow:spinner")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (catalog, base, seat, card) = spinner_position(&h);
     let scripts = tokensmith::ai::hooks_for(&catalog);
     let brain = scripts.brain(&catalog);
     let inline = Instant::now();
