@@ -2,7 +2,7 @@
 //! opponent's hidden cards (`normal`, `hard`).
 //!
 //! [`Worlds::determinize`] gives a state consistent with everything an [`Observation`]
-//! holds. What the plays say of the opponent's deck (a [`Belief`], `belief.rs`) is worked
+//! holds. What the plays say of the opponent's deck (a `Belief`, `belief.rs`) is worked
 //! out at the first draw and kept for the rest of the decision: an agent makes one
 //! `Worlds` per decision, and `hard`'s two trees draw from the same one.
 
@@ -42,14 +42,14 @@ impl<'a> Worlds<'a> {
 
     /// A full state consistent with what the seat has seen: each opponent stack keeps its
     /// size and its known bottom cards. The opponent's deck is one of the loaded decks
-    /// still consistent with the plays, with its posterior probability (see [`Belief`]);
+    /// still consistent with the plays, with its posterior probability (see `belief.rs`);
     /// otherwise the unknown cards are drawn from the loaded cards not known to be in the
     /// opponent's deck, each at most once, a stack's top card by how likely the
     /// opponent's choices make it: a card it passed over while playing a worse one is
     /// less likely still to be there.
     ///
     /// The first call works out the belief, with `brain` (its decision's budgets apply;
-    /// see [`Belief::of`]).
+    /// see `Belief::of`).
     #[must_use]
     pub fn determinize(&self, brain: &Brain<'_>, rng: &mut Pcg32) -> GameState {
         let obs = self.obs;
