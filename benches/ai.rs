@@ -10,7 +10,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand::SeedableRng;
 use rand_pcg::Pcg32;
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
-use tokensmith::ai::{Budget, History, Level, Observation, Options, agent};
+use tokensmith::ai::{Budget, Level, Options, agent};
+use tokensmith::observe::{History, Observation};
 use tokensmith::rules::{Catalog, Engine, GameState};
 
 fn midgame(engine: &Engine<'_>, catalog: &Catalog, n: usize) -> Vec<GameState> {

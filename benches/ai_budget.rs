@@ -10,7 +10,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
-use tokensmith::ai::{Budget, History, Level, Observation, Options, ScriptLimits, agent};
+use tokensmith::ai::{Budget, Level, Options, ScriptLimits, agent};
+use tokensmith::observe::{History, Observation};
 use tokensmith::rules::Catalog;
 
 mod support;

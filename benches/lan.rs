@@ -37,10 +37,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use support::{BULK_PACK, bulk_cards};
-use tokensmith::ai::{History, Level, Observation, Options};
+use tokensmith::ai::{Level, Options};
 use tokensmith::net::client::{Client, Update};
 use tokensmith::net::sync::{Cache, plan};
 use tokensmith::net::{Content, Host, HostConfig, HostEvent};
+use tokensmith::observe::{History, Observation};
 use tokensmith::packs::Folders;
 use tokensmith::rules::{Catalog, Play};
 

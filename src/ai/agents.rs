@@ -5,8 +5,8 @@ use rand::RngExt;
 use rand_pcg::Pcg32;
 
 use super::eval::evaluate;
-use super::observe::Observation;
-use super::{Agent, Brain, Rated, ScriptLimits};
+use super::{Agent, Brain, Rated, ScriptLimits, Worlds};
+use crate::observe::Observation;
 use crate::rules::{GameState, Move, Seat};
 
 /// Play `mv` on a copy of `state`; `None` when the engine refuses it.
@@ -159,7 +159,7 @@ impl NormalAgent {
     fn ratings(&mut self, brain: &Brain<'_>, obs: &Observation, prune: bool) -> Vec<Rated> {
         let _deciding = brain.decide(self.scripts);
         let seat = obs.seat();
-        let world = obs.determinize(brain, &mut self.rng);
+        let world = Worlds::new(obs).determinize(brain, &mut self.rng);
         let mut rated = Vec::new();
         let mut best_so_far = f64::NEG_INFINITY;
         let mut reply_state = world.clone();

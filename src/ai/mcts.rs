@@ -1,7 +1,7 @@
 //! `hard`: information-set Monte Carlo tree search through the real engine.
 //!
 //! Every iteration samples a determinization (a full state consistent with what the seat
-//! has seen, see [`Observation::determinize`]) and walks one tree whose edges are
+//! has seen, see [`Worlds::determinize`]) and walks one tree whose edges are
 //! (card, cell) — what the table sees of a move — so the same tree serves every sampled
 //! opponent hand. Selection is UCB with availability counts (an edge counts as tried only
 //! in the worlds where it was playable); leaves are valued by the generic evaluation.
@@ -19,8 +19,8 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
 
 use super::eval::evaluate;
-use super::observe::Observation;
-use super::{Agent, Brain, Rated, ScriptLimits, Spent, hooks_for};
+use super::{Agent, Brain, Rated, ScriptLimits, Spent, Worlds, hooks_for};
+use crate::observe::Observation;
 use crate::rules::never;
 use crate::rules::{CardId, Cell, GameState, Move, Play, Seat};
 
@@ -108,6 +108,9 @@ impl HardAgent {
         // its own, with half the decision's script budget, so neither depends on how
         // far the other got: what they learned is merged afterwards, in a fixed order.
         let spent = brain.spent();
+        // Both trees draw from one `Worlds`: what the plays say of the opponent's deck is
+        // worked out once per decision, by the tree that draws first.
+        let worlds = Worlds::new(obs);
         let (mut scripts_limits, started) = (self.scripts, Instant::now());
         if let Budget::Time(t) = budget {
             // A search told to think for longer than the scripts' wall time may: its own
@@ -125,7 +128,7 @@ impl HardAgent {
             let brain = scripts.brain_sharing(catalog, &spent);
             let stats = {
                 let _deciding = brain.decide_part(scripts_limits, 2, started);
-                Tree::new(obs.seat(), tree_memory).run(&brain, obs, seed, limit, exploration)
+                Tree::new(obs.seat(), tree_memory).run(&brain, &worlds, seed, limit, exploration)
             };
             Some((stats, brain.spent(), brain.cuts()))
         };
@@ -237,7 +240,7 @@ impl Tree {
     fn run(
         &mut self,
         brain: &Brain<'_>,
-        obs: &Observation,
+        worlds: &Worlds<'_>,
         seed: u64,
         limit: Limit,
         exploration: f64,
@@ -245,7 +248,7 @@ impl Tree {
         let mut rng = Pcg32::seed_from_u64(seed);
         let mut iterations = 0u32;
         let mut path = Vec::with_capacity(64);
-        let mut scratch = obs.state().clone();
+        let mut scratch = worlds.observation().state().clone();
         let mut full = false;
         loop {
             // Out of script budget, or the tree holds all it may: finish with what the
@@ -266,7 +269,7 @@ impl Tree {
                 _ => {}
             }
             iterations += 1;
-            let mut state = obs.determinize(brain, &mut rng);
+            let mut state = worlds.determinize(brain, &mut rng);
             path.clear();
             path.push(0u32);
             let mut node = 0u32;
@@ -509,10 +512,10 @@ mod tests {
             .engine()
             .new_game([&deck, &deck], 3, &mut Vec::new())
             .unwrap_or_else(|e| panic!("{e}"));
-        let obs = Observation::new(&state, state.turn(), &super::super::History::new(), false);
+        let obs = Observation::new(&state, state.turn(), &crate::observe::History::new(), false);
         let cap = 256 << 10;
         let mut tree = Tree::new(obs.seat(), cap);
-        let stats = tree.run(&brain, &obs, 11, Limit::Count(u32::MAX), 0.15);
+        let stats = tree.run(&brain, &Worlds::new(&obs), 11, Limit::Count(u32::MAX), 0.15);
         assert!(!stats.is_empty(), "the search chose nothing");
         // Beyond the cap only the root's own ranking and its children (tried however full
         // the tree is): at most WIDTH nodes and one ranking.

@@ -5,7 +5,9 @@
 //! Levels, weakest first: `random`, `easy`, `greedy` (the reference: the original game's
 //! one-ply income-swing AI), `normal` (two plies with a generic evaluation) and `hard`
 //! (information-set MCTS). Every agent sees only an [`Observation`]: never the opponent's
-//! hidden stack order unless `omniscient` is set.
+//! hidden stack order unless `omniscient` is set. `normal` and `hard` fill in the hidden
+//! cards with full states drawn from it ([`Worlds`], one per decision), by what the plays
+//! and the cards passed over say of the opponent's deck (`belief.rs`).
 //!
 //! [`hooks_for`] gives a catalog's [`Scripts`] for the calling thread (a host made once per
 //! thread and catalog, since a Lua state cannot be shared between threads); a [`Brain`] is
@@ -18,10 +20,10 @@
 
 mod agents;
 pub mod balance;
+mod belief;
 pub mod decks;
 mod eval;
 mod mcts;
-pub mod observe;
 pub mod quality;
 pub mod race;
 pub mod report;
@@ -29,6 +31,7 @@ pub mod sequential;
 pub mod simulate;
 pub mod tune;
 pub mod variants;
+mod worlds;
 
 use std::time::Duration;
 
@@ -38,8 +41,9 @@ use rand_pcg::Pcg32;
 pub use agents::{EasyAgent, GreedyAgent, NormalAgent, RandomAgent};
 pub use eval::evaluate;
 pub use mcts::{Budget, DECISION_MEMORY, HardAgent};
-pub use observe::{History, Observation, PublicPlay};
+pub use worlds::Worlds;
 
+use crate::observe::Observation;
 use crate::rules::{Catalog, Engine, Hooks, Move, NoHooks};
 use crate::script::ScriptHost;
 
@@ -115,7 +119,8 @@ impl Level {
     }
 
     /// Whether the level fills in the opponent's hidden cards (`normal`, `hard`): only
-    /// those read what the opponent passed over, from the positions a [`History`] keeps.
+    /// those read what the opponent passed over, from the positions a
+    /// [`History`](crate::observe::History) keeps.
     #[must_use]
     pub fn fills_in(self) -> bool {
         matches!(self, Level::Normal | Level::Hard)

@@ -12,8 +12,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::observe::{History, Observation};
 use super::{Brain, Level, Options, agent, hooks_for};
+use crate::observe::{History, Observation};
 use crate::rules::{CardId, Catalog, GameState, Seat};
 
 /// A deck taking part: its name and its stacks.

@@ -12,11 +12,12 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
-use crate::ai::{self, Budget, History, Level, Observation};
+use crate::ai::{self, Budget, Level};
 use crate::net::Seen;
 use crate::net::client::Update;
 use crate::net::events::WireEvent;
 use crate::net::link::{Link, LinkEvent};
+use crate::observe::{History, Observation};
 use crate::rules::{
     CardId, Catalog, Cell, DeckId, Engine, Event, EventKind, GameState, Move, Play, Seat,
 };

@@ -9,7 +9,8 @@
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::ai::{self, Level, Observation};
+use crate::ai::{self, Level};
+use crate::observe::{History, Observation};
 use crate::packs::{CAPS, PackError};
 use crate::rules::{Catalog, Cell, Move, Play, Seat};
 
@@ -596,9 +597,9 @@ pub fn play_with_ai(
     // The opponent's plays, with the position each was made from where the state just
     // before it was seen (what it passed over tells the AI what it holds).
     let mut history = if level.fills_in() {
-        ai::History::new()
+        History::new()
     } else {
-        ai::History::plays_only()
+        History::plays_only()
     };
     let mut before: Option<crate::rules::GameState> = None;
     loop {

@@ -2,17 +2,17 @@
 //! catalog key (`pack:id`), never an index: two machines agree on names, not on the
 //! order their loaders numbered things in.
 //!
-//! [`Seen`] is one seat's view (what `ai::Observation` allows), which [`Seen::restore`]
-//! turns back into a `GameState`. What a host decodes from a client is bounded while
-//! decoding: collections and texts are refused at their length prefix, before anything of
-//! their size is allocated. [`PROTOCOL`] is the version; [`hello_version`] and
+//! [`Seen`] is one seat's view (what `observe::Observation` allows), which
+//! [`Seen::restore`] turns back into a `GameState`. What a host decodes from a client is
+//! bounded while decoding: collections and texts are refused at their length prefix,
+//! before anything of their size is allocated. [`PROTOCOL`] is the version; [`hello_version`] and
 //! [`welcome_version`] read it from a message's first fields alone, so peers of different
 //! versions name both instead of failing to decode.
 
 use serde::{Deserialize, Serialize};
 
 pub use super::{clean, seat_of};
-use crate::ai::PublicPlay;
+use crate::observe::PublicPlay;
 use crate::rules::never;
 use crate::rules::{CardId, Catalog, Cell, GameState, Outcome, Restored, Seat, Token, TokenTypeId};
 
@@ -253,7 +253,7 @@ pub struct SeenToken {
 
 /// Everything one seat may see: the board, both scores and banked turns, its own stacks,
 /// the sizes of the opponent's stacks and the cards they played — exactly what
-/// [`crate::ai::Observation`] allows, nothing of the opponent's hidden order.
+/// [`crate::observe::Observation`] allows, nothing of the opponent's hidden order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seen {
     /// The seat this is for.

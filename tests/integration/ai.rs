@@ -5,7 +5,8 @@
 use rand::SeedableRng;
 use rand_pcg::Pcg32;
 use tokensmith::ai::simulate::{self, Config, DeckChoice};
-use tokensmith::ai::{Budget, History, Level, Observation, Options, agent};
+use tokensmith::ai::{Budget, Level, Options, Worlds, agent};
+use tokensmith::observe::{History, Observation};
 use tokensmith::rules::{CardId, Catalog, Engine, GameState, NoHooks, Play, Seat};
 
 use crate::support::{TempPacks, base_catalog, root};
@@ -130,7 +131,7 @@ fn omniscient_agents_see_the_true_stacks() {
     let mut rng = Pcg32::seed_from_u64(1);
     let scripts = tokensmith::ai::hooks_for(&catalog);
     let brain = scripts.brain(&catalog);
-    assert_eq!(obs.determinize(&brain, &mut rng), state);
+    assert_eq!(Worlds::new(&obs).determinize(&brain, &mut rng), state);
 }
 
 #[test]
@@ -143,8 +144,9 @@ fn determinized_hands_keep_sizes_seen_cards_and_the_deck_rules() {
     let mut rng = Pcg32::seed_from_u64(2);
     let scripts = tokensmith::ai::hooks_for(&catalog);
     let brain = scripts.brain(&catalog);
+    let worlds = Worlds::new(&obs);
     for _ in 0..200 {
-        let world = obs.determinize(&brain, &mut rng);
+        let world = worlds.determinize(&brain, &mut rng);
         let truth = state.seat(opponent).stacks();
         let sampled = world.seat(opponent).stacks();
         assert_eq!(truth.len(), sampled.len());
@@ -210,8 +212,9 @@ fn true_worlds(catalog: &Catalog, state: &GameState, history: &History, n: usize
     let mut rng = Pcg32::seed_from_u64(4);
     let scripts = tokensmith::ai::hooks_for(catalog);
     let brain = scripts.brain(catalog);
+    let worlds = Worlds::new(&obs);
     (0..n)
-        .filter(|_| order(&obs.determinize(&brain, &mut rng)) == truth)
+        .filter(|_| order(&worlds.determinize(&brain, &mut rng)) == truth)
         .count()
 }
 
@@ -310,8 +313,9 @@ fn what_an_opponent_passed_over_tells_its_top_cards() {
         for (known, hits) in [(&history, &mut with), (&bare, &mut without)] {
             let obs = Observation::new(&state, seat, known, false);
             let mut rng = Pcg32::seed_from_u64(seed);
+            let worlds = Worlds::new(&obs);
             for _ in 0..200 {
-                let world = obs.determinize(&brain, &mut rng);
+                let world = worlds.determinize(&brain, &mut rng);
                 let stacks = world.seat(other).stacks();
                 let right = unseen
                     .iter()

@@ -6,8 +6,9 @@
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use tokensmith::ai::{History, Level, Observation, Options, ScriptLimits, agent};
+use tokensmith::ai::{Level, Options, ScriptLimits, agent};
 use tokensmith::content::{LoadOptions, PackFolder};
+use tokensmith::observe::{History, Observation};
 use tokensmith::rules::Catalog;
 
 use crate::support::{self, TempPacks, root};

@@ -246,10 +246,10 @@ fn a_spy_never_receives_a_card_of_the_opponents_hidden_stacks_before_it_is_playe
         }
         if seen.turn == 1 {
             let (state, history) = seen.restore(&catalog).expect("restore");
-            let obs = tokensmith::ai::Observation::new(
+            let obs = tokensmith::observe::Observation::new(
                 &state,
                 Seat::One,
-                &tokensmith::ai::History::from_plays(history),
+                &tokensmith::observe::History::from_plays(history),
                 false,
             );
             let mv = tokensmith::ai::agent(Level::Greedy, 1, Options::default())
@@ -595,10 +595,10 @@ fn a_killed_and_restarted_host_resumes_the_saved_game() {
                 break;
             }
             let (state, history) = seen.restore(&catalog).expect("restore");
-            let obs = tokensmith::ai::Observation::new(
+            let obs = tokensmith::observe::Observation::new(
                 &state,
                 Seat::Two,
-                &tokensmith::ai::History::from_plays(history),
+                &tokensmith::observe::History::from_plays(history),
                 false,
             );
             let mv = tokensmith::ai::agent(Level::Greedy, 3, Options::default())

@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rules", 0),
     ("fsutil", 1),
     ("timeline", 1),
+    ("observe", 1),
     ("content", 2),
     ("script", 3),
     ("scenario", 4),

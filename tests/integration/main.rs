@@ -26,6 +26,8 @@
 //! - `layers`: tidy checks: no module imports from a layer above it; the codemap names
 //!   only files that exist.
 //! - `ai`: hidden information, determinizations, reproducible simulation, level ladder.
+//! - `observe`: what one seat may see: positions with nothing hidden, a history followed
+//!   one state at a time.
 //! - `balance_science`: sequential paired tests that stop when the verdict is known.
 //! - `balance_screen`: the client's Balance screen (judge, tune, live chart, Stop).
 //! - `balance_race`: variants raced on shared control games and ranked; the variants
@@ -88,6 +90,7 @@ mod layers;
 mod lua_docs;
 #[cfg(feature = "client")]
 mod newcomer;
+mod observe;
 mod pack_life;
 mod packs;
 mod packsets;

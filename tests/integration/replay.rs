@@ -7,8 +7,9 @@ use std::path::Path;
 use std::process::Output;
 use std::sync::Arc;
 
-use tokensmith::ai::{History, Level, Observation, Options, agent, hooks_for};
+use tokensmith::ai::{Level, Options, agent, hooks_for};
 use tokensmith::content::LoadOptions;
+use tokensmith::observe::{History, Observation};
 use tokensmith::replay::{self, Replay};
 use tokensmith::rules::Catalog;
 use tokensmith::timeline::Timeline;

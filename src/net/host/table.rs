@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use rand::{RngExt as _, SeedableRng as _};
 
-use crate::ai::{self, History, Level, Observation};
+use crate::ai::{self, Level};
+use crate::observe::{History, Observation};
 use crate::replay::{PackStamp, Replay, ReplayError, SeatRecord};
 use crate::rules::{CardId, Cell, GameState, Move, Play, Seat};
 use crate::timeline::Timeline;
