@@ -32,12 +32,12 @@ const STOP: Token = Token(1);
 /// backlog meanwhile.
 const RETRY: Duration = Duration::from_millis(50);
 
-/// The listener's thread, running; [`Listening::close`] stops it.
+/// The listener's thread, running; [`Listening::close`] (or dropping it) stops it.
 pub(super) struct Listening {
     waker: Waker,
     /// Dropped to stop the listener.
-    stop: Sender<()>,
-    thread: JoinHandle<()>,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Listening {
@@ -66,17 +66,26 @@ impl Listening {
         })?;
         Ok(Listening {
             waker,
-            stop,
-            thread,
+            stop: Some(stop),
+            thread: Some(thread),
         })
     }
 
     /// Stop listening: the channel closed, the poll woken; returns once the thread has
     /// ended and the socket is closed.
     pub(super) fn close(self) {
-        drop(self.stop);
+        drop(self);
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        // The channel first, so the woken thread finds it closed.
+        drop(self.stop.take());
         let _ = self.waker.wake();
-        let _ = self.thread.join();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
