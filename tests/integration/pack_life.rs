@@ -385,11 +385,16 @@ fn a_replace_killed_at_any_moment_leaves_the_old_pack_or_the_new_one() {
     let mut current = 1usize;
     let (mut kept, mut changed) = (0u32, 0u32);
     let rounds = 24u32;
-    for round in 0..rounds {
+    // From 0 to 1.5 times a whole replace.
+    let mut delays: std::collections::VecDeque<std::time::Duration> = (0..rounds)
+        .map(|round| whole * (round * 3) / (rounds * 2))
+        .collect();
+    let mut extra = 0u32;
+    let mut round = 0u32;
+    while let Some(delay) = delays.pop_front() {
         let (source, target) = if current == 0 { (&v2, 1) } else { (&v1, 0) };
         let mut child = install(source);
-        // From 0 to 1.5 times a whole replace.
-        std::thread::sleep(whole * (round * 3) / (rounds * 2));
+        std::thread::sleep(delay);
         let _ = child.kill();
         let _ = child.wait();
         store.recover();
@@ -408,6 +413,19 @@ fn a_replace_killed_at_any_moment_leaves_the_old_pack_or_the_new_one() {
             .filter(|n| n != "tiny")
             .collect();
         assert!(left.is_empty(), "round {round}: left behind {left:?}");
+        round += 1;
+        // A machine busy with other tests may take longer over a replace than it did
+        // over the first: until one kill lands late (and one at once), more rounds,
+        // each waiting twice as long as the last.
+        if delays.is_empty() && extra < 6 {
+            if changed == 0 {
+                delays.push_back(whole * (2 << extra));
+                extra += 1;
+            } else if kept == 0 {
+                delays.push_back(std::time::Duration::ZERO);
+                extra += 1;
+            }
+        }
     }
     // Killed at once, the old pack stays; killed late, the new one is in place.
     assert!(kept > 0 && changed > 0, "kept {kept}, changed {changed}");
