@@ -54,12 +54,19 @@ struct HintQuestion {
 }
 
 impl HintQuestion {
-    fn is(&self, other: &HintQuestion) -> bool {
-        Arc::ptr_eq(&self.catalog, &other.catalog)
-            && self.seat == other.seat
-            && self.k == other.k
-            && self.cards == other.cards
-            && self.base == other.base
+    fn is(
+        &self,
+        catalog: &Arc<Catalog>,
+        base: &GameState,
+        seat: Seat,
+        cards: &[CardId],
+        k: usize,
+    ) -> bool {
+        Arc::ptr_eq(&self.catalog, catalog)
+            && self.seat == seat
+            && self.k == k
+            && self.cards == cards
+            && self.base == *base
     }
 }
 
@@ -170,18 +177,18 @@ impl Previews {
         cards: &[CardId],
         k: usize,
     ) -> Option<&[Rated]> {
-        let question = HintQuestion {
-            catalog: Arc::clone(catalog),
-            base: base.clone(),
-            seat,
-            cards: cards.to_vec(),
-            k,
-        };
         let asked = self
             .hint_asked
             .as_ref()
-            .is_some_and(|(_, q, _)| q.is(&question));
+            .is_some_and(|(_, q, _)| q.is(catalog, base, seat, cards, k));
         if !asked {
+            let question = HintQuestion {
+                catalog: Arc::clone(catalog),
+                base: base.clone(),
+                seat,
+                cards: cards.to_vec(),
+                k,
+            };
             self.count += 1;
             self.hint = None;
             let job = Job::Hint(self.count, Box::new(question.clone()));

@@ -7,12 +7,11 @@
 
 use std::collections::HashMap;
 
-use crate::rules::{
-    Catalog, Cell, Engine, Event, EventKind, GameState, Move, RemoveReason, Seat, Token,
-};
-
 use crate::ai::{self, Rated};
-use crate::rules::{CardId, Play};
+use crate::rules::{
+    CardId, Catalog, Cell, Engine, Event, EventKind, GameState, Move, Play, RemoveReason, Seat,
+    Token,
+};
 
 use super::session::SessionError;
 

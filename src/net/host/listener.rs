@@ -55,7 +55,14 @@ impl Listening {
             .register(&mut listener, LISTENER, Interest::READABLE)?;
         let waker = Waker::new(poll.registry(), STOP)?;
         let (stop, stopped) = channel();
+        let config = &common.config;
+        let limits = Limits {
+            total: config.max_connections,
+            per_address: config.max_connections_per_address,
+            settling: config.settling,
+        };
         let accept = Accept {
+            limits,
             common,
             conns,
             lobby,
@@ -91,6 +98,8 @@ impl Drop for Listening {
 
 /// The accept loop's own state.
 struct Accept {
+    /// The register's limits, from the settings.
+    limits: Limits,
     common: Arc<Common>,
     conns: Arc<Connections>,
     lobby: Arc<Lobby>,
@@ -142,13 +151,11 @@ impl Accept {
         let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
         let id = self.next;
         self.next += 1;
-        let config = &self.common.config;
-        let limits = Limits {
-            total: config.max_connections,
-            per_address: config.max_connections_per_address,
-            settling: config.settling,
-        };
-        let refusal = match self.conns.register.admit(id, peer.ip(), &stream, limits) {
+        let refusal = match self
+            .conns
+            .register
+            .admit(id, peer.ip(), &stream, self.limits)
+        {
             Ok(None) => None,
             Ok(Some(ip)) => {
                 self.common.log(format!(

@@ -99,7 +99,7 @@ impl Lobby {
     /// A game is over with `result`: told to whoever listens, and counted toward
     /// `--games`.
     pub(super) fn finished(&self, result: GameResult) {
-        let _ = lock(&self.common.events).send(HostEvent::Finished(result));
+        self.common.tell(HostEvent::Finished(result));
         let done = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
         if self.common.config.games.is_some_and(|n| done >= n) {
             self.closing.store(true, Ordering::SeqCst);

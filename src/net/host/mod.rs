@@ -322,8 +322,13 @@ struct Common {
 }
 
 impl Common {
+    /// Report `event` to whoever listens (nobody may: then it is dropped).
+    fn tell(&self, event: HostEvent) {
+        let _ = lock(&self.events).send(event);
+    }
+
     fn log(&self, line: String) {
-        let _ = lock(&self.events).send(HostEvent::Log(line));
+        self.tell(HostEvent::Log(line));
     }
 
     fn stopping(&self) -> bool {
@@ -437,7 +442,7 @@ fn shut_down(common: &Common, lobby: &Lobby, conns: &Connections, listening: lis
     conns.close_all("the host is stopping");
     lobby.tables().drain(Duration::from_secs(2));
     conns.drain(Duration::from_secs(2));
-    let _ = lock(&common.events).send(HostEvent::Stopped);
+    common.tell(HostEvent::Stopped);
 }
 
 #[cfg(test)]

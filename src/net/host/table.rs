@@ -42,7 +42,7 @@ pub const MAX_FINISHED: usize = 200;
 /// The host's games' threads, and the few places their AI decisions think in.
 pub(super) struct Tables {
     /// The games' threads (the host waits for them when it stops).
-    live: Live,
+    live: Arc<Live>,
     /// Where the games' AI decisions wait for a place to think.
     thinking: Gate,
     /// Tests only: the first game to reach this many moves fails inside (0: none).
@@ -54,27 +54,25 @@ impl Tables {
     /// No game yet; `ai_workers` AI decisions may think at once.
     pub(super) fn new(ai_workers: usize) -> Tables {
         Tables {
-            live: Live::default(),
+            live: Arc::new(Live::default()),
             thinking: Gate::new(ai_workers),
             #[cfg(test)]
             fault_after: AtomicU32::new(0),
         }
     }
 
-    /// Run `game` on a thread of its own (which ends with [`run`], counted down there);
-    /// whether it started.
+    /// Run `game` on a thread of its own, counted until it ends; whether it started.
     pub(super) fn spawn(&self, game: impl FnOnce() + Send + 'static) -> bool {
         self.live.up();
-        let spawned = crate::script::threads::spawn("lan-game", game);
+        let live = Arc::clone(&self.live);
+        let spawned = crate::script::threads::spawn("lan-game", move || {
+            game();
+            live.down();
+        });
         if spawned.is_err() {
             self.live.down();
         }
         spawned.is_ok()
-    }
-
-    /// A game's thread has ended.
-    fn ended(&self) {
-        self.live.down();
     }
 
     /// No AI decision waits for a place any more (the host stops).
@@ -278,7 +276,6 @@ pub(super) fn run(lobby: &Lobby, table: HostedGame, rx: &Receiver<ToGame>) {
         ));
     }
     lobby.leave(id);
-    lobby.tables().ended();
 }
 
 /// When a game paused at `since` expires: `None` when `expiry` reaches past any time
